@@ -1,0 +1,1 @@
+"""Embedded phone simulator: JSON state, declarative apps, deterministic judges. No Dagster/torch."""

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Idempotent setup: a venv in .venv with the pinned dependencies and this package (editable).
+# torch is installed first and alone: `torch==2.13.0` resolves to the CPU build on this kind
+# of machine; letting another package pull torch would fetch a multi-GB CUDA build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY="${PYTHON:-python3.11}"
+command -v "$PY" >/dev/null 2>&1 || PY=python3
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+. .venv/bin/activate
+stamp=.venv/.mobileforge-installed
+want="$(cat pyproject.toml requirements.lock | sha256sum | cut -d' ' -f1)"
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    python -m pip install --quiet --upgrade pip
+    python -m pip install --quiet torch==2.13.0
+    python -m pip install --quiet -r requirements.lock
+    python -m pip install --quiet --no-deps -e ".[dev]"
+    echo "$want" > "$stamp"
+fi
