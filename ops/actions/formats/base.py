@@ -1,0 +1,248 @@
+"""What every action format provides, and the text-scanning helpers the formats share."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ops.actions.coords import GRID_1000, CoordFrame
+from ops.actions.model import Action, ActionError, ParseFailure
+
+
+INTERNAL_ERROR = "internal parser error"  # prefix of failures caused by parser bugs
+
+
+class FormatError(ValueError):
+    """Raised inside a format parser; the registry turns it into a `ParseFailure`."""
+
+
+class UnsupportedAction(ActionError):
+    """The action cannot be written in this format without losing information."""
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedOutput:
+    """A parsed model response: the action plus the free text around it.
+
+    `thinking` is the reasoning block, `conclusion` the one-line summary a rollout keeps as
+    history (Qwen3-VL `<conclusion>`, GUI-Owl `Action:` line). `envelope_ok` says whether
+    the response had every part its format's template asks for.
+    """
+
+    action: Action | ParseFailure
+    thinking: str | None = None
+    conclusion: str | None = None
+    envelope_ok: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return isinstance(self.action, Action)
+
+
+ParseFn = Callable[[str, CoordFrame], ParsedOutput]
+RenderFn = Callable[[Action, CoordFrame, "str | None", "str | None"], str]
+
+
+@dataclass(frozen=True, slots=True)
+class ActionFormat:
+    """One model's native action syntax."""
+
+    name: str
+    parse_fn: ParseFn
+    render_fn: RenderFn
+    supports: Callable[[Action], bool]
+    """True when `render` can write the action and `parse` gets the same action back."""
+    holds_thinking: bool = False
+    holds_conclusion: bool = False
+
+    def parse(self, text: str, frame: CoordFrame = GRID_1000) -> ParsedOutput:
+        """Parse `text`; never raises (failures come back as `ParseFailure`)."""
+        if not isinstance(text, str):
+            return ParsedOutput(self.failure(f"expected text, got {type(text).__name__}", ""))
+        try:
+            return self.parse_fn(text, frame)
+        except (FormatError, ActionError) as exc:
+            return ParsedOutput(self.failure(str(exc), text))
+        except (RecursionError, MemoryError, ValueError, TypeError, OverflowError) as exc:
+            # Pathological input (deep nesting, huge numbers) reaching json/ast internals.
+            reason = f"unreadable output ({type(exc).__name__}: {str(exc)[:120]})"
+            return ParsedOutput(self.failure(reason, text))
+        except Exception as exc:  # noqa: BLE001 — a parser bug must not crash a rollout
+            reason = f"{INTERNAL_ERROR}: {type(exc).__name__}: {str(exc)[:120]}"
+            return ParsedOutput(self.failure(reason, text))
+
+    def render(
+        self,
+        action: Action,
+        frame: CoordFrame = GRID_1000,
+        thinking: str | None = None,
+        conclusion: str | None = None,
+    ) -> str:
+        """Write `action` in this format; raises `UnsupportedAction` if it cannot."""
+        if thinking is not None and not self.holds_thinking:
+            raise ValueError(f"format {self.name!r} has no place for thinking text")
+        if conclusion is not None and not self.holds_conclusion:
+            raise ValueError(f"format {self.name!r} has no place for a conclusion")
+        if not self.supports(action):
+            raise UnsupportedAction(f"format {self.name!r} cannot express {action.to_json()}")
+        return self.render_fn(action, frame, thinking, conclusion)
+
+    def failure(self, reason: str, raw: str) -> ParseFailure:
+        return ParseFailure(reason=reason, raw=raw, format=self.name)
+
+
+# ---------------------------------------------------------------- text scanning helpers
+
+
+def tagged(text: str, tag: str) -> str | None:
+    """Content of the first `<tag>…</tag>` (stripped), or None if the pair is absent."""
+    match = re.search(rf"<{tag}>(.*?)</{tag}>", text, flags=re.DOTALL)
+    return match.group(1).strip() if match else None
+
+
+_DECODER = json.JSONDecoder()
+
+
+def json_object_at(text: str, start: int) -> tuple[dict[str, Any], int] | None:
+    """The JSON object starting at the first `{` at or after `start`, with its end index."""
+    pos = text.find("{", start)
+    if pos < 0:
+        return None
+    try:
+        value, end = _DECODER.raw_decode(text, pos)
+    except json.JSONDecodeError as exc:
+        raise FormatError(f"malformed JSON after position {pos}: {exc.msg}") from None
+    if not isinstance(value, dict):
+        raise FormatError("expected a JSON object")
+    return value, end
+
+
+def first_json_object(text: str) -> dict[str, Any]:
+    """The first decodable JSON object anywhere in `text`."""
+    pos = text.find("{")
+    last_error = "no JSON object found"
+    while pos >= 0:
+        try:
+            value, _ = _DECODER.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            last_error = f"malformed JSON: {exc.msg}"
+        else:
+            if isinstance(value, dict):
+                return value
+        pos = text.find("{", pos + 1)
+    raise FormatError(last_error)
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """A function-call expression such as `do(action="Tap", element=[1, 2])`."""
+
+    name: str
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+
+
+def _call_end(text: str, open_paren: int) -> int:
+    """Index just past the parenthesis matching `text[open_paren]`, skipping string literals."""
+    depth = 0
+    quote: str | None = None
+    i = open_paren
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if ch == "\\":
+                i += 1
+            elif ch == quote:
+                quote = None
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    raise FormatError("unbalanced parentheses in the action call")
+
+
+def _literal(node: ast.expr) -> Any:
+    # A bare identifier is an enum-like argument, e.g. System_Button(Back).
+    if isinstance(node, ast.Name):
+        return node.id
+    try:
+        return ast.literal_eval(node)
+    except ValueError:
+        raise FormatError(f"argument is not a literal: {ast.unparse(node)[:60]!r}") from None
+
+
+def find_call(text: str, names: Callable[[str], bool]) -> Call:
+    """The first call `NAME(...)` in `text` whose NAME passes `names`."""
+    for match in re.finditer(r"(?<![\w.])([A-Za-z_][\w]*)\s*\(", text):
+        if not names(match.group(1)):
+            continue
+        end = _call_end(text, match.end() - 1)
+        source = match.group(1) + text[match.end() - 1 : end]
+        try:
+            tree = ast.parse(source, mode="eval")
+        except SyntaxError as exc:
+            raise FormatError(f"malformed call {match.group(1)}(...): {exc.msg}") from None
+        call = tree.body
+        if not isinstance(call, ast.Call) or any(k.arg is None for k in call.keywords):
+            raise FormatError(f"malformed call {match.group(1)}(...)")
+        return Call(
+            name=match.group(1),
+            args=tuple(_literal(a) for a in call.args),
+            kwargs={k.arg: _literal(k.value) for k in call.keywords if k.arg is not None},
+        )
+    raise FormatError("no action call found")
+
+
+# ---------------------------------------------------------------- argument coercion
+
+
+def number(value: Any, what: str) -> float:
+    """A finite number from a JSON/literal value (numeric strings allowed)."""
+    if isinstance(value, bool):
+        raise FormatError(f"{what}: expected a number, got {value!r}")
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            raise FormatError(f"{what}: expected a number, got {value!r}") from None
+    if not isinstance(value, int | float) or value != value or value in (float("inf"), -float("inf")):
+        raise FormatError(f"{what}: expected a finite number, got {value!r}")
+    return float(value)
+
+
+def point(value: Any, frame: CoordFrame, what: str) -> tuple[float, float]:
+    """A model point `[x, y]` (or a box `[x0, y0, x1, y1]`, taken at its centre) on the grid."""
+    if isinstance(value, str):
+        nums = re.findall(r"-?\d+(?:\.\d+)?", value)
+        value = nums
+    if not isinstance(value, list | tuple) or len(value) not in (2, 4):
+        raise FormatError(f"{what}: expected [x, y] or [x0, y0, x1, y1], got {value!r}")
+    coords = [number(v, what) for v in value]
+    if len(coords) == 4:
+        coords = [(coords[0] + coords[2]) / 2, (coords[1] + coords[3]) / 2]
+    return frame.to_grid(coords[0], coords[1])
+
+
+def text_arg(value: Any, what: str) -> str:
+    if not isinstance(value, str):
+        raise FormatError(f"{what}: expected a string, got {value!r}")
+    return value
+
+
+def duration_text(seconds: float) -> str:
+    """Seconds as the shortest exact decimal (2.0 → '2')."""
+    return str(int(seconds)) if float(seconds).is_integer() else repr(float(seconds))
+
+
+def args_within(action: Action, allowed: set[str]) -> bool:
+    """True when every argument the action sets is in `allowed`."""
+    return set(action.args) <= allowed

@@ -1,0 +1,83 @@
+"""HiFPO task filtering and step selection (seed 000 §2.3.2–2.3.3, eq. 10–14, appendix C).
+
+Order matters (appendix C): the success-rate filter uses the whole attempt group of a task,
+then the best attempt k* is chosen, then only its reasonable steps are kept.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+
+@dataclass(frozen=True)
+class FilterConfig:
+    sr_min: float = 0.0  # keep tasks with sr_min <= SR(x) <= sr_max
+    sr_max: float = 0.9  # the default drops mastered (SR = 1) tasks only, for K <= 10
+    best_attempt: bool = True  # pick k* by eq. 13; False keeps reasonable steps of every attempt
+    reasonable_only: bool = True  # eq. 14; False keeps every step of the chosen attempt(s)
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.sr_min <= self.sr_max <= 1.0:
+            raise ValueError(f"need 0 <= sr_min <= sr_max <= 1, got [{self.sr_min}, {self.sr_max}]")
+
+
+@dataclass(frozen=True)
+class AttemptLabels:
+    """Critic labels of one attempt: outcome z_k and per-step reasonableness v_k^(t)."""
+
+    attempt: int
+    decision: int
+    reasonable: Sequence[bool]
+
+    @property
+    def quality(self) -> float:
+        """Q_k: fraction of reasonable steps (eq. 12); 0 for an attempt with no steps."""
+        return sum(self.reasonable) / len(self.reasonable) if self.reasonable else 0.0
+
+
+@dataclass(frozen=True)
+class TaskSelection:
+    task_id: str
+    success_rate: float
+    kept: bool
+    drop_reason: str | None  # "mastered" | "sr_below_min" | "sr_above_max" | "no_reasonable_steps"
+    chosen_attempts: tuple[int, ...]
+    steps: tuple[tuple[int, int], ...]  # (attempt, step index) pairs selected for training
+
+
+def success_rate(attempts: Sequence[AttemptLabels]) -> float:
+    """SR(x) = mean outcome over the K attempts (eq. 10)."""
+    if not attempts:
+        raise ValueError("success rate of a task with no attempts")
+    return sum(a.decision for a in attempts) / len(attempts)
+
+
+def select_best_attempt(attempts: Sequence[AttemptLabels]) -> AttemptLabels:
+    """k*(x): the successful attempt with the highest Q_k, else the highest-Q_k attempt (eq. 13).
+
+    Ties go to the earlier attempt (it saw fewer hints, so its prompt is closer to test time).
+    """
+    successes = [a for a in attempts if a.decision == 1]
+    pool = successes or list(attempts)
+    return max(pool, key=lambda a: (a.quality, -a.attempt))
+
+
+def select_steps(task_id: str, attempts: Sequence[AttemptLabels],
+                 config: FilterConfig = FilterConfig()) -> TaskSelection:
+    """Apply the SR filter, k* selection and reasonable-step filter to one task."""
+    sr = success_rate(attempts)
+    if sr < config.sr_min or sr > config.sr_max:
+        reason = "mastered" if sr == 1.0 else ("sr_below_min" if sr < config.sr_min else "sr_above_max")
+        return TaskSelection(task_id, sr, False, reason, (), ())
+    chosen = [select_best_attempt(attempts)] if config.best_attempt else list(attempts)
+    steps = tuple(
+        (a.attempt, t)
+        for a in chosen
+        for t, ok in enumerate(a.reasonable)
+        if ok or not config.reasonable_only
+    )
+    if not steps:
+        return TaskSelection(task_id, sr, False, "no_reasonable_steps",
+                             tuple(a.attempt for a in chosen), ())
+    return TaskSelection(task_id, sr, True, None, tuple(a.attempt for a in chosen), steps)

@@ -1,0 +1,207 @@
+"""Hint-guided multi-attempt rollout (seed 000 §2.3.1, eq. 8–9).
+
+Attempts of one task run in order so hints from attempts 1..k-1 reach attempt k; different
+tasks run side by side in lockstep so the policy sees one batch per tick (one forward pass
+for all active episodes instead of one per episode). Every finished attempt is saved before
+the next one starts, so a crash loses at most the attempts in flight.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Protocol
+
+from ops.actions import Action, ActionType, ParseFailure
+from ops.actions.formats import parse_with_context
+from ops.episode import (
+    AttemptRecord,
+    Critic,
+    CriticFeedback,
+    Environment,
+    Hint,
+    Observation,
+    Policy,
+    PolicyRequest,
+    StepRecord,
+    TaskSpec,
+)
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RolloutConfig:
+    attempts: int = 3  # K attempts per task
+    use_hints: bool = True  # append hints of attempts 1..k-1 to attempt k (seed 000 table 4 ablation)
+    max_parallel_tasks: int = 8  # tasks stepped together in one batch
+    loop_window: int = 4  # this many identical (screen, action) steps in a row end the attempt
+    max_policy_errors: int = 3  # consecutive failed policy batches before the run stops
+
+
+class AttemptStore(Protocol):
+    def completed(self, task_id: str, policy_version: str) -> list[CriticFeedback]:
+        """Feedback of the attempts already stored for this task and policy, in attempt order."""
+
+    def save(self, record: AttemptRecord) -> None: ...
+
+
+@dataclass
+class RolloutSummary:
+    attempts_run: int = 0
+    attempts_resumed: int = 0
+    attempts_failed: int = 0  # attempts lost to policy/critic errors (not stored; rerun retries)
+    invalid_actions: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+class RolloutAborted(RuntimeError):
+    """Raised when the policy keeps failing; finished attempts are already stored."""
+
+
+@dataclass
+class _Episode:
+    """One attempt in flight."""
+
+    task: TaskSpec
+    attempt: int
+    hints: list[Hint]
+    env: Environment
+    observation: Observation
+    steps: list[StepRecord] = field(default_factory=list)
+    history: list[str] = field(default_factory=list)
+    answer: str | None = None
+    repeat: int = 0
+    last_key: tuple[str, str] | None = None
+
+
+def _hints_of(feedback: Iterable[CriticFeedback]) -> list[Hint]:
+    return [f.hint for f in feedback if f.hint]
+
+
+def run_rollouts(
+    tasks: list[TaskSpec],
+    env_factory: Callable[[], Environment],
+    policy: Policy,
+    critic: Critic,
+    store: AttemptStore,
+    config: RolloutConfig = RolloutConfig(),
+    on_attempt: Callable[[AttemptRecord], None] | None = None,
+) -> RolloutSummary:
+    """Run K attempts per task, resuming from `store`; returns counts of what happened."""
+    summary = RolloutSummary()
+    # (task, next attempt index, hints so far) for every task with attempts left to run
+    pending: deque[tuple[TaskSpec, int, list[Hint]]] = deque()
+    for task in tasks:
+        done = store.completed(task.task_id, policy.version)
+        summary.attempts_resumed += len(done)
+        if len(done) < config.attempts:
+            pending.append((task, len(done) + 1, _hints_of(done) if config.use_hints else []))
+
+    free_envs: list[Environment] = []
+    active: list[_Episode] = []
+    consecutive_errors = 0
+
+    def start(task: TaskSpec, attempt: int, hints: list[Hint]) -> None:
+        env = free_envs.pop() if free_envs else env_factory()
+        active.append(_Episode(task, attempt, hints, env, env.reset(task)))
+
+    def finish(ep: _Episode, end_reason: str) -> None:
+        active.remove(ep)
+        free_envs.append(ep.env)
+        record = AttemptRecord(
+            task=ep.task, attempt=ep.attempt, policy_version=policy.version, hints=ep.hints,
+            steps=ep.steps, end_reason=end_reason, answer=ep.answer,
+            final_state=ep.env.snapshot(),
+        )
+        terminated = end_reason == "terminated"
+        record.ground_truth = ep.env.ground_truth(ep.task, ep.answer, terminated, len(ep.steps))
+        try:
+            record.feedback = critic.evaluate(record)
+        except Exception as exc:  # a critic failure loses this attempt only; rerun retries it
+            summary.attempts_failed += 1
+            summary.errors.append(f"critic {critic.name} on {ep.task.task_id}#{ep.attempt}: {exc}")
+            log.warning(summary.errors[-1])
+            return
+        store.save(record)
+        summary.attempts_run += 1
+        if on_attempt:
+            on_attempt(record)
+        if ep.attempt < config.attempts:
+            hints = ep.hints + ([record.feedback.hint] if config.use_hints and record.feedback.hint else [])
+            pending.appendleft((ep.task, ep.attempt + 1, hints))
+
+    while pending or active:
+        while pending and len(active) < config.max_parallel_tasks:
+            start(*pending.popleft())
+        requests = [
+            PolicyRequest(ep.observation, ep.task.instruction, list(ep.history), ep.hints)
+            for ep in active
+        ]
+        try:
+            outputs = policy.act_batch(requests)
+        except Exception as exc:
+            consecutive_errors += 1
+            summary.errors.append(f"policy {policy.version}: {exc}")
+            log.warning(summary.errors[-1])
+            if consecutive_errors >= config.max_policy_errors:
+                summary.attempts_failed += len(active)
+                raise RolloutAborted(
+                    f"policy failed {consecutive_errors} times in a row, last: {exc}; "
+                    f"{summary.attempts_run} attempts were stored and will be resumed"
+                ) from exc
+            continue
+        consecutive_errors = 0
+        for ep, out in zip(list(active), outputs):
+            _advance(ep, out, policy.output_format, summary, finish, config)
+    return summary
+
+
+def _advance(ep: _Episode, out, output_format: str, summary: RolloutSummary,
+             finish: Callable[[_Episode, str], None], config: RolloutConfig) -> None:
+    """Apply one policy output to its episode and end the episode when it is over."""
+    parsed, conclusion = parse_with_context(out.raw_text, output_format)
+    obs = ep.observation
+    state = ep.env.snapshot()
+    env_ok, env_reason = False, None
+    if isinstance(parsed, ParseFailure):
+        summary.invalid_actions += 1
+        env_reason = f"invalid action: {parsed.reason}"
+    elif parsed.type == ActionType.TERMINATE:
+        env_ok = True
+    elif parsed.type == ActionType.ANSWER:
+        ep.answer = parsed.text
+        env_ok = True
+    else:
+        result = ep.env.step(parsed)
+        env_ok, env_reason = result.ok, result.reason
+    ep.steps.append(StepRecord(
+        step=len(ep.steps), screenshot_png=obs.screenshot_png, elements=obs.elements,
+        a11y=obs.a11y, app=obs.app, screen=obs.screen, prompt=out.prompt,
+        raw_output=out.raw_text,
+        action=parsed.to_dict() if isinstance(parsed, Action) else None,
+        parse_error=parsed.reason if isinstance(parsed, ParseFailure) else None,
+        conclusion=conclusion, latency_s=out.latency_s, env_ok=env_ok, env_reason=env_reason,
+        state=state,
+    ))
+    ep.history.append(conclusion or _describe(parsed))
+    if isinstance(parsed, Action) and parsed.type == ActionType.TERMINATE:
+        finish(ep, "terminated")
+        return
+    if len(ep.steps) >= ep.task.step_budget:
+        finish(ep, "budget")
+        return
+    ep.observation = ep.env.observe()
+    key = (ep.observation.screen, out.raw_text)
+    ep.repeat = ep.repeat + 1 if key == ep.last_key else 1
+    ep.last_key = key
+    if ep.repeat >= config.loop_window:
+        finish(ep, "loop")
+
+
+def _describe(parsed: Action | ParseFailure) -> str:
+    if isinstance(parsed, ParseFailure):
+        return f"(invalid output: {parsed.reason})"
+    return f"{parsed.type.value} {parsed.args}"

@@ -1,0 +1,1 @@
+"""Shared test helpers (local servers, fixtures) for MobileForge tests."""
