@@ -14,8 +14,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Protocol
 
-from ops.actions import Action, ActionType, ParseFailure
-from ops.actions.formats import parse_with_context
+from ops.actions import Action, ActionType, ParseFailure, parse_with_context
 from ops.episode import (
     AttemptRecord,
     Critic,
@@ -162,7 +161,8 @@ def run_rollouts(
 def _advance(ep: _Episode, out, output_format: str, summary: RolloutSummary,
              finish: Callable[[_Episode, str], None], config: RolloutConfig) -> None:
     """Apply one policy output to its episode and end the episode when it is over."""
-    parsed, conclusion = parse_with_context(out.raw_text, output_format)
+    parsed_output = parse_with_context(out.raw_text, output_format)
+    parsed, conclusion = parsed_output.action, parsed_output.conclusion or ""
     obs = ep.observation
     state = ep.env.snapshot()
     env_ok, env_reason = False, None

@@ -143,3 +143,20 @@ def pixels_to_grid(point: tuple[float, float], width: int, height: int) -> tuple
     """A screen pixel as the nearest grid point."""
     x, y = screen_pixels(width, height).to_grid(*point)
     return round_half_up(x), round_half_up(y)
+
+
+def frame_from_spec(spec: str) -> CoordFrame:
+    """A frame from a short spec: `grid` (0–1000), `grid999`, `pixels:WxH` (screen pixels),
+    `resized:WxH` (Qwen2-VL smart_resize of a W×H screen)."""
+    kind, _, size = spec.strip().partition(":")
+    if kind == "grid" and not size:
+        return GRID_1000
+    if kind == "grid999" and not size:
+        return GRID_999
+    if kind in ("pixels", "resized"):
+        try:
+            width, height = (int(v) for v in size.lower().split("x"))
+        except ValueError:
+            raise ValueError(f"frame {spec!r}: expected {kind}:WIDTHxHEIGHT") from None
+        return screen_pixels(width, height) if kind == "pixels" else ResizedPixels(width, height)
+    raise ValueError(f"unknown frame {spec!r}; use grid, grid999, pixels:WxH or resized:WxH")

@@ -8,6 +8,7 @@ ever see `Action`. A parse that cannot produce one yields `ParseFailure`, never 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field, fields
 from enum import Enum
 from typing import Any
@@ -69,16 +70,33 @@ class Action:
     duration: float | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "type", ActionType(self.type))
+        try:
+            object.__setattr__(self, "type", ActionType(self.type))
+        except ValueError:
+            raise ActionError(f"unknown action type {self.type!r}") from None
         for name in ("point", "end_point"):
             value = getattr(self, name)
             if value is not None:
-                object.__setattr__(self, name, (int(round(value[0])), int(round(value[1]))))
+                object.__setattr__(self, name, _grid_point(name, value))
         self.validate()
 
     def validate(self) -> None:
         """Raise `ActionError` naming the argument that does not fit the action type."""
         t = self.type
+        for name in ("direction", "text", "button", "app", "status", "key"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise ActionError(f"{t.value}: {name} must be a string, got {value!r}")
+        if self.element is not None and (
+            isinstance(self.element, bool) or not isinstance(self.element, int)
+        ):
+            raise ActionError(f"{t.value}: element must be an integer, got {self.element!r}")
+        if self.duration is not None and (
+            isinstance(self.duration, bool)
+            or not isinstance(self.duration, int | float)
+            or not math.isfinite(self.duration)
+        ):
+            raise ActionError(f"{t.value}: duration must be a finite number, got {self.duration!r}")
         for name in ("point", "end_point"):
             p = getattr(self, name)
             if p is not None and not (0 <= p[0] <= GRID and 0 <= p[1] <= GRID):
@@ -146,10 +164,15 @@ class Action:
         try:
             for name in ("point", "end_point"):
                 if kwargs.get(name) is not None:
+                    if not isinstance(kwargs[name], list | tuple):
+                        raise ValueError(f"{name} must be a list [x, y]")
                     x, y = kwargs[name]
                     kwargs[name] = (float(x), float(y))
             if kwargs.get("element") is not None:
-                kwargs["element"] = int(kwargs["element"])
+                element = float(kwargs["element"])
+                if not element.is_integer():
+                    raise ValueError(f"element index {kwargs['element']!r} is not an integer")
+                kwargs["element"] = int(element)
             if kwargs.get("duration") is not None:
                 kwargs["duration"] = float(kwargs["duration"])
         except (TypeError, ValueError) as exc:
@@ -163,6 +186,18 @@ class Action:
         except json.JSONDecodeError as exc:
             raise ActionError(f"not JSON: {exc}") from None
         return cls.from_dict(data)
+
+
+def _grid_point(name: str, value: Any) -> tuple[int, int]:
+    """A point rounded to integer grid units; `ActionError` unless it is two finite numbers."""
+    try:
+        x, y = value
+        fx, fy = float(x), float(y)
+    except (TypeError, ValueError):
+        raise ActionError(f"{name} must be two numbers, got {value!r}") from None
+    if not (math.isfinite(fx) and math.isfinite(fy)):
+        raise ActionError(f"{name} {value!r} is not finite")
+    return int(round(fx)), int(round(fy))
 
 
 @dataclass(frozen=True, slots=True)

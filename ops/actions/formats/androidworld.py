@@ -61,18 +61,27 @@ def object_to_action(obj: dict[str, Any], frame: CoordFrame) -> Action:
     if kind in _POINTED:
         return Action(type=_POINTED[kind], **_target(obj, frame))
     if kind == "input_text":
-        return Action(type=ActionType.TYPE, text=text_arg(obj.get("text"), "input_text.text"),
-                      **_target(obj, frame))
+        return Action(
+            type=ActionType.TYPE,
+            text=text_arg(obj.get("text"), "input_text.text"),
+            **_target(obj, frame),
+        )
     if kind == "scroll":
-        return Action(type=ActionType.SWIPE, direction=OPPOSITE[_direction(obj, "scroll")],
-                      **_target(obj, frame))
+        return Action(
+            type=ActionType.SWIPE,
+            direction=OPPOSITE[_direction(obj, "scroll")],
+            **_target(obj, frame),
+        )
     if kind == "swipe":
-        return Action(type=ActionType.SWIPE, direction=_direction(obj, "swipe"),
-                      **_target(obj, frame))
+        return Action(
+            type=ActionType.SWIPE, direction=_direction(obj, "swipe"), **_target(obj, frame)
+        )
     if kind in _BUTTONS:
         return Action(type=ActionType.SYSTEM_BUTTON, button=_BUTTONS[kind])
     if kind == "open_app":
-        return Action(type=ActionType.OPEN_APP, app=text_arg(obj.get("app_name"), "open_app.app_name"))
+        return Action(
+            type=ActionType.OPEN_APP, app=text_arg(obj.get("app_name"), "open_app.app_name")
+        )
     if kind == "status":
         status = obj.get("goal_status")
         if status not in _GOAL_STATUS:

@@ -12,7 +12,6 @@ from typing import Any
 from ops.actions.coords import GRID_1000, CoordFrame
 from ops.actions.model import Action, ActionError, ParseFailure
 
-
 INTERNAL_ERROR = "internal parser error"  # prefix of failures caused by parser bugs
 
 
@@ -121,15 +120,22 @@ def json_object_at(text: str, start: int) -> tuple[dict[str, Any], int] | None:
     return value, end
 
 
+MAX_JSON_STARTS = 50  # candidate `{` positions tried before giving up on a response
+
+
 def first_json_object(text: str) -> dict[str, Any]:
-    """The first decodable JSON object anywhere in `text`."""
+    """The first decodable JSON object anywhere in `text` (trying the first 50 `{`)."""
     pos = text.find("{")
     last_error = "no JSON object found"
-    while pos >= 0:
+    for _ in range(MAX_JSON_STARTS):
+        if pos < 0:
+            break
         try:
-            value, _ = _DECODER.raw_decode(text, pos)
+            value, _end = _DECODER.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
             last_error = f"malformed JSON: {exc.msg}"
+        except RecursionError:
+            raise FormatError("JSON nested too deeply") from None
         else:
             if isinstance(value, dict):
                 return value
@@ -214,7 +220,11 @@ def number(value: Any, what: str) -> float:
             value = float(value.strip())
         except ValueError:
             raise FormatError(f"{what}: expected a number, got {value!r}") from None
-    if not isinstance(value, int | float) or value != value or value in (float("inf"), -float("inf")):
+    if (
+        not isinstance(value, int | float)
+        or value != value
+        or value in (float("inf"), -float("inf"))
+    ):
         raise FormatError(f"{what}: expected a finite number, got {value!r}")
     return float(value)
 
@@ -236,6 +246,12 @@ def text_arg(value: Any, what: str) -> str:
     if not isinstance(value, str):
         raise FormatError(f"{what}: expected a string, got {value!r}")
     return value
+
+
+def py_literal(value: Any) -> str:
+    """`value` as source text; JSON strings, numbers and lists are also Python literals that
+    `find_call` reads back exactly."""
+    return json.dumps(value, ensure_ascii=False)
 
 
 def duration_text(seconds: float) -> str:

@@ -25,9 +25,7 @@ def parse(text: str, frame: CoordFrame) -> ParsedOutput:
     return ParsedOutput(action, thinking, conclusion, conclusion is not None)
 
 
-def render(
-    action: Action, frame: CoordFrame, thinking: str | None, conclusion: str | None
-) -> str:
+def render(action: Action, frame: CoordFrame, thinking: str | None, conclusion: str | None) -> str:
     parts = []
     if thinking is not None:
         parts.append(f"<think>{thinking}</think>")

@@ -41,9 +41,7 @@ def parse(text: str, frame: CoordFrame) -> ParsedOutput:
     return ParsedOutput(action, thinking, conclusion, envelope_ok)
 
 
-def render(
-    action: Action, frame: CoordFrame, thinking: str | None, conclusion: str | None
-) -> str:
+def render(action: Action, frame: CoordFrame, thinking: str | None, conclusion: str | None) -> str:
     parts = []
     if thinking is not None:
         parts.append(f"<thinking>{thinking}</thinking>")
