@@ -8,6 +8,8 @@ times — and stores them three ways:
                 limit 1 MiB, so large PNGs fall back to plain encoding and repeats are kept)
   inline_dict   the same column with a dictionary page limit large enough that every distinct
                 PNG is stored once per row group (dedup inside the Parquet file)
+  stored        what the IO manager writes: ops.schemas.PARQUET_WRITE_OPTIONS (dictionary
+                limit raised, zstd)
   blobs         `<dir>/blobs/<sha[:2]>/<sha256>.png` written once per distinct screen, and a
                 Parquet table holding the sha256 reference
 
@@ -23,7 +25,6 @@ import argparse
 import hashlib
 import io
 import random
-import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -31,6 +32,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 from PIL import Image, ImageDraw
+
+from ops.schemas import PARQUET_WRITE_OPTIONS
 
 WIDTH, HEIGHT = 1080, 2400
 
@@ -107,7 +110,8 @@ def main() -> None:
             results[name] = (t_w, t_r, dir_bytes(path.parent))
 
         inline("inline")
-        inline("inline_dict", dictionary_pagesize_limit=1 << 31, row_group_size=args.rows)
+        inline("inline_dict", dictionary_pagesize_limit=1 << 30)
+        inline("stored", **PARQUET_WRITE_OPTIONS)
 
         def write_blobs() -> None:
             out = root / "blobs_store"

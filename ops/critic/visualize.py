@@ -30,7 +30,7 @@ def _to_px(point: Sequence[float], img: Image.Image) -> tuple[float, float]:
 def _element_center(action: Action, elements: list[dict[str, Any]]) -> tuple[float, float] | None:
     if action.element is None or not (0 <= action.element < len(elements)):
         return None
-    x0, y0, x1, y1 = elements[action.element]["grid_bounds"]
+    x0, y0, x1, y1 = elements[action.element]["grid"]
     return (x0 + x1) / 2, (y0 + y1) / 2
 
 

@@ -1,0 +1,385 @@
+"""Where the pipeline's data lives: one storage root (local path or s3://), an IO manager that
+stores Polars frames as Parquet per experiment and partition, and an artifact store for
+directories (checkpoints, HF datasets).
+
+Layout under the root (local and S3 alike, through pyarrow.fs):
+
+    <root>/<experiment>/<asset/key/path>/<partition>/data.parquet   (or data.json)
+    <root>/<experiment>/<asset/key/path>/<partition>/_manifest.json
+    <root>/_artifacts/<key>/...                                      (ArtifactStore)
+
+`<experiment>` is the key of the asset's "experiment" partition dimension, or `_shared` for
+assets without one; `<partition>` is the key of the other dimension (e.g. the app), or `_`.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+import shutil
+import tempfile
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import dagster as dg
+import polars as pl
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+from pydantic import Field
+
+from ops.schemas import PARQUET_WRITE_OPTIONS
+from resources.lineage import collect_lineage
+
+EXPERIMENT_DIMENSION = "experiment"
+DEFAULT_EXPERIMENT = "default"
+SHARED_EXPERIMENT = "_shared"  # directory of assets that have no experiment dimension
+UNPARTITIONED = "_"
+DATA_PARQUET = "data.parquet"
+DATA_JSON = "data.json"
+MANIFEST = "_manifest.json"
+ARTIFACTS_DIR = "_artifacts"
+ARTIFACT_MARKER = "_COMPLETE.json"
+
+_SEGMENT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.=|-]*$")
+
+
+def default_storage_root() -> str:
+    """`$MOBILEFORGE_HOME/storage`, else `<repo>/.mobileforge/storage`."""
+    home = os.environ.get("MOBILEFORGE_HOME")
+    base = Path(home) if home else Path(__file__).resolve().parents[1] / ".mobileforge"
+    return str(base / "storage")
+
+
+def check_segment(value: str, what: str) -> str:
+    """Reject names that would escape or split a storage path."""
+    if not _SEGMENT.match(value) or ".." in value:
+        raise ValueError(f"{what} {value!r} is not usable as a storage path segment "
+                         "(letters, digits, _ . = | -; not starting with . or -)")
+    return value
+
+
+@functools.lru_cache(maxsize=16)
+def _filesystem(root_uri: str, endpoint_override: str | None, region: str | None
+                ) -> tuple[pafs.FileSystem, str]:
+    if root_uri.startswith("s3://"):
+        kwargs: dict[str, Any] = {"region": region}
+        if endpoint_override:
+            scheme, _, host = endpoint_override.rpartition("://")
+            kwargs.update(endpoint_override=host, scheme=scheme or "https")
+        return pafs.S3FileSystem(**kwargs), root_uri.removeprefix("s3://").rstrip("/")
+    return pafs.LocalFileSystem(), str(Path(root_uri).expanduser().resolve())
+
+
+class StorageLocation(dg.ConfigurableResource):
+    """The storage root shared by the IO manager, the artifact store and the DuckDB catalog.
+
+    S3 credentials come from the usual AWS environment variables / config files.
+    """
+
+    root: str | None = Field(
+        default=None,
+        description="Local directory or s3://bucket/prefix; default $MOBILEFORGE_HOME/storage "
+                    "or <repo>/.mobileforge/storage.")
+    s3_endpoint_override: str | None = Field(
+        default=None, description="S3-compatible endpoint, e.g. http://127.0.0.1:9000 (MinIO).")
+    s3_region: str | None = Field(default=None, description="S3 region; SDK default if unset.")
+
+    @property
+    def root_uri(self) -> str:
+        return self.root or default_storage_root()
+
+    @property
+    def is_s3(self) -> bool:
+        return self.root_uri.startswith("s3://")
+
+    def filesystem(self) -> tuple[pafs.FileSystem, str]:
+        """The pyarrow filesystem and the root path inside it."""
+        return _filesystem(self.root_uri, self.s3_endpoint_override, self.s3_region)
+
+    def uri(self, path: str) -> str:
+        """The URI of a filesystem path (plain absolute path when local)."""
+        return f"s3://{path}" if self.is_s3 else path
+
+    def path_of(self, uri: str) -> str:
+        """Inverse of `uri`: the filesystem path of a URI under this location's scheme."""
+        if self.is_s3 != uri.startswith("s3://"):
+            raise ValueError(f"URI {uri!r} does not belong to storage root {self.root_uri!r}")
+        return uri.removeprefix("s3://") if self.is_s3 else str(Path(uri).resolve())
+
+
+def write_atomic(fs: pafs.FileSystem, path: str, write: Callable[[str], None]) -> None:
+    """Write `path` so readers see the old or the new file, never a partial one.
+
+    Local: `write` fills a temp file in the same directory, which is then renamed over `path`.
+    S3: `write` writes `path` directly: an object appears only once its upload completes.
+    """
+    parent = path.rsplit("/", 1)[0]
+    fs.create_dir(parent, recursive=True)
+    if not isinstance(fs, pafs.LocalFileSystem):
+        write(path)
+        return
+    tmp = f"{parent}/.tmp-{uuid.uuid4().hex}-{path.rsplit('/', 1)[1]}"
+    try:
+        write(tmp)
+        fs.move(tmp, path)
+    except BaseException:
+        if fs.get_file_info(tmp).type != pafs.FileType.NotFound:
+            fs.delete_file(tmp)
+        raise
+
+
+def write_bytes_atomic(fs: pafs.FileSystem, path: str, data: bytes) -> None:
+    def write(target: str) -> None:
+        with fs.open_output_stream(target) as out:
+            out.write(data)
+
+    write_atomic(fs, path, write)
+
+
+def read_bytes(fs: pafs.FileSystem, path: str) -> bytes:
+    with fs.open_input_stream(path) as f:
+        return f.read()
+
+
+def exists(fs: pafs.FileSystem, path: str) -> bool:
+    return fs.get_file_info(path).type != pafs.FileType.NotFound
+
+
+@dataclass(frozen=True)
+class PartitionAddress:
+    """Where one asset partition lives: experiment directory + partition directory."""
+
+    experiment: str
+    partition: str
+
+    @classmethod
+    def of(cls, partitions_def: dg.PartitionsDefinition | None, key: str | None
+           ) -> PartitionAddress:
+        if partitions_def is None or key is None:
+            return cls(SHARED_EXPERIMENT, UNPARTITIONED)
+        if isinstance(partitions_def, dg.MultiPartitionsDefinition):
+            mkey = (key if isinstance(key, dg.MultiPartitionKey)
+                    else partitions_def.get_partition_key_from_str(key))
+            dims = dict(mkey.keys_by_dimension)
+            if EXPERIMENT_DIMENSION in dims:
+                experiment = dims.pop(EXPERIMENT_DIMENSION)
+                (other,) = dims.values()
+                return cls(check_segment(experiment, "experiment"),
+                           check_segment(other, "partition key"))
+            return cls(SHARED_EXPERIMENT, check_segment(str(mkey), "partition key"))
+        if (isinstance(partitions_def, dg.DynamicPartitionsDefinition)
+                and partitions_def.name == EXPERIMENT_DIMENSION):
+            return cls(check_segment(key, "experiment"), UNPARTITIONED)
+        return cls(SHARED_EXPERIMENT, check_segment(key, "partition key"))
+
+
+def _metadata_plain(value: Any) -> Any:
+    """A metadata entry as plain JSON data (MetadataValue wrappers unwrapped)."""
+    return value.value if isinstance(value, dg.MetadataValue) else value
+
+
+class ParquetIOManager(dg.ConfigurableIOManager):
+    """Stores Polars DataFrames as Parquet (dicts/lists as JSON) under the storage root.
+
+    Every write is atomic and leaves `_manifest.json` beside the data: asset key, experiment,
+    partition, rows and columns, run id, code version, run config and upstream data versions.
+    An input spanning several upstream partitions (e.g. every app of one experiment) loads as
+    one concatenated DataFrame, or as `{partition_key: value}` when the input is annotated
+    `dict` or the stored values are JSON.
+    """
+
+    location: StorageLocation
+
+    def partition_dir(self, asset_key: dg.AssetKey, address: PartitionAddress) -> str:
+        """Filesystem path of one stored partition's directory."""
+        _, base = self.location.filesystem()
+        parts = [check_segment(p, "asset key part") for p in asset_key.path]
+        return "/".join([base, address.experiment, *parts, address.partition])
+
+    def handle_output(self, context: dg.OutputContext, obj: Any) -> None:
+        if isinstance(obj, pl.LazyFrame):
+            obj = obj.collect()
+        pdef = context.asset_partitions_def if context.has_asset_partitions else None
+        if pdef is not None and not context.has_partition_key:
+            raise ValueError(f"{context.asset_key.to_user_string()}: ParquetIOManager stores one "
+                             "partition per run; launch partition ranges as one run per partition")
+        address = PartitionAddress.of(pdef, context.partition_key if pdef else None)
+        directory = self.partition_dir(context.asset_key, address)
+        fs, _ = self.location.filesystem()
+        manifest: dict[str, Any] = {
+            "asset_key": context.asset_key.to_user_string(),
+            "experiment": address.experiment,
+            "partition": address.partition,
+            "run_id": context.run_id,
+            "written_at": datetime.now(timezone.utc).isoformat(),
+        }
+        if isinstance(obj, pl.DataFrame):
+            table = obj.to_arrow()
+            write_atomic(fs, f"{directory}/{DATA_PARQUET}",
+                         lambda p: pq.write_table(table, p, filesystem=fs,
+                                                  **PARQUET_WRITE_OPTIONS))
+            stale = f"{directory}/{DATA_JSON}"
+            manifest.update(format="parquet", rows=obj.height,
+                            columns={n: str(t) for n, t in obj.schema.items()})
+            context.add_output_metadata({"rows": obj.height})
+        elif isinstance(obj, (dict, list)):
+            write_bytes_atomic(fs, f"{directory}/{DATA_JSON}",
+                               json.dumps(obj, ensure_ascii=False, sort_keys=True).encode())
+            stale = f"{directory}/{DATA_PARQUET}"
+            manifest.update(format="json")
+        else:
+            raise TypeError(
+                f"{context.asset_key.to_user_string()}: ParquetIOManager stores polars frames "
+                f"and JSON dicts/lists, got {type(obj).__name__}; store large artifacts with "
+                "ArtifactStore and return its URI/manifest dict")
+        if exists(fs, stale):  # the asset changed format: drop the other representation
+            fs.delete_file(stale)
+        manifest["lineage"] = self._lineage(context)
+        write_bytes_atomic(fs, f"{directory}/{MANIFEST}",
+                           json.dumps(manifest, indent=1, default=str).encode())
+        context.add_output_metadata({"uri": self.location.uri(directory),
+                                     "experiment": address.experiment})
+
+    @staticmethod
+    def _lineage(context: dg.OutputContext) -> dict[str, Any] | None:
+        recorded = {k: _metadata_plain(v) for k, v in context.output_metadata.items()
+                    if k in ("config", "upstream", "code_version")}
+        try:
+            step_context = context.step_context
+        except dg.DagsterInvariantViolationError:
+            return recorded or None  # output context built outside a run (direct invocation)
+        return {**collect_lineage(step_context, context.asset_key), **recorded}
+
+    def load_input(self, context: dg.InputContext) -> Any:
+        pdef = context.asset_partitions_def if context.has_asset_partitions else None
+        keys: Sequence[str | None] = list(context.asset_partition_keys) if pdef else [None]
+        values = {k: self.load(context.asset_key, PartitionAddress.of(pdef, k)) for k in keys}
+        if len(values) == 1:
+            return next(iter(values.values()))
+        wants_dict = getattr(context.dagster_type, "typing_type", None) is dict
+        if not wants_dict and all(isinstance(v, pl.DataFrame) for v in values.values()):
+            return pl.concat(list(values.values()), how="vertical")
+        return {str(k): v for k, v in values.items()}
+
+    def load(self, asset_key: dg.AssetKey, address: PartitionAddress) -> Any:
+        """Load one stored partition (a DataFrame, or the stored JSON value)."""
+        fs, _ = self.location.filesystem()
+        directory = self.partition_dir(asset_key, address)
+        if exists(fs, f"{directory}/{DATA_PARQUET}"):
+            return pl.from_arrow(pq.read_table(f"{directory}/{DATA_PARQUET}", filesystem=fs))
+        if exists(fs, f"{directory}/{DATA_JSON}"):
+            return json.loads(read_bytes(fs, f"{directory}/{DATA_JSON}"))
+        raise FileNotFoundError(
+            f"no stored data for asset {asset_key.to_user_string()!r}, experiment "
+            f"{address.experiment!r}, partition {address.partition!r} at "
+            f"{self.location.uri(directory)}; materialize it first")
+
+    def manifest(self, asset_key: dg.AssetKey, address: PartitionAddress) -> dict[str, Any]:
+        """The `_manifest.json` of one stored partition."""
+        fs, _ = self.location.filesystem()
+        return json.loads(read_bytes(fs, f"{self.partition_dir(asset_key, address)}/{MANIFEST}"))
+
+
+class ArtifactStore(dg.ConfigurableResource):
+    """Directories too large for the IO manager (checkpoints, `datasets.save_to_disk` output).
+
+    Local and S3 roots share this code through pyarrow.fs. A directory counts as stored only
+    once its `_COMPLETE.json` marker (file list, sizes, a fresh version id) is written, last.
+    Replacing a key is not atomic for a reader copying it at that moment: give each run its own
+    key (e.g. `<experiment>/checkpoints/<stage>/<run_id>`).
+    """
+
+    location: StorageLocation
+    cache_dir: str | None = Field(
+        default=None,
+        description="Where `local_path` downloads remote artifacts; default <tmp>/mobileforge.")
+
+    def _path(self, key: str) -> str:
+        _, base = self.location.filesystem()
+        parts = [check_segment(p, "artifact key part") for p in key.strip("/").split("/")]
+        return "/".join([base, ARTIFACTS_DIR, *parts])
+
+    def uri_for(self, key: str) -> str:
+        """The URI a directory stored under `key` has (or will have)."""
+        return self.location.uri(self._path(key))
+
+    def exists(self, key_or_uri: str) -> bool:
+        fs, _ = self.location.filesystem()
+        return exists(fs, f"{self._resolve(key_or_uri)}/{ARTIFACT_MARKER}")
+
+    def _resolve(self, key_or_uri: str) -> str:
+        if key_or_uri.startswith("s3://") or key_or_uri.startswith("/"):
+            return self.location.path_of(key_or_uri)
+        return self._path(key_or_uri)
+
+    def put_dir(self, local_dir: str | os.PathLike[str], key: str) -> str:
+        """Copy a local directory to `key` (replacing what was there); returns its URI."""
+        source = Path(local_dir).resolve()
+        if not source.is_dir():
+            raise NotADirectoryError(f"artifact source {source} is not a directory")
+        fs, _ = self.location.filesystem()
+        target = self._path(key)
+        if exists(fs, target):
+            fs.delete_dir(target)
+        fs.create_dir(target, recursive=True)
+        files = {str(p.relative_to(source)): p.stat().st_size
+                 for p in sorted(source.rglob("*")) if p.is_file()}
+        pafs.copy_files(str(source), target, source_filesystem=pafs.LocalFileSystem(),
+                        destination_filesystem=fs)
+        write_bytes_atomic(fs, f"{target}/{ARTIFACT_MARKER}",
+                           json.dumps({"files": files, "version": uuid.uuid4().hex,
+                                       "written_at": datetime.now(timezone.utc).isoformat()},
+                                      sort_keys=True).encode())
+        return self.location.uri(target)
+
+    def get_dir(self, uri: str, local_dir: str | os.PathLike[str]) -> Path:
+        """Copy a stored directory to `local_dir`; raises if it is missing or incomplete."""
+        fs, _ = self.location.filesystem()
+        source = self._resolve(uri)
+        if not exists(fs, f"{source}/{ARTIFACT_MARKER}"):
+            raise FileNotFoundError(f"artifact {uri} is missing or incomplete (no marker)")
+        files = json.loads(read_bytes(fs, f"{source}/{ARTIFACT_MARKER}"))["files"]
+        dest = Path(local_dir)
+        for rel in files:
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            pafs.copy_files(f"{source}/{rel}", str((dest / rel).resolve()),
+                            source_filesystem=fs, destination_filesystem=pafs.LocalFileSystem())
+        return dest
+
+    def local_path(self, uri: str) -> Path:
+        """A local directory holding the artifact: itself when local, else a download cached
+        under `cache_dir` (refreshed when the stored directory's marker changes)."""
+        source = self._resolve(uri)
+        if not self.location.is_s3:
+            if not (Path(source) / ARTIFACT_MARKER).exists():
+                raise FileNotFoundError(f"artifact {uri} is missing or incomplete (no marker)")
+            return Path(source)
+        fs, _ = self.location.filesystem()
+        if not exists(fs, f"{source}/{ARTIFACT_MARKER}"):
+            raise FileNotFoundError(f"artifact {uri} is missing or incomplete (no marker)")
+        marker = read_bytes(fs, f"{source}/{ARTIFACT_MARKER}")
+        cache = Path(self.cache_dir or Path(tempfile.gettempdir()) / "mobileforge-artifacts")
+        dest = cache / source
+        cached = dest / ARTIFACT_MARKER
+        if not (cached.exists() and cached.read_bytes() == marker):
+            if dest.exists():
+                shutil.rmtree(dest)
+            self.get_dir(uri, dest)
+            cached.write_bytes(marker)  # written last: a cache without it is re-downloaded
+        return dest
+
+    def put_hf_dataset(self, dataset: Any, key: str, scratch_dir: str | os.PathLike[str]) -> str:
+        """`dataset.save_to_disk` into `scratch_dir`, then store it under `key`; returns URI."""
+        dataset.save_to_disk(str(scratch_dir))
+        return self.put_dir(scratch_dir, key)
+
+    def load_hf_dataset(self, uri: str) -> Any:
+        """`datasets.load_from_disk` of a stored dataset (downloaded first when on S3)."""
+        import datasets  # heavy import, only where datasets are used
+
+        return datasets.load_from_disk(str(self.local_path(uri)))
