@@ -39,13 +39,11 @@ def system(text: str) -> Message:
     return {"role": "system", "content": text}
 
 
-def user(text: str, images: Sequence[bytes] = (), images_first: bool = False) -> Message:
-    """A user message with `text` and PNG `images` (after the text unless `images_first`)."""
+def user(text: str, images: Sequence[bytes] = ()) -> Message:
+    """A user message with `text` followed by PNG `images`."""
     if not images:
         return {"role": "user", "content": text}
-    pictures = [image_part(png) for png in images]
-    parts = pictures + [text_part(text)] if images_first else [text_part(text)] + pictures
-    return {"role": "user", "content": parts}
+    return {"role": "user", "content": [text_part(text)] + [image_part(png) for png in images]}
 
 
 def count_image_placeholders(messages: Sequence[Message]) -> int:

@@ -4,7 +4,11 @@ It implements `POST /v1/chat/completions` (non-streaming) with scripted behaviou
 request is answered by a `Reply` chosen by a behaviour function (fixed reply, a sequence
 that then repeats its last entry, or any callable). Every request body is recorded, and the
 server tracks how many requests were in flight at once, so tests can assert on what the
-client sent and on its concurrency bound.
+client sent and on its concurrency bound (`GET /stats` reports the counts over HTTP).
+
+Run standalone (e.g. so a benchmark's client does not share the server's GIL):
+    python -m tests.support.openai_server --content '{"ok": true}' --latency-ms 200
+prints the base URL on its first line, then serves until killed.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ class RecordedRequest:
     index: int  # 0-based arrival order
     path: str
     body: dict[str, Any]
-    headers: dict[str, str]
+    headers: dict[str, str]  # lower-cased names
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -51,6 +55,11 @@ class RecordedRequest:
 
 
 Behaviour = Callable[[RecordedRequest], Reply]
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 256  # the default listen backlog (5) drops bursts of new connections
 
 
 def fixed(content: str, delay_s: float = 0.0) -> Behaviour:
@@ -77,8 +86,7 @@ class OpenAICompatibleServer:
         self.in_flight = 0
         self.max_in_flight = 0
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
-        self._httpd.daemon_threads = True
+        self._httpd = _Server(("127.0.0.1", 0), self._handler_class())
         self._thread: threading.Thread | None = None
 
     @property
@@ -90,7 +98,9 @@ class OpenAICompatibleServer:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def start(self) -> OpenAICompatibleServer:
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="openai-server", daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="openai-server", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -139,9 +149,20 @@ class OpenAICompatibleServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"  # keep-alive, like a real inference server
+            # Headers and body go out in separate writes; without TCP_NODELAY, Nagle plus the
+            # client's delayed ACK stall every keep-alive response by ~40 ms.
+            disable_nagle_algorithm = True
 
             def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
                 pass
+
+            def do_GET(self) -> None:
+                if self.path.rstrip("/") != "/stats":
+                    self._send(404, {"error": {"message": f"no route {self.path}"}})
+                    return
+                with server._lock:
+                    stats = {"requests": len(server.requests), "max_in_flight": server.max_in_flight}
+                self._send(200, stats)
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", "0"))
@@ -154,7 +175,7 @@ class OpenAICompatibleServer:
                 except json.JSONDecodeError:
                     self._send(400, {"error": {"message": "request body is not JSON"}})
                     return
-                request = server._record(self.path, body, dict(self.headers.items()))
+                request = server._record(self.path, body, {k.lower(): v for k, v in self.headers.items()})
                 try:
                     reply = server.behaviour(request)
                     if reply.delay_s:
@@ -181,3 +202,22 @@ class OpenAICompatibleServer:
                     pass  # the client gave up (e.g. its timeout fired); nothing to answer
 
         return Handler
+
+
+def main() -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Serve one fixed chat completion with a fixed latency.")
+    parser.add_argument("--content", required=True, help="assistant message content of every reply")
+    parser.add_argument("--latency-ms", type=float, default=0.0)
+    args = parser.parse_args()
+    server = OpenAICompatibleServer(fixed(args.content, delay_s=args.latency_ms / 1000)).start()
+    print(server.base_url, flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()

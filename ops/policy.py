@@ -1,0 +1,74 @@
+"""Policy backends behind the `ops.episode.Policy` protocol: the shared prompt step, and the
+endpoint policy that asks any OpenAI-compatible server (vLLM, hosted VLMs) through litellm.
+
+The local transformers twin lives in `training/local_policy.py` (it needs torch). Both return
+raw text; turning it into an action is `ops.actions`' job.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+
+from ops.episode import Hint, Observation, PolicyOutput, PolicyRequest
+from ops.llm import LLMCallError, LLMClient, LLMConfig
+from ops.prompts import (
+    OUTPUT_FORMATS,
+    Message,
+    PromptStyle,
+    build_policy_prompt,
+    fill_image_placeholders,
+    messages_to_json,
+)
+
+
+class PolicyCallError(RuntimeError):
+    """A policy batch that could not be answered (the rollout engine counts and retries it)."""
+
+
+class PromptedPolicy(ABC):
+    """A policy that renders each request with one prompt style and returns the model's text."""
+
+    def __init__(self, style: PromptStyle | str, version: str) -> None:
+        self.style = PromptStyle(style)
+        self.version = version
+        self.output_format = OUTPUT_FORMATS[self.style]
+
+    def prompt_for(self, request: PolicyRequest) -> list[Message]:
+        """The step prompt with one image placeholder for the screenshot."""
+        elements = request.observation.elements if self.style == PromptStyle.ELEMENTS else None
+        return build_policy_prompt(self.style, request.instruction, request.history, request.hints, elements)
+
+    def act(
+        self, observation: Observation, instruction: str, history: Sequence[str] = (), hints: Sequence[Hint] = ()
+    ) -> PolicyOutput:
+        """One step for one observation (a batch of one)."""
+        [output] = self.act_batch([PolicyRequest(observation, instruction, list(history), list(hints))])
+        return output
+
+    @abstractmethod
+    def act_batch(self, requests: Sequence[PolicyRequest]) -> list[PolicyOutput]:
+        """One output per request, in order; `PolicyOutput.prompt` is the prompt's JSON with the
+        screenshot as a placeholder (the screenshot is stored beside it)."""
+
+
+class EndpointPolicy(PromptedPolicy):
+    """Policy served over HTTP (OpenAI chat completions) via `ops.llm.LLMClient`."""
+
+    def __init__(self, config: LLMConfig, style: PromptStyle | str, version: str | None = None) -> None:
+        super().__init__(style, version or f"endpoint:{config.model}")
+        self.client = LLMClient(config)
+
+    def act_batch(self, requests: Sequence[PolicyRequest]) -> list[PolicyOutput]:
+        """Requests run concurrently (bounded by the client). If any request still fails after
+        the client's retries, the batch raises `PolicyCallError` naming how many failed."""
+        prompts = [self.prompt_for(r) for r in requests]
+        filled = [fill_image_placeholders(p, [r.observation.screenshot_png]) for p, r in zip(prompts, requests)]
+        results = self.client.map_complete(filled)
+        errors = [r for r in results if isinstance(r, LLMCallError)]
+        if errors:
+            raise PolicyCallError(f"{len(errors)} of {len(results)} policy calls failed; first: {errors[0]}")
+        return [
+            PolicyOutput(raw_text=c.text, prompt=messages_to_json(p), latency_s=c.latency_s)
+            for p, c in zip(prompts, results)
+        ]

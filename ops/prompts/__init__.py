@@ -1,0 +1,63 @@
+"""Prompt templates (seed 000 appendix G) and the pydantic models of their JSON answers."""
+
+from ops.prompts.critic import (
+    CorrectiveHintOutput,
+    CriticStep,
+    FinalDecision,
+    StepDescription,
+    StepJudgement,
+    build_corrective_hint_prompt,
+    build_final_decision_prompt,
+    build_step_description_prompt,
+)
+from ops.prompts.curriculum import (
+    CurriculumOutput,
+    CurriculumTask,
+    StepQualityAnalysis,
+    TrajectoryEvaluation,
+    build_curriculum_prompt,
+    curriculum_context,
+)
+from ops.prompts.messages import (
+    Message,
+    fill_image_placeholders,
+    messages_to_json,
+    png_data_url,
+    redact_images,
+)
+from ops.prompts.policy import (
+    OUTPUT_FORMATS,
+    PromptStyle,
+    build_policy_prompt,
+    element_label,
+    render_element_list,
+    render_hint_block,
+)
+
+__all__ = [
+    "OUTPUT_FORMATS",
+    "CorrectiveHintOutput",
+    "CriticStep",
+    "CurriculumOutput",
+    "CurriculumTask",
+    "FinalDecision",
+    "Message",
+    "PromptStyle",
+    "StepDescription",
+    "StepJudgement",
+    "StepQualityAnalysis",
+    "TrajectoryEvaluation",
+    "build_corrective_hint_prompt",
+    "build_curriculum_prompt",
+    "build_final_decision_prompt",
+    "build_policy_prompt",
+    "build_step_description_prompt",
+    "curriculum_context",
+    "element_label",
+    "fill_image_placeholders",
+    "messages_to_json",
+    "png_data_url",
+    "redact_images",
+    "render_element_list",
+    "render_hint_block",
+]

@@ -1,0 +1,205 @@
+"""Policy step prompts: the corrective-hint block and each agent's hint-contextualized step
+prompt (seed 000 appendix G.3, prompts 5–7), plus a compact element-list prompt for the
+embedded tiny policy.
+
+`build_policy_prompt` is a pure function of the step's text inputs; the screenshot is a
+`{"type": "image"}` placeholder that the backend fills (see `ops.prompts.messages`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from enum import Enum
+from typing import Any
+
+from ops.actions.model import GRID, SYSTEM_BUTTONS
+from ops.episode import Hint
+from ops.prompts.messages import IMAGE_PLACEHOLDER, Message
+
+
+class PromptStyle(str, Enum):
+    QWEN3VL = "qwen3vl"  # seed 000 prompt 6
+    GUIOWL = "guiowl"  # seed 000 prompt 7
+    ELEMENTS = "elements"  # compact element-list prompt for the tiny embedded model
+
+
+# Name of the `ops.actions` format that parses each style's answers.
+OUTPUT_FORMATS: dict[PromptStyle, str] = {
+    PromptStyle.QWEN3VL: "qwen3vl",
+    PromptStyle.GUIOWL: "guiowl",
+    PromptStyle.ELEMENTS: "canonical",
+}
+
+HINTS_HEADER = "EVALUATION HINTS FROM PREVIOUS ATTEMPTS"
+HINTS_FOOTER = "END OF EVALUATION HINTS"
+
+
+def _bullets(items: Sequence[str]) -> list[str]:
+    return [f"- {item}" for item in items]
+
+
+def render_hint_block(hints: Sequence[Hint]) -> str:
+    """The corrective-hint context of earlier attempts (seed 000 prompt 5); "" without hints."""
+    if not hints:
+        return ""
+    lines = [
+        HINTS_HEADER,
+        "These notes come from reviewing earlier attempts at this task that did not go well.",
+        "Read them before acting so that the same mistakes are not made again.",
+    ]
+    for hint in hints:
+        lines += ["", f"--- Hint from Attempt #{hint.attempt} ---", f"Summary: {hint.hint_summary}"]
+        lines.append(f"Key Mistake: {hint.key_mistake}")
+        for title, items in (
+            ("What to Avoid", hint.what_to_avoid),
+            ("Suggested Approach", hint.suggested_approach),
+            ("Important Insights", hint.important_insights),
+        ):
+            if items:
+                lines += [f"{title}:", *_bullets(items)]
+    lines += ["", HINTS_FOOTER]
+    return "\n".join(lines)
+
+
+def _numbered(items: Sequence[str]) -> str:
+    return "\n".join(f"{i}. {item}" for i, item in enumerate(items, start=1))
+
+
+def _with_hints(instruction: str, hints: Sequence[Hint]) -> str:
+    block = render_hint_block(hints)
+    return f"{instruction}\n\n{block}" if block else instruction
+
+
+_BUTTONS = ", ".join(SYSTEM_BUTTONS)
+
+QWEN3VL_SYSTEM = f"""You operate a mobile phone to help the user finish a task, one step at a time, looking at the current screenshot.
+You have one tool, mobile_use. Its "action" is one of click, long_press, swipe, type, answer, system_button, wait, terminate. Other arguments:
+- "coordinate": [x, y] on a 0-{GRID} grid over the screen (click, long_press, start of a swipe);
+- "coordinate2": [x, y], where a swipe ends;
+- "text": what to type, or the answer to a question;
+- "button": one of {_BUTTONS} (system_button);
+- "time": seconds (wait, long_press);
+- "status": "success" or "failure" (terminate).
+Reply in exactly this form:
+<thinking>your reasoning about the screen and the next step</thinking>
+<tool_call>{{"name": "mobile_use", "arguments": {{...}}}}</tool_call>
+<conclusion>UI observation: ... Intended action: ...</conclusion>
+When the task is done, terminate with status "success"; if it cannot be done, terminate with status "failure".
+If the screen and the record of earlier operations disagree, believe the screen.
+If the task description carries hints from earlier attempts, use them so that their mistakes are not repeated."""
+
+GUIOWL_SYSTEM = f"""You can use the mobile_use tool. Its "action" is one of key, click, long_press, swipe, type, system_button, open, wait, answer, terminate. Points are [x, y] on a 0-{GRID} grid over the screen ("coordinate", and "coordinate2" for the end of a swipe); "text" holds typed text, answers, app names and keys; "button" is one of {_BUTTONS}; "time" is in seconds; "status" is "success" or "failure".
+For each step, output:
+Action: <a short imperative describing the step>
+<tool_call>{{"name": "mobile_use", "arguments": {{...}}}}</tool_call>"""
+
+ELEMENTS_SYSTEM = (
+    'Reply with one JSON action {"type": ..., "args": {...}}. '
+    'To tap an element use {"type": "click", "args": {"element": <index>}}.'
+)
+
+# Keys of phonesim's element dicts and of uiautomator dumps (adb), most telling first.
+_ELEMENT_TEXT_KEYS = ("text", "desc", "content-desc", "content_desc", "label")
+_ELEMENT_KIND_KEYS = ("class", "cls", "role")
+
+
+def element_label(element: str | Mapping[str, Any]) -> str:
+    """Visible text of one element (its text, else content description, else its widget kind),
+    plus its on/off state when it is checkable."""
+    if isinstance(element, str):
+        return element
+    label = "(unlabelled)"
+    for key in _ELEMENT_TEXT_KEYS:
+        value = element.get(key)
+        if isinstance(value, str) and value.strip():
+            label = " ".join(value.split())
+            break
+    else:
+        for key in _ELEMENT_KIND_KEYS:
+            value = element.get(key)
+            if isinstance(value, str) and value.strip():
+                label = f"({value.rsplit('.', 1)[-1]})"
+                break
+    if element.get("checkable"):
+        label += " [on]" if element.get("checked") else " [off]"
+    return label
+
+
+def render_element_list(elements: Sequence[str | Mapping[str, Any]]) -> str:
+    """One `[index] label` line per element; the index is what `Action.element` refers to."""
+    return "\n".join(f"[{i}] {element_label(e)}" for i, e in enumerate(elements))
+
+
+def _qwen3vl(instruction: str, history: Sequence[str], hints: Sequence[Hint]) -> list[Message]:
+    progress = _numbered(history) if history else "None yet."
+    text = (
+        f"The user query: {_with_hints(instruction, hints)}\n\n"
+        f"Task progress (operations already performed on this device):\n{progress}"
+    )
+    return [
+        {"role": "system", "content": QWEN3VL_SYSTEM},
+        {"role": "user", "content": [{"type": "text", "text": text}, dict(IMAGE_PLACEHOLDER)]},
+    ]
+
+
+def _guiowl(instruction: str, history: Sequence[str], hints: Sequence[Hint]) -> list[Message]:
+    previous = _numbered(history) if history else "No previous action."
+    text = (
+        "Please generate the next move according to the UI screenshot, instruction and previous actions.\n\n"
+        f"Instruction: {_with_hints(instruction, hints)}\n\n"
+        f"Previous actions:\n{previous}"
+    )
+    return [
+        {"role": "system", "content": GUIOWL_SYSTEM},
+        {"role": "user", "content": [{"type": "text", "text": text}, dict(IMAGE_PLACEHOLDER)]},
+    ]
+
+
+def _elements(
+    instruction: str,
+    history: Sequence[str],
+    hints: Sequence[Hint],
+    elements: Sequence[str | Mapping[str, Any]],
+    with_image: bool,
+) -> list[Message]:
+    # The instruction comes after the element list so the model reads the options first.
+    lines = ["Elements:", render_element_list(elements) or "(none)"]
+    if history:
+        lines += ["Done:", _numbered(history)]
+    if hints:
+        lines += ["Hints:", *_bullets([h.hint_summary for h in hints])]
+    lines.append(f"Task: {instruction}")
+    text = "\n".join(lines)
+    content: list[dict[str, Any]] = [dict(IMAGE_PLACEHOLDER)] if with_image else []
+    content.append({"type": "text", "text": text})
+    return [{"role": "system", "content": ELEMENTS_SYSTEM}, {"role": "user", "content": content}]
+
+
+def build_policy_prompt(
+    style: PromptStyle | str,
+    instruction: str,
+    history: Sequence[str],
+    hints: Sequence[Hint],
+    elements: Sequence[str | Mapping[str, Any]] | None = None,
+    *,
+    with_image: bool = True,
+) -> list[Message]:
+    """Chat messages for one policy step.
+
+    `history` is the list of earlier step conclusions of this attempt, `hints` the corrective
+    hints of earlier attempts (rendered as the prompt-5 block, or as one-line summaries in the
+    compact style). The screenshot is one `{"type": "image"}` placeholder; `with_image=False`
+    drops it (element-list style only, for text-only ablations).
+    """
+    style = PromptStyle(style)
+    if not instruction.strip():
+        raise ValueError("instruction is empty")
+    if style == PromptStyle.ELEMENTS:
+        if elements is None:
+            raise ValueError("the 'elements' prompt style needs the observation's element list")
+        return _elements(instruction, history, hints, elements, with_image)
+    if not with_image:
+        raise ValueError(f"the {style.value!r} prompt style always shows the screenshot")
+    if style == PromptStyle.QWEN3VL:
+        return _qwen3vl(instruction, history, hints)
+    return _guiowl(instruction, history, hints)

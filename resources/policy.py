@@ -1,0 +1,97 @@
+"""The policy as a Dagster resource: typed config choosing the local transformers twin or the
+OpenAI-compatible endpoint twin; both come back as an `ops.episode.Policy`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import dagster as dg
+from pydantic import Field, model_validator
+
+from ops.llm import LLMConfig
+from ops.policy import EndpointPolicy, PromptedPolicy
+
+_ENDPOINT_ONLY = ("model", "api_base", "api_key_env")
+_LOCAL_ONLY = ("checkpoint",)
+
+
+class PolicyResource(dg.ConfigurableResource):
+    """Which policy acts in rollouts and benchmarks, and how it decodes."""
+
+    kind: Literal["local", "endpoint"] = Field(
+        default="local",
+        description="'local': a checkpoint directory run in-process; 'endpoint': an OpenAI-compatible server.",
+    )
+    prompt_style: Literal["qwen3vl", "guiowl", "elements"] = Field(
+        default="elements",
+        description="Step prompt: 'qwen3vl' (seed 000 prompt 6), 'guiowl' (prompt 7), or 'elements' "
+        "(compact element-list prompt of the embedded tiny model).",
+    )
+    version: str | None = Field(
+        default=None, description="Name recorded with every attempt; default derived from the model."
+    )
+    temperature: float = Field(default=0.0, ge=0, description="Sampling temperature; 0 is greedy.")
+    top_p: float = Field(default=1.0, gt=0, le=1, description="Nucleus sampling mass (local, when sampling).")
+    max_new_tokens: int = Field(default=128, ge=1, description="Maximum tokens generated per step.")
+    # local
+    checkpoint: str | None = Field(
+        default=None,
+        description="kind=local: checkpoint directory. May instead be passed by the asset (e.g. the latest trained one).",
+    )
+    device: str = Field(default="cpu", description="kind=local: torch device, e.g. 'cpu' or 'cuda:0'.")
+    batch_size: int = Field(default=8, ge=1, description="kind=local: prompts per generate call.")
+    seed: int | None = Field(default=None, description="kind=local: torch seed set at load, for reproducible sampling.")
+    # endpoint
+    model: str | None = Field(
+        default=None, description="kind=endpoint: litellm model name, e.g. 'openai/Qwen3-VL-8B-Instruct'."
+    )
+    api_base: str | None = Field(default=None, description="kind=endpoint: server base URL, e.g. http://host:8000/v1.")
+    api_key_env: str | None = Field(
+        default=None, description="kind=endpoint: environment variable holding the API key (never the key itself).",
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
+    )
+    max_concurrency: int = Field(default=16, ge=1, description="kind=endpoint: requests in flight at once.")
+    timeout_s: float = Field(default=120.0, gt=0, description="kind=endpoint: timeout of one request, seconds.")
+    max_retries: int = Field(
+        default=3, ge=0, description="kind=endpoint: retries on transport errors, 5xx, 429, timeouts."
+    )
+
+    @model_validator(mode="after")
+    def _fields_fit_kind(self) -> PolicyResource:
+        if self.kind == "endpoint" and not self.model:
+            raise ValueError("model: required when kind is 'endpoint'")
+        unused = _LOCAL_ONLY if self.kind == "endpoint" else _ENDPOINT_ONLY
+        for name in unused:
+            if getattr(self, name) is not None:
+                raise ValueError(f"{name}: not used when kind is {self.kind!r}; remove it or change kind")
+        return self
+
+    def build_policy(self, checkpoint: str | Path | None = None) -> PromptedPolicy:
+        """The configured policy. `checkpoint` (kind=local) overrides the configured directory."""
+        if self.kind == "endpoint":
+            if checkpoint is not None:
+                raise ValueError("checkpoint: an endpoint policy does not load checkpoints")
+            config = LLMConfig(
+                model=self.model or "",
+                api_base=self.api_base,
+                api_key_env=self.api_key_env,
+                max_concurrency=self.max_concurrency,
+                timeout_s=self.timeout_s,
+                max_retries=self.max_retries,
+                temperature=self.temperature,
+                max_tokens=self.max_new_tokens,
+            )
+            return EndpointPolicy(config, self.prompt_style, version=self.version)
+        path = checkpoint if checkpoint is not None else self.checkpoint
+        if path is None:
+            raise ValueError("checkpoint: kind 'local' needs a checkpoint directory (in config or from the asset)")
+        from training.local_policy import GenerationSettings, LocalPolicy  # torch only when used
+
+        generation = GenerationSettings(
+            max_new_tokens=self.max_new_tokens, temperature=self.temperature, top_p=self.top_p, seed=self.seed
+        )
+        return LocalPolicy(
+            path, self.prompt_style, generation=generation, device=self.device,
+            batch_size=self.batch_size, version=self.version,
+        )

@@ -1,0 +1,81 @@
+"""PolicyResource: typed config that fails at load naming the field, and builds either twin."""
+
+from __future__ import annotations
+
+import dagster as dg
+import pytest
+from pydantic import ValidationError
+
+from ops.policy import EndpointPolicy
+from resources.policy import PolicyResource
+from training.local_policy import LocalPolicy
+from tests.support.observations import make_observation
+from tests.support.openai_server import OpenAICompatibleServer, fixed
+
+
+@pytest.mark.parametrize(
+    ("config", "field"),
+    [
+        ({"kind": "endpoint"}, "model: required"),
+        ({"kind": "local", "api_base": "http://127.0.0.1:1/v1"}, "api_base: not used"),
+        ({"kind": "endpoint", "model": "openai/m", "checkpoint": "/ckpt"}, "checkpoint: not used"),
+        ({"kind": "remote"}, "kind"),
+        ({"temperature": -0.5}, "temperature"),
+        ({"max_new_tokens": 0}, "max_new_tokens"),
+        ({"prompt_style": "chatml"}, "prompt_style"),
+        ({"kind": "endpoint", "model": "openai/m", "api_key_env": "sk-123 456"}, "api_key_env"),
+    ],
+)
+def test_bad_config_fails_at_load_naming_the_field(config, field):
+    with pytest.raises(ValidationError, match=field):
+        PolicyResource(**config)
+
+
+def test_local_policy_needs_a_checkpoint_at_build():
+    with pytest.raises(ValueError, match="checkpoint: kind 'local' needs"):
+        PolicyResource().build_policy()
+
+
+def test_local_kind_builds_the_transformers_policy(tiny_checkpoint):
+    resource = PolicyResource(kind="local", max_new_tokens=4, version="tiny-base")
+
+    policy = resource.build_policy(checkpoint=tiny_checkpoint)
+
+    assert isinstance(policy, LocalPolicy)
+    assert (policy.version, policy.output_format, policy.generation.max_new_tokens) == ("tiny-base", "canonical", 4)
+
+
+def test_endpoint_kind_acts_inside_a_dagster_asset():
+    reply = '{"type": "system_button", "args": {"button": "back"}}'
+
+    @dg.asset
+    def one_step(policy: PolicyResource) -> str:
+        return policy.build_policy().act(make_observation(), "Go back").raw_text
+
+    with OpenAICompatibleServer(fixed(reply)) as server:
+        resource = PolicyResource(kind="endpoint", model="openai/tiny", api_base=server.base_url)
+        assert isinstance(resource.build_policy(), EndpointPolicy)
+        result = dg.materialize([one_step], resources={"policy": resource})
+
+    assert result.success
+    assert result.output_for_node("one_step") == reply
+    assert len(server.requests) == 1
+
+
+def test_bad_launch_config_fails_naming_the_field():
+    @dg.asset
+    def kind_of_policy(policy: PolicyResource) -> str:
+        return policy.kind
+
+    resources = {"policy": PolicyResource.configure_at_launch()}
+    good = dg.materialize([kind_of_policy], resources=resources, run_config={
+        "resources": {"policy": {"config": {"kind": "endpoint", "model": "openai/m", "prompt_style": "qwen3vl"}}}})
+    assert good.output_for_node("kind_of_policy") == "endpoint"
+
+    with pytest.raises(dg.DagsterInvalidConfigError, match="prompt_style"):
+        dg.materialize([kind_of_policy], resources=resources,
+                       run_config={"resources": {"policy": {"config": {"prompt_style": "chatml"}}}})
+    with pytest.raises(dg.DagsterResourceFunctionError) as info:
+        dg.materialize([kind_of_policy], resources=resources,
+                       run_config={"resources": {"policy": {"config": {"kind": "endpoint"}}}})
+    assert "model: required when kind is 'endpoint'" in str(info.value.__cause__)

@@ -1,0 +1,123 @@
+"""Local transformers policy: a vision-language checkpoint directory run in-process with its
+own processor and chat template (CPU or GPU, greedy or sampled).
+
+Twin of `ops.policy.EndpointPolicy`; callers hold either through `ops.episode.Policy`.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from PIL import Image
+from transformers import AutoModelForImageTextToText, AutoProcessor, ProcessorMixin
+
+from ops.episode import PolicyOutput, PolicyRequest
+from ops.policy import PromptedPolicy
+from ops.prompts import PromptStyle, messages_to_json
+from training.tiny_model import TinyQwen2VLProcessor
+
+# Processor classes saved by our own builders, which AutoProcessor cannot resolve by name
+# (it would silently fall back to the bare tokenizer).
+PROCESSOR_CLASSES: dict[str, type[ProcessorMixin]] = {"TinyQwen2VLProcessor": TinyQwen2VLProcessor}
+
+
+@dataclass(frozen=True)
+class GenerationSettings:
+    """Decoding settings; `temperature` 0 means greedy."""
+
+    max_new_tokens: int = 64
+    temperature: float = 0.0
+    top_p: float = 1.0
+    seed: int | None = None  # seeds torch once at load, so a run's samples are reproducible
+
+    def __post_init__(self) -> None:
+        if self.max_new_tokens < 1:
+            raise ValueError(f"GenerationSettings.max_new_tokens: must be >= 1, got {self.max_new_tokens}")
+        if self.temperature < 0:
+            raise ValueError(f"GenerationSettings.temperature: must be >= 0, got {self.temperature}")
+        if not 0 < self.top_p <= 1:
+            raise ValueError(f"GenerationSettings.top_p: must be in (0, 1], got {self.top_p}")
+
+
+def load_processor(checkpoint: Path) -> ProcessorMixin:
+    """The checkpoint's image+text processor, padding on the left for batched generation."""
+    config_file = checkpoint / "processor_config.json"
+    name = json.loads(config_file.read_text()).get("processor_class") if config_file.is_file() else None
+    if name in PROCESSOR_CLASSES:
+        processor = PROCESSOR_CLASSES[name].from_pretrained(checkpoint)
+    else:
+        processor = AutoProcessor.from_pretrained(checkpoint)
+    if not hasattr(processor, "image_processor") or not hasattr(processor, "tokenizer"):
+        raise ValueError(
+            f"{checkpoint}: no image+text processor found (got {type(processor).__name__}); "
+            "the checkpoint must hold a processor config with an image processor"
+        )
+    processor.tokenizer.padding_side = "left"  # every prompt must end where generation starts
+    return processor
+
+
+def _image(png: bytes) -> Image.Image:
+    return Image.open(io.BytesIO(png)).convert("RGB")
+
+
+class LocalPolicy(PromptedPolicy):
+    """A checkpoint directory (config, weights, tokenizer, processor, chat template) run locally."""
+
+    def __init__(
+        self,
+        checkpoint: str | Path,
+        style: PromptStyle | str = PromptStyle.ELEMENTS,
+        *,
+        generation: GenerationSettings = GenerationSettings(),
+        device: str = "cpu",
+        batch_size: int = 8,
+        version: str | None = None,
+    ) -> None:
+        path = Path(checkpoint)
+        if not (path / "config.json").is_file():
+            raise FileNotFoundError(f"checkpoint: no model at {path} (config.json missing)")
+        if batch_size < 1:
+            raise ValueError(f"batch_size: must be >= 1, got {batch_size}")
+        super().__init__(style, version or f"local:{path.resolve()}")
+        self.generation = generation
+        self.device = torch.device(device)
+        self.batch_size = batch_size
+        if generation.seed is not None:
+            torch.manual_seed(generation.seed)
+        self.processor = load_processor(path)
+        self.model = AutoModelForImageTextToText.from_pretrained(path).to(self.device).eval()
+
+    @torch.inference_mode()
+    def generate(self, prompts: Sequence[list[dict]], images: Sequence[Image.Image]) -> list[str]:
+        """Decoded continuations of chat `prompts` (one image placeholder each)."""
+        texts = [self.processor.apply_chat_template(p, add_generation_prompt=True, tokenize=False) for p in prompts]
+        inputs = self.processor(text=texts, images=list(images), return_tensors="pt", padding=True).to(self.device)
+        g = self.generation
+        kwargs: dict = {"max_new_tokens": g.max_new_tokens, "pad_token_id": self.processor.tokenizer.pad_token_id}
+        if g.temperature > 0:
+            kwargs.update(do_sample=True, temperature=g.temperature, top_p=g.top_p)
+        else:
+            kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+        output = self.model.generate(**inputs, **kwargs)
+        new_tokens = output[:, inputs["input_ids"].shape[1]:]
+        return self.processor.batch_decode(new_tokens, skip_special_tokens=True)
+
+    def act_batch(self, requests: Sequence[PolicyRequest]) -> list[PolicyOutput]:
+        """Generates in chunks of `batch_size`; each output's latency is its chunk's wall time."""
+        outputs: list[PolicyOutput] = []
+        for start in range(0, len(requests), self.batch_size):
+            chunk = requests[start:start + self.batch_size]
+            prompts = [self.prompt_for(r) for r in chunk]
+            images = [_image(r.observation.screenshot_png) for r in chunk]
+            began = time.monotonic()
+            texts = self.generate(prompts, images)
+            latency = time.monotonic() - began
+            outputs += [PolicyOutput(raw_text=t, prompt=messages_to_json(p), latency_s=latency)
+                        for t, p in zip(texts, prompts)]
+        return outputs
