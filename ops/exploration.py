@@ -153,7 +153,7 @@ def _dfs(env: ExplorableEnvironment, goal: str, prefix: str, parent: str | None,
             continue
         after = env.observe()
         key = state_key(after)
-        if key in visited:
+        if key in visited or after.app != obs.app:  # leaving the app explores nothing of it
             continue
         visited.add(key)
         tid = f"{prefix}.{b}"

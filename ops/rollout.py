@@ -169,12 +169,10 @@ def _advance(ep: _Episode, out, output_format: str, summary: RolloutSummary,
     if isinstance(parsed, ParseFailure):
         summary.invalid_actions += 1
         env_reason = f"invalid action: {parsed.reason}"
-    elif parsed.type == ActionType.TERMINATE:
-        env_ok = True
-    elif parsed.type == ActionType.ANSWER:
-        ep.answer = parsed.text
-        env_ok = True
     else:
+        # terminate and answer reach the environment too: the simulator records them for its judge
+        if parsed.type == ActionType.ANSWER:
+            ep.answer = parsed.text
         result = ep.env.step(parsed)
         env_ok, env_reason = result.ok, result.reason
     ep.steps.append(StepRecord(

@@ -10,12 +10,13 @@ from PIL import Image, UnidentifiedImageError
 from ops.forks.model import ForkConfig, ForkInputError, Screenshot
 
 
-def to_image(screenshot: Screenshot) -> Image.Image:
-    """Decode PNG/JPEG bytes or wrap a uint8 array (without copying when it is contiguous)."""
+def to_image(screenshot: Screenshot, header_only: bool = False) -> Image.Image:
+    """Decode PNG/JPEG bytes (or, with `header_only`, just read their size) or wrap a uint8 array."""
     if isinstance(screenshot, (bytes, bytearray, memoryview)):
         try:
             image = Image.open(io.BytesIO(screenshot))
-            image.load()
+            if not header_only:
+                image.load()
         except (UnidentifiedImageError, OSError) as exc:
             raise ForkInputError(f"screenshot bytes are not a readable image: {exc}") from None
         return image

@@ -54,7 +54,7 @@ class ForkConfig:
     hash_threshold: float = 0.80  # mean-hash similarity below this skips SSIM (seed 003 §3.3.1)
     hash_size: int = 16  # mean hash is hash_size × hash_size bits
     status_bar_ratio: float = 25 / 878  # fraction of the screen height cropped from the top
-    thumb_width: int = 135  # grayscale thumbnail φ(o) size in pixels
+    thumb_width: int = 135  # grayscale thumbnail φ(o): 1/8 of a 1080×2332 cropped screen
     thumb_height: int = 292
     ssim_window: int = 7  # square window of the box-filter SSIM (scikit-image's default)
     use_trees: bool = True  # compare accessibility trees after the visual match when present
@@ -95,7 +95,9 @@ class ForkPoint:
     """Failed step `failed_step` saw the state of successful step `success_step` but diverged.
 
     `similarity` is SSIM(φ(o_i+), φ(o_j−)); `next_similarity` the SSIM of the following
-    observations (None when either step is the last one, `divergence == "terminal"`).
+    observations when it was computed (None when either step is the last one,
+    `divergence == "terminal"`, or when the trees or the mean hash already told the next
+    observations apart).
     `tree_match` is True when both trees were present and matched, None when visual-only.
     """
 
@@ -109,14 +111,14 @@ class ForkPoint:
 
 @dataclass(slots=True)
 class MatchStats:
-    """Counts of how the observation pairs of one comparison were decided."""
+    """How the observation pairs Algorithm 1 looked at were decided (each pair counted once)."""
 
-    pairs: int = 0  # observation pairs in the |τ+| × |τ−| grid
+    pairs: int = 0  # size of the |τ+| × |τ−| grid
+    tree_rejected: int = 0  # trees differ: not the same state, pixels not needed
     hash_rejected: int = 0  # discarded by the mean-hash pre-filter
     identical: int = 0  # pixel-identical thumbnails (SSIM 1 without computing it)
     ssim_computed: int = 0
-    visual_matches: int = 0  # SSIM >= θ
-    tree_rejected: int = 0  # visual matches whose trees differ (counted once per pair)
+    visual_matches: int = 0  # SAME: trees agree (or absent) and SSIM >= θ
 
 
 @dataclass(slots=True)
