@@ -10,7 +10,7 @@ Steps carry a screenshot (PNG bytes or array), the canonical action dict and, op
 the accessibility tree; with trees on both sides a visual match must also match the tree.
 """
 
-from ops.forks.actions import actions_equivalent
+from ops.forks.actions import ActionContext, actions_equivalent
 from ops.forks.algorithm import ForkMatch, StateOracle, match_fork_points
 from ops.forks.detect import (
     PreparedTrajectory,
@@ -30,6 +30,7 @@ from ops.forks.model import (
 )
 
 __all__ = [
+    "ActionContext",
     "ForkConfig",
     "ForkInputError",
     "ForkMatch",

@@ -1,0 +1,166 @@
+"""Programmatic critic for the simulator: labels from ground truth and navigation distance.
+
+Decision: the simulator's judge. Step t is reasonable iff it brings the state closer to the
+goal (the shortest remaining action count drops), or it is a required terminal step (a
+correct answer, or terminating after success). The hint is templated from the first wrong
+step, naming the action that would have made progress. This critic reads simulator state,
+so it is exact where an LLM critic is not — the reference `critic_calibration` compares
+LLM critics against.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Callable
+
+from ops.actions import Action, ActionType
+from ops.episode import AttemptRecord, CriticFeedback, Hint, StepLabel, StepRecord
+from phonesim.apps import load_apps
+from phonesim.phone import Phone
+from phonesim.solver import distance_to_goal
+from phonesim.tasks import TaskInstance, instantiate
+
+UNREACHABLE = 10_000  # distance of a state from which the goal cannot be reached in budget
+
+
+class ProgrammaticCritic:
+    """`Critic` over phonesim attempts whose task is a template or a goal-screen task."""
+
+    name = "programmatic"
+
+    def __init__(self, world_seed: int = 0):
+        self.world_seed = world_seed
+
+    def evaluate(self, attempt: AttemptRecord) -> CriticFeedback:
+        gt = attempt.ground_truth
+        if gt is None:
+            raise ValueError(f"{attempt.task.task_id}: the programmatic critic needs a verifiable "
+                             "task (a simulator template or a goal screen)")
+        distance = self._distance_fn(attempt)
+        states = [s.state for s in attempt.steps] + [attempt.final_state]
+        dist = [distance(s) for s in states]
+        labels = []
+        for t, step in enumerate(attempt.steps):
+            ok, why = self._judge_step(step, dist[t], dist[t + 1], gt.success)
+            labels.append(StepLabel(step=t, reasonable=ok, rationale=why))
+        wrong = [lab.step for lab in labels if not lab.reasonable]
+        failure_step = None if gt.success else (wrong[0] if wrong else len(labels) - 1 if labels else None)
+        reason = ("the task's goal checks pass in the final state" if gt.success
+                  else f"goal not reached: progress {gt.progress:.2f}, attempt ended by {attempt.end_reason}")
+        hint = None
+        if not gt.success or wrong:
+            hint = self._hint(attempt, wrong[0] if wrong else None, reason)
+        return CriticFeedback(decision=int(gt.success), reason=reason, failure_step=failure_step,
+                              task_feasible=True, step_analysis=labels, hint=hint, critic=self.name)
+
+    # --- distances ------------------------------------------------------------------------
+    def _distance_fn(self, attempt: AttemptRecord) -> Callable[[str | None], int]:
+        task = attempt.task
+        phone = Phone(self.world_seed)
+        if task.template_id:
+            instance = instantiate(task.template_id, task.seed, self.world_seed)
+
+            def distance(state: str | None) -> int:
+                if state is None:
+                    return UNREACHABLE
+                phone.restore(json.loads(state))
+                d = distance_to_goal(phone, instance)
+                return UNREACHABLE if d is None else d
+            return distance
+        app = load_apps()[task.app]
+        goal = task.params["goal_screen"]
+
+        def screen_distance(state: str | None) -> int:
+            if state is None:
+                return UNREACHABLE
+            phone.restore(json.loads(state))
+            if phone.current_app != task.app:
+                route = app.route(app.home, goal)
+                return UNREACHABLE if route is None else len(route) + 1  # +1 to open the app
+            route = app.route(phone.current_screen, goal)
+            return UNREACHABLE if route is None else len(route)
+        return screen_distance
+
+    @staticmethod
+    def _judge_step(step: StepRecord, before: int, after: int, success: bool) -> tuple[bool, str]:
+        if step.action is None:
+            return False, f"the output was not a valid action ({step.parse_error})"
+        action = Action.from_dict(step.action)
+        if action.type == ActionType.TERMINATE:
+            if action.status == "success":
+                return (before == 0, "declared completion with the goal reached" if before == 0
+                        else f"declared completion {before} actions short of the goal")
+            return False, "gave up on a feasible task"
+        if not step.env_ok:
+            return False, f"the action had no effect ({step.env_reason})"
+        if after < before:
+            return True, f"moved closer to the goal ({before} -> {after} actions left)"
+        if after == before == 0:
+            return False, "acted after the goal was already reached instead of finishing"
+        return False, f"did not move closer to the goal ({before} -> {after} actions left)"
+
+    # --- hints ----------------------------------------------------------------------------
+    def _hint(self, attempt: AttemptRecord, wrong: int | None, reason: str) -> Hint:
+        if wrong is None:
+            return Hint(attempt=attempt.attempt, key_mistake="stopped before the goal was reached",
+                        what_to_avoid=["ending the attempt before every part of the task is done"],
+                        suggested_approach=["check every requirement of the task on screen before finishing"],
+                        important_insights=[reason], hint_summary="Finish every part of the task before terminating.")
+        step = attempt.steps[wrong]
+        did = _describe(step)
+        better = self._better_action(attempt, step)
+        approach = [f"on the {step.app} '{step.screen}' screen, {better}"] if better else []
+        return Hint(
+            attempt=attempt.attempt,
+            key_mistake=f"step {wrong + 1}: {did} on the {step.app} '{step.screen}' screen did not help",
+            what_to_avoid=[f"{did} on the '{step.screen}' screen"],
+            suggested_approach=approach,
+            important_insights=[reason],
+            hint_summary=(f"On '{step.screen}', {better} instead of {did}." if better
+                          else f"Avoid {did} on '{step.screen}'."),
+        )
+
+    def _better_action(self, attempt: AttemptRecord, step: StepRecord) -> str | None:
+        """The first action of a shortest solution from the wrong step's state, in words."""
+        task = attempt.task
+        if not task.template_id or step.state is None:
+            return None
+        instance: TaskInstance = instantiate(task.template_id, task.seed, self.world_seed)
+        phone = Phone(self.world_seed)
+        phone.restore(json.loads(step.state))
+        try:
+            plan = instance.solve(phone)
+        except RuntimeError:
+            return None
+        if not plan:
+            return "finish the task"
+        return _describe_action(plan[0], step.elements)
+
+
+def _describe(step: StepRecord) -> str:
+    if step.action is None:
+        return "an unparseable output"
+    return _describe_action(Action.from_dict(step.action), step.elements)
+
+
+def _describe_action(action: Action, elements: list[dict]) -> str:
+    label = None
+    if action.element is not None and 0 <= action.element < len(elements):
+        label = (elements[action.element].get("text") or elements[action.element].get("desc") or "").split("\n")[0]
+    elif action.point is not None:
+        hits = [e for e in elements if e["grid"][0] <= action.point[0] <= e["grid"][2]
+                and e["grid"][1] <= action.point[1] <= e["grid"][3]]
+        if hits:
+            label = (hits[-1].get("text") or hits[-1].get("desc") or "").split("\n")[0]
+    verb = action.type.value.replace("_", " ")
+    if action.type == ActionType.TYPE:
+        return f"typing '{action.text}'" + (f" into '{label}'" if label else "")
+    if action.type == ActionType.ANSWER:
+        return f"answering '{action.text}'"
+    if action.type == ActionType.SYSTEM_BUTTON:
+        return f"pressing {action.button}"
+    if action.type == ActionType.OPEN_APP:
+        return f"opening {action.app}"
+    if action.type == ActionType.SWIPE:
+        return f"swiping {action.direction or ''}".strip()
+    return f"{verb} '{label}'" if label else verb
