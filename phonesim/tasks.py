@@ -1,0 +1,215 @@
+"""Task templates, instances, the template registry and the state judge.
+
+A template (seed 001 §4.2) is a small declarative unit in an app's `tasks.py`: instruction
+paraphrases, a parameter sampler, an optional state setup, goal checks, an optional typed
+answer, the data paths it is expected to change, a step budget, a difficulty and a split.
+`instantiate(template_id, seed)` turns one into a `TaskInstance` deterministically.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Callable
+
+from phonesim.answers import AnswerSpec, match_answer
+from phonesim.apps import load_apps
+from phonesim.state import diff_paths, path_matches
+
+if TYPE_CHECKING:
+    from ops.actions import Action
+    from phonesim.phone import Phone
+
+OBJECTIVES = ("operate", "query", "hybrid")
+COMPOSITIONS = ("atomic", "sequential", "deep_dive", "transfer")
+SPLITS = ("train", "test")
+
+Params = dict[str, Any]
+
+
+def _nothing(params: Params) -> list:
+    return []
+
+
+@dataclass(frozen=True)
+class TaskTemplate:
+    id: str  # "<app>.<name>"
+    apps: tuple[str, ...]
+    objective: str
+    composition: str
+    difficulty: int  # 1 (easy) .. 4 (very hard), seed 001 §4.4 strata
+    split: str
+    step_budget: int
+    instructions: tuple[str, ...]  # str.format templates over params (paraphrases)
+    sample: Callable[[random.Random, "Phone"], Params]
+    checks: Callable[["Phone", Params], list[tuple[str, bool]]] | None = None  # goal sub-checks
+    answer: Callable[["Phone", Params], AnswerSpec] | None = None  # gold read from the initial state
+    evidence: Callable[[Params, AnswerSpec], list[str]] | None = None  # on-screen texts that justify answering
+    expected: Callable[[Params], list[str]] = _nothing  # data paths allowed to change (fnmatch)
+    setup: Callable[["Phone", Params], None] | None = None
+    hints: Callable[[Params], list[str | int]] = _nothing  # texts to type / slider values, for the solver
+    tags: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        problems = []
+        if self.objective not in OBJECTIVES:
+            problems.append(f"objective {self.objective!r} not in {OBJECTIVES}")
+        if self.composition not in COMPOSITIONS:
+            problems.append(f"composition {self.composition!r} not in {COMPOSITIONS}")
+        if self.split not in SPLITS:
+            problems.append(f"split {self.split!r} not in {SPLITS}")
+        if not 1 <= self.difficulty <= 4:
+            problems.append(f"difficulty {self.difficulty} not in 1..4")
+        if not self.instructions:
+            problems.append("no instructions")
+        if self.objective in ("query", "hybrid") and self.answer is None:
+            problems.append(f"{self.objective} template needs an answer")
+        if self.objective in ("operate", "hybrid") and self.checks is None:
+            problems.append(f"{self.objective} template needs checks")
+        if problems:
+            raise ValueError(f"task template {self.id}: " + "; ".join(problems))
+
+    def describe(self) -> dict[str, Any]:
+        return {"id": self.id, "apps": list(self.apps), "objective": self.objective,
+                "composition": self.composition, "difficulty": self.difficulty, "split": self.split,
+                "step_budget": self.step_budget, "instructions": list(self.instructions), "tags": list(self.tags)}
+
+
+@dataclass(frozen=True)
+class JudgeResult:
+    success: bool  # every goal check (and the typed answer) passed
+    progress: float  # fraction of checks passed
+    checks: tuple[tuple[str, bool], ...]
+    side_effects: tuple[str, ...]  # changed data paths outside the expected changes
+    answer_ok: bool | None = None  # None for operate tasks
+    answer_reason: str = ""
+
+    @property
+    def clean(self) -> bool:
+        return not self.side_effects
+
+
+@dataclass
+class TaskInstance:
+    template: TaskTemplate
+    seed: int
+    world_seed: int
+    params: Params
+    instruction: str
+    answer_spec: AnswerSpec | None
+    initial: dict[str, Any] = field(repr=False)  # runtime state after setup
+    _view: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def id(self) -> str:
+        return f"{self.template.id}#{self.seed}"
+
+    @property
+    def step_budget(self) -> int:
+        return self.template.step_budget
+
+    @property
+    def difficulty(self) -> int:
+        return self.template.difficulty
+
+    @property
+    def split(self) -> str:
+        return self.template.split
+
+    @property
+    def apps(self) -> tuple[str, ...]:
+        return self.template.apps
+
+    def make_phone(self, size: tuple[int, int] | None = None) -> "Phone":
+        """A phone in this task's initial state."""
+        from phonesim.phone import DEFAULT_SIZE, Phone
+        phone = Phone(self.world_seed, size or DEFAULT_SIZE)
+        phone.restore(self.initial)
+        return phone
+
+    def judge(self, phone: "Phone", answer: str | None = None) -> JudgeResult:
+        """Deterministic verdict from state. `answer` defaults to the phone's last `answer` action."""
+        t = self.template
+        checks = list(t.checks(phone, self.params)) if t.checks else []
+        answer_ok, why = None, ""
+        if self.answer_spec is not None:
+            given = answer if answer is not None else phone.answer
+            answer_ok, why = match_answer(self.answer_spec, given)
+            checks += [("answer_submitted", given is not None), ("answer_correct", answer_ok)]
+        expected = t.expected(self.params)
+        side: tuple[str, ...] = ()
+        if phone.state["data"] != self.initial["data"]:
+            side = tuple(p for p in diff_paths(self._initial_view(), phone.logical_state())
+                         if not path_matches(p, expected))
+        passed = sum(1 for _, ok in checks if ok)
+        return JudgeResult(passed == len(checks), passed / len(checks) if checks else 1.0, tuple(checks), side,
+                           answer_ok, why)
+
+    def _initial_view(self) -> dict[str, Any]:
+        if self._view is None:
+            self._view = self.make_phone().logical_state()
+        return self._view
+
+    def evidence(self) -> list[str]:
+        """Texts whose presence on screen justifies submitting the answer (solver use)."""
+        if self.answer_spec is None:
+            return []
+        if self.template.evidence is not None:
+            return self.template.evidence(self.params, self.answer_spec)
+        gold = self.answer_spec.gold
+        return [f"{gold:g}" if isinstance(gold, float) else str(gold)]
+
+    def solve(self, phone: "Phone") -> list["Action"]:
+        """A shortest action list from the phone's current state to clean success (BFS)."""
+        from phonesim.solver import shortest_path
+        path = shortest_path(phone, self)
+        if path is None:
+            raise RuntimeError(f"{self.id}: no solution found within the step budget")
+        return path
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"task_id": self.id, "template": self.template.id, "seed": self.seed, "world_seed": self.world_seed,
+                "instruction": self.instruction, "params": self.params, "step_budget": self.step_budget,
+                "difficulty": self.difficulty, "split": self.split, "objective": self.template.objective,
+                "composition": self.template.composition, "apps": list(self.apps),
+                "answer": self.answer_spec.to_dict() if self.answer_spec else None}
+
+
+@lru_cache(maxsize=1)
+def all_templates() -> dict[str, TaskTemplate]:
+    """Every registered template by id (collected from each app package's TEMPLATES)."""
+    out: dict[str, TaskTemplate] = {}
+    apps = load_apps()
+    for app in apps.values():
+        for t in app.templates:
+            if t.id in out:
+                raise ValueError(f"duplicate task template id {t.id}")
+            missing = [a for a in t.apps if a not in apps]
+            if missing:
+                raise ValueError(f"task template {t.id} uses unregistered apps {missing}")
+            out[t.id] = t
+    return dict(sorted(out.items()))
+
+
+def templates(split: str | None = None, app: str | None = None) -> list[TaskTemplate]:
+    return [t for t in all_templates().values() if (split is None or t.split == split)
+            and (app is None or app in t.apps)]
+
+
+def instantiate(template_id: str, seed: int, world_seed: int = 0) -> TaskInstance:
+    """Sample params, set up state and phrase the instruction, all determined by the seeds."""
+    from phonesim.phone import Phone
+    tmpl = all_templates().get(template_id)
+    if tmpl is None:
+        raise KeyError(f"unknown task template {template_id!r}")
+    rng = random.Random(f"{template_id}:{seed}")
+    phone = Phone(world_seed)
+    params = tmpl.sample(rng, phone)
+    if tmpl.setup is not None:
+        tmpl.setup(phone, params)
+    spec = tmpl.answer(phone, params) if tmpl.answer else None
+    instruction = rng.choice(tmpl.instructions).format(**params)
+    if spec is not None and spec.hint:
+        instruction += f" Answer with {spec.hint}."
+    return TaskInstance(tmpl, seed, world_seed, params, instruction, spec, phone.snapshot())
