@@ -1,0 +1,1 @@
+"""One module per stage; thin: read inputs, call ops/ and resources, write outputs, attach metadata."""

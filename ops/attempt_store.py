@@ -13,38 +13,34 @@ import re
 from dataclasses import asdict
 from typing import Any
 
+import polars as pl
 import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from ops.episode import AttemptRecord, CriticFeedback, StepRecord
+from ops.episode import AttemptRecord, CriticFeedback
+from ops.schemas import PARQUET_WRITE_OPTIONS, from_rows
 
 _SAFE = re.compile(r"[^A-Za-z0-9._=-]+")
-
-STEP_COLUMNS = [
-    ("step", pa.int32()), ("screenshot_png", pa.binary()), ("elements", pa.string()),
-    ("a11y", pa.string()), ("app", pa.string()), ("screen", pa.string()),
-    ("prompt", pa.string()), ("raw_output", pa.string()), ("action", pa.string()),
-    ("parse_error", pa.string()), ("conclusion", pa.string()), ("latency_s", pa.float64()),
-    ("env_ok", pa.bool_()), ("env_reason", pa.string()), ("state", pa.string()),
-]
-STEP_SCHEMA = pa.schema(STEP_COLUMNS)
 
 
 def _safe(name: str) -> str:
     return _SAFE.sub("_", name)
 
 
-def steps_table(steps: list[StepRecord]) -> pa.Table:
-    """Steps of one attempt as an Arrow table (JSON columns for nested data)."""
-    rows: dict[str, list[Any]] = {name: [] for name, _ in STEP_COLUMNS}
-    for s in steps:
-        for name, _ in STEP_COLUMNS:
-            value = getattr(s, name)
-            if name in ("elements", "a11y", "action") and value is not None:
-                value = json.dumps(value, ensure_ascii=False)
-            rows[name].append(value)
-    return pa.table(rows, schema=STEP_SCHEMA)
+def _json(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, ensure_ascii=False)
+
+
+def step_rows(record: AttemptRecord) -> list[dict[str, Any]]:
+    """Rows of the `steps` table (ops.schemas) for one attempt."""
+    return [{
+        "task_id": record.task.task_id, "attempt": record.attempt, "step": s.step, "app": s.app,
+        "screen": s.screen, "screenshot_png": s.screenshot_png, "elements": _json(s.elements),
+        "a11y": _json(s.a11y), "prompt": s.prompt, "raw_output": s.raw_output, "action": _json(s.action),
+        "parse_error": s.parse_error, "conclusion": s.conclusion, "latency_s": s.latency_s,
+        "env_ok": s.env_ok, "env_reason": s.env_reason, "state": s.state,
+    } for s in record.steps]
 
 
 def attempt_summary(record: AttemptRecord) -> dict[str, Any]:
@@ -67,9 +63,14 @@ def attempt_summary(record: AttemptRecord) -> dict[str, Any]:
 class ParquetAttemptStore:
     """`AttemptStore` over a directory of per-attempt Parquet + JSON files."""
 
-    def __init__(self, root_uri: str):
-        self.fs, self.root = pafs.FileSystem.from_uri(root_uri)
+    def __init__(self, fs: pafs.FileSystem, root: str):
+        self.fs, self.root = fs, root.rstrip("/")
         self.fs.create_dir(self.root, recursive=True)
+
+    @classmethod
+    def from_uri(cls, root_uri: str) -> ParquetAttemptStore:
+        """A store under a local path or URI pyarrow can open without extra options."""
+        return cls(*pafs.FileSystem.from_uri(root_uri))
 
     def _dir(self, policy_version: str, task_id: str) -> str:
         return f"{self.root}/{_safe(policy_version)}/{_safe(task_id)}"
@@ -84,7 +85,7 @@ class ParquetAttemptStore:
         base = self._dir(record.policy_version, record.task.task_id)
         self.fs.create_dir(base, recursive=True)
         sink = pa.BufferOutputStream()
-        pq.write_table(steps_table(record.steps), sink, compression="zstd")
+        pq.write_table(from_rows(step_rows(record), "steps").to_arrow(), sink, **PARQUET_WRITE_OPTIONS)
         self._write(f"{base}/attempt_{record.attempt}.parquet", sink.getvalue().to_pybytes())
         summary = json.dumps(attempt_summary(record), ensure_ascii=False).encode()
         self._write(f"{base}/attempt_{record.attempt}.json", summary)
@@ -106,7 +107,50 @@ class ParquetAttemptStore:
             for s in self.summaries(policy_version, task_id)
         ]
 
-    def read_steps(self, policy_version: str, task_id: str, attempt: int) -> pa.Table:
+    def read_steps(self, policy_version: str, task_id: str, attempt: int) -> pl.DataFrame:
+        """The `steps` table rows of one stored attempt."""
         path = f"{self._dir(policy_version, task_id)}/attempt_{attempt}.parquet"
         with self.fs.open_input_file(path) as f:
-            return pq.read_table(f)
+            return pl.from_arrow(pq.read_table(f))
+
+
+def attempt_row(summary: dict[str, Any]) -> dict[str, Any]:
+    """A row of the `attempts` table from a stored attempt summary."""
+    gt = summary["ground_truth"] or {}
+    fb = summary["feedback"]
+    return {
+        "task_id": summary["task"]["task_id"], "attempt": summary["attempt"],
+        "policy_version": summary["policy_version"], "hints_used": [h["attempt"] for h in summary["hints"]],
+        "end_reason": summary["end_reason"], "error": summary["error"], "answer": summary["answer"],
+        "n_steps": summary["n_steps"], "critic_decision": fb["decision"] if fb else None,
+        "gt_success": gt.get("success"), "gt_progress": gt.get("progress"),
+        "gt_side_effects": gt.get("side_effects"), "gt_false_complete": gt.get("false_complete"),
+        "gt_overdue": gt.get("overdue"),
+    }
+
+
+def feedback_row(task_id: str, attempt: int, fb: dict[str, Any]) -> dict[str, Any]:
+    """A row of the `critic_feedback` table from feedback JSON (`CriticFeedback.to_json`)."""
+    hint = fb["hint"] or {}
+    return {
+        "task_id": task_id, "attempt": attempt, "critic": fb["critic"], "decision": fb["decision"],
+        "reason": fb["reason"], "failure_step": fb["failure_step"], "task_feasible": fb["task_feasible"],
+        "step_descriptions": fb.get("step_descriptions") or [],
+        "step_analysis": json.dumps(fb["step_analysis"], ensure_ascii=False),
+        "key_mistake": hint.get("key_mistake"), "what_to_avoid": hint.get("what_to_avoid", []),
+        "suggested_approach": hint.get("suggested_approach", []),
+        "important_insights": hint.get("important_insights", []), "hint_summary": hint.get("hint_summary"),
+    }
+
+
+def collect_tables(store: ParquetAttemptStore, policy_version: str,
+                   task_ids: list[str]) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """The `attempts`, `steps` and `critic_feedback` tables of every stored attempt of these tasks."""
+    attempts, feedback, steps = [], [], []
+    for task_id in task_ids:
+        for s in store.summaries(policy_version, task_id):
+            attempts.append(attempt_row(s))
+            feedback.append(feedback_row(task_id, s["attempt"], s["feedback"]))
+            steps.append(store.read_steps(policy_version, task_id, s["attempt"]))
+    steps_df = pl.concat(steps, how="vertical") if steps else from_rows([], "steps")
+    return from_rows(attempts, "attempts"), steps_df, from_rows(feedback, "critic_feedback")

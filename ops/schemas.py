@@ -101,7 +101,10 @@ EXPLORATION_TRANSITIONS = TableSchema(
     "One explored transition (seed 000 §2.2.1): before/after screens, action, target, summary.",
     (
         _c("app", pl.String, "target app explored"),
-        _c("trace_id", pl.String, "exploration trajectory this transition belongs to"),
+        _c("trace_id", pl.String, "exploration search (one per goal) this transition belongs to"),
+        _c("transition_id", pl.String, "unique id of the transition within the app"),
+        _c("parent_id", pl.String, "transition this one continues from; null at the app's start",
+           required=False),
         _STEP,
         _c("goal", pl.String, "function-aware exploration goal being pursued"),
         _c("before_screen_id", pl.String, "screen identity before the action"),

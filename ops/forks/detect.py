@@ -21,7 +21,7 @@ import numpy as np
 
 from ops.forks.actions import ActionContext, actions_equivalent, check_action
 from ops.forks.algorithm import match_fork_points
-from ops.forks.images import mean_hash, thumbnail, to_image
+from ops.forks.images import hash_similarity, mean_hash, thumbnail, to_image
 from ops.forks.model import (
     ForkConfig,
     ForkInputError,
@@ -173,7 +173,7 @@ class _PairOracle:
         """SSIM(φ(o_i+), φ(o_j−)); NaN when the mean-hash pre-filter rejects the pair."""
         if (i, j) not in self._sim:
             a, b = self.success.features(i), self.failed.features(j)
-            if np.mean(a.hash_bits == b.hash_bits) < self.config.hash_threshold:  # seed 003 §3.3.1
+            if hash_similarity(a.hash_bits, b.hash_bits) < self.config.hash_threshold:  # seed 003 §3.3.1
                 self.stats.hash_rejected += 1
                 value = float("nan")
             elif a.thumb_key == b.thumb_key:

@@ -13,4 +13,4 @@ if __name__ == "__main__":
     store_dir = sys.argv[1]
     run_rollouts(sim_tasks(), lambda: SimEnvironment(size=(270, 600)),
                  RandomClickPolicy(seed=1, delay_s=0.05), ProgrammaticCritic(),
-                 ParquetAttemptStore(store_dir), RolloutConfig(attempts=3, max_parallel_tasks=2))
+                 ParquetAttemptStore.from_uri(store_dir), RolloutConfig(attempts=3, max_parallel_tasks=2))

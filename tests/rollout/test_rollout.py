@@ -35,14 +35,14 @@ def small_env():
 
 
 def _run(tmp_path, **config):
-    store = ParquetAttemptStore(str(tmp_path))
+    store = ParquetAttemptStore.from_uri(str(tmp_path))
     summary = run_rollouts(sim_tasks(), small_env, RandomClickPolicy(seed=3), ProgrammaticCritic(), store,
                            RolloutConfig(**config))
     return store, summary
 
 
 def _prompts(store, task_id, attempt):
-    return store.read_steps("random", task_id, attempt).column("prompt").to_pylist()
+    return store.read_steps("random", task_id, attempt)["prompt"].to_list()
 
 
 def _has_hints(prompt: str) -> bool:
@@ -75,7 +75,7 @@ def test_steps_record_everything_and_ground_truth_is_kept_apart(tmp_path):
     store, _ = _run(tmp_path, attempts=1)
     task = sim_tasks()[0]
     steps = store.read_steps("random", task.task_id, 1)
-    row = steps.slice(0, 1).to_pylist()[0]
+    row = steps.row(0, named=True)
     assert row["screenshot_png"].startswith(b"\x89PNG")
     assert json.loads(row["elements"]) and json.loads(row["action"])["type"] in ("click", "terminate")
     assert row["state"] and row["prompt"] and row["raw_output"]
@@ -94,7 +94,7 @@ def test_policy_that_keeps_failing_aborts_with_stored_work_kept(tmp_path):
                 raise ConnectionError("endpoint went away")
             return super().act_batch(requests)
 
-    store = ParquetAttemptStore(str(tmp_path))
+    store = ParquetAttemptStore.from_uri(str(tmp_path))
     with pytest.raises(RolloutAborted, match="endpoint went away"):
         run_rollouts(sim_tasks(), small_env, Flaky(seed=0, stop_prob=0.5), ProgrammaticCritic(), store,
                      RolloutConfig(attempts=3, max_parallel_tasks=1))
@@ -109,7 +109,7 @@ def test_killed_run_resumes_losing_at_most_in_flight_attempts(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(REPO))
     child = subprocess.Popen([sys.executable, "-m", "tests.rollout.run_rollouts_child", str(tmp_path)],
                              cwd=REPO, env=env)
-    store = ParquetAttemptStore(str(tmp_path))
+    store = ParquetAttemptStore.from_uri(str(tmp_path))
     deadline = time.time() + 120
     done = 0
     while time.time() < deadline and child.poll() is None:

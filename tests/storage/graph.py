@@ -47,7 +47,8 @@ def exploration_transitions(context: dg.AssetExecutionContext,
                             config: ExploreConfig) -> pl.DataFrame:
     app = context.partition_key.keys_by_dimension["app"]
     rows = [{
-        "app": app, "trace_id": f"{app}-t0", "step": i, "goal": f"open {app} settings",
+        "app": app, "trace_id": f"{app}-t0", "transition_id": f"{app}-t0.{i}",
+        "parent_id": f"{app}-t0.{i - 1}" if i else None, "step": i, "goal": f"open {app} settings",
         "before_screen_id": f"s{i}", "after_screen_id": f"s{i + 1}",
         "before_screenshot_png": tiny_png(i), "after_screenshot_png": tiny_png(i + 1),
         "before_a11y": json.dumps({"nodes": [i]}), "after_a11y": json.dumps({"nodes": [i + 1]}),

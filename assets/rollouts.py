@@ -1,0 +1,115 @@
+"""rollout_attempts + rollout_steps + critic_feedback: K hint-guided attempts per task, judged.
+
+One multi-asset, because hints must flow from the critic of attempt k-1 into the prompt of
+attempt k. Attempts are staged per attempt under the experiment's storage as they finish, so
+a rerun after a crash resumes instead of starting over.
+"""
+
+import json
+from collections import Counter
+
+import dagster as dg
+import polars as pl
+from pydantic import Field
+
+from assets.metadata import counts, md_table, thumbnail_md
+from ops.attempt_store import ParquetAttemptStore, collect_tables
+from ops.critic.llm_critic import LLMCritic
+from ops.critic.programmatic import ProgrammaticCritic
+from ops.episode import TaskSpec
+from ops.rollout import RolloutConfig, run_rollouts
+from pipelines.experiments import experiment_of, experiment_partitions, lineage_metadata
+from resources.environment import SimulatorResource
+from resources.llm import LLMResource
+from resources.policy import PolicyResource
+from resources.storage import ArtifactStore, StorageLocation
+
+
+class RolloutAssetConfig(dg.Config):
+    attempts: int = Field(default=3, ge=1, description="K attempts per task (seed 000 §2.3.1).")
+    use_hints: bool = Field(default=True, description="Append hints of attempts 1..k-1 to attempt k.")
+    max_parallel_tasks: int = Field(default=16, ge=1, description="Tasks stepped together in one policy batch.")
+    loop_window: int = Field(default=4, ge=2, description="Identical (screen, output) steps in a row that end an attempt.")
+    critic: str = Field(default="programmatic", pattern="^(programmatic|llm)$",
+                        description="'programmatic': simulator judge + navigation distance; 'llm': the LLM critic resource.")
+    max_tasks: int | None = Field(default=None, ge=1, description="Run only the first N curriculum tasks.")
+    verifiable_only: bool = Field(default=True, description="Skip tasks the simulator cannot judge.")
+
+
+def task_specs(tasks: pl.DataFrame, verifiable_only: bool, max_tasks: int | None) -> list[TaskSpec]:
+    """Curriculum rows as runnable tasks (template tasks carry their instance seed in params)."""
+    if verifiable_only:
+        tasks = tasks.filter(pl.col("verifiable"))
+    if max_tasks is not None:
+        tasks = tasks.head(max_tasks)
+    specs = []
+    for r in tasks.iter_rows(named=True):
+        params = json.loads(r["template_params"]) if r["template_params"] else {}
+        specs.append(TaskSpec(task_id=r["task_id"], instruction=r["instruction"], step_budget=r["step_budget"],
+                              app=r["app"], template_id=r["template_id"], params=params,
+                              seed=int(params.get("seed", 0))))
+    return specs
+
+
+@dg.multi_asset(
+    outs={
+        "rollout_attempts": dg.AssetOut(description="One row per attempt: outcome, critic decision, ground truth."),
+        "rollout_steps": dg.AssetOut(description="One row per step: screenshot, prompt, raw output, action."),
+        "critic_feedback": dg.AssetOut(description="Hierarchical critic feedback per attempt: decision, step labels, hint."),
+    },
+    partitions_def=experiment_partitions, group_name="interaction", code_version="rollouts-1",
+)
+def rollouts(context: dg.AssetExecutionContext, config: RolloutAssetConfig, curriculum_tasks: pl.DataFrame,
+             base_policy: dict, simulator: SimulatorResource, policy: PolicyResource, llm: LLMResource,
+             storage: StorageLocation, artifact_store: ArtifactStore):
+    tasks = task_specs(curriculum_tasks, config.verifiable_only, config.max_tasks)
+    checkpoint = artifact_store.local_path(base_policy["uri"]) if policy.kind == "local" else None
+    agent = policy.build_policy(checkpoint)
+    if policy.kind == "local" and policy.version is None:
+        agent.version = base_policy["version"]
+    critic = ProgrammaticCritic(simulator.world_seed) if config.critic == "programmatic" \
+        else LLMCritic(llm.get_client(), name=f"llm:{llm.model}")
+    fs, root = storage.filesystem()
+    store = ParquetAttemptStore(fs, f"{root}/{experiment_of(context)}/_staging/rollouts")
+    run_config = RolloutConfig(attempts=config.attempts, use_hints=config.use_hints,
+                               max_parallel_tasks=config.max_parallel_tasks, loop_window=config.loop_window)
+    finished = Counter()
+
+    def progress(record) -> None:
+        finished[record.attempt] += 1
+        total = sum(finished.values())
+        if total % 10 == 0:
+            context.log.info(f"{total} attempts finished ({dict(finished)} by attempt index)")
+
+    summary = run_rollouts(tasks, simulator.make_env, agent, critic, store, run_config, on_attempt=progress)
+    attempts, steps, feedback = collect_tables(store, agent.version, [t.task_id for t in tasks])
+    context.log.info(f"rollouts: {summary.attempts_run} run, {summary.attempts_resumed} resumed, "
+                     f"{summary.attempts_failed} lost to errors, {summary.invalid_actions} invalid actions")
+    lineage = lineage_metadata(context, config, dg.AssetKey("rollout_attempts"))
+    sr = attempts.group_by("task_id").agg(pl.col("critic_decision").mean().alias("sr"))
+    by_attempt = attempts.group_by("attempt").agg(pl.col("critic_decision").mean().alias("critic_sr"),
+                                                  pl.col("gt_success").mean().alias("gt_sr")).sort("attempt")
+    meta_attempts = {
+        **lineage,
+        "policy_version": agent.version,
+        "tasks": len(tasks), "attempts": attempts.height,
+        "attempts_run": summary.attempts_run, "attempts_resumed": summary.attempts_resumed,
+        "attempts_failed": summary.attempts_failed, "invalid_actions": summary.invalid_actions,
+        "errors": dg.MetadataValue.json(summary.errors[:20]),
+        "mean_steps": float(attempts["n_steps"].mean() or 0.0),
+        "end_reasons": counts(attempts["end_reason"]),
+        "sr_histogram": counts(round(v, 2) for v in sr["sr"].to_list()),
+        "success_by_attempt": md_table(["attempt", "critic SR", "ground-truth SR"],
+                                       [(r["attempt"], f"{r['critic_sr']:.2f}", f"{r['gt_sr'] or 0:.2f}")
+                                        for r in by_attempt.iter_rows(named=True)]),
+    }
+    sample = steps.head(6)
+    meta_steps = {**lineage_metadata(context, config, dg.AssetKey("rollout_steps")), "steps": steps.height,
+                  "sample": md_table(["screen", "output", "parse error"],
+                                     [(thumbnail_md(r["screenshot_png"]), r["raw_output"][:80], r["parse_error"] or "")
+                                      for r in sample.iter_rows(named=True)])}
+    meta_feedback = {**lineage_metadata(context, config, dg.AssetKey("critic_feedback")),
+                     "critic": critic.name, "decisions": counts(feedback["decision"]),
+                     "with_hint": int(feedback["hint_summary"].is_not_null().sum())}
+    return (dg.Output(attempts, metadata=meta_attempts), dg.Output(steps, metadata=meta_steps),
+            dg.Output(feedback, metadata=meta_feedback))

@@ -1,0 +1,62 @@
+"""Resources per profile, in one dict: `local` (embedded, offline) and `production`.
+
+The profile comes from MOBILEFORGE_PROFILE (default `local`). Production settings are read from
+environment variables so no secret or host lives in the code:
+
+- MOBILEFORGE_STORAGE_ROOT   s3://bucket/prefix (or a local path); MOBILEFORGE_S3_ENDPOINT optional
+- MOBILEFORGE_POLICY_MODEL   litellm model of the served policy, e.g. openai/Qwen3-VL-8B-Instruct
+- MOBILEFORGE_POLICY_API_BASE / MOBILEFORGE_POLICY_API_KEY_ENV / MOBILEFORGE_POLICY_STYLE
+- MOBILEFORGE_CRITIC_MODEL   litellm model of the critic/curriculum VLM
+- MOBILEFORGE_CRITIC_API_BASE / MOBILEFORGE_CRITIC_API_KEY_ENV
+"""
+
+import os
+from typing import Any
+
+from resources.catalog import DuckDBCatalog
+from resources.environment import SimulatorResource
+from resources.llm import LLMResource
+from resources.policy import PolicyResource
+from resources.storage import ArtifactStore, ParquetIOManager, StorageLocation
+
+PROFILES = ("local", "production")
+
+
+def _env(name: str) -> str:
+    value = os.environ.get(name)
+    if not value:
+        raise ValueError(f"profile 'production' needs the environment variable {name}")
+    return value
+
+
+def resources_for(profile: str | None = None) -> dict[str, Any]:
+    """Every resource the assets need, for `profile` (default: $MOBILEFORGE_PROFILE or local)."""
+    profile = profile or os.environ.get("MOBILEFORGE_PROFILE", "local")
+    if profile not in PROFILES:
+        raise ValueError(f"MOBILEFORGE_PROFILE={profile!r}: expected one of {PROFILES}")
+    if profile == "local":
+        location = StorageLocation(root=os.environ.get("MOBILEFORGE_STORAGE_ROOT"))
+        policy = PolicyResource(kind="local")
+        # The embedded critic is programmatic; this LLM is only used when a run selects the
+        # LLM critic / curriculum, and then needs a reachable server.
+        llm = LLMResource(model=os.environ.get("MOBILEFORGE_CRITIC_MODEL", "openai/critic"),
+                          api_base=os.environ.get("MOBILEFORGE_CRITIC_API_BASE", "http://127.0.0.1:8001/v1"))
+    else:
+        location = StorageLocation(root=_env("MOBILEFORGE_STORAGE_ROOT"),
+                                   s3_endpoint_override=os.environ.get("MOBILEFORGE_S3_ENDPOINT"))
+        policy = PolicyResource(kind="endpoint", model=_env("MOBILEFORGE_POLICY_MODEL"),
+                                api_base=os.environ.get("MOBILEFORGE_POLICY_API_BASE"),
+                                api_key_env=os.environ.get("MOBILEFORGE_POLICY_API_KEY_ENV"),
+                                prompt_style=os.environ.get("MOBILEFORGE_POLICY_STYLE", "qwen3vl"))
+        llm = LLMResource(model=_env("MOBILEFORGE_CRITIC_MODEL"),
+                          api_base=os.environ.get("MOBILEFORGE_CRITIC_API_BASE"),
+                          api_key_env=os.environ.get("MOBILEFORGE_CRITIC_API_KEY_ENV"))
+    return {
+        "io_manager": ParquetIOManager(location=location),
+        "storage": location,
+        "artifact_store": ArtifactStore(location=location),
+        "catalog": DuckDBCatalog(location=location),
+        "simulator": SimulatorResource(),
+        "policy": policy,
+        "llm": llm,
+    }
