@@ -227,6 +227,7 @@ TRAINING_SAMPLES = TableSchema(
         _c("prompt", pl.String, "hint-contextualized prompt s̃_j (eq. 15)"),
         _c("image", pl.Binary, "PNG screenshot of the step"),
         _c("target_action", JSON_TEXT, "target canonical action a*_j", json=True),
+        _c("target_response", pl.String, "raw model output of the step: the SFT target"),
         _c("target_box", JSON_TEXT, "target element box [x0,y0,x1,y1] on the 0–1000 grid",
            required=False, json=True),
         _c("elements", JSON_TEXT, "element list of the observation", required=False,

@@ -1,0 +1,85 @@
+"""Step-level training samples from judged rollouts (seed 000 eq. 14–15).
+
+A sample keeps the exact prompt the policy saw at rollout time (so the hint context is the
+one that was available to that attempt), the screenshot, the executed action as target and
+the raw output as the SFT target response.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+from ops.filtering import AttemptLabels, FilterConfig, TaskSelection, select_steps
+from ops.schemas import from_rows
+
+
+@dataclass
+class SelectionReport:
+    selections: list[TaskSelection]
+    kept_tasks: int = 0
+    dropped: Counter = field(default_factory=Counter)
+    samples_by_type: Counter = field(default_factory=Counter)
+
+
+def attempt_labels(feedback: pl.DataFrame) -> dict[str, list[AttemptLabels]]:
+    """Critic labels per task from the `critic_feedback` table."""
+    out: dict[str, list[AttemptLabels]] = {}
+    for r in feedback.sort("task_id", "attempt").iter_rows(named=True):
+        labels = sorted(json.loads(r["step_analysis"]), key=lambda s: s["step"])
+        out.setdefault(r["task_id"], []).append(
+            AttemptLabels(r["attempt"], r["decision"], [s["reasonable"] for s in labels]))
+    return out
+
+
+def element_boxes(elements: list[dict[str, Any]]) -> list[list[int]]:
+    """Element boxes on the 0–1000 grid, indexed like the element list (for the reward)."""
+    return [e["grid"] for e in elements]
+
+
+def target_box(action: dict[str, Any], elements: list[dict[str, Any]]) -> list[int] | None:
+    """Box of the element the action targets: by index, or the smallest element under its point."""
+    args = action.get("args", {})
+    if args.get("element") is not None and 0 <= args["element"] < len(elements):
+        return elements[args["element"]]["grid"]
+    point = args.get("point")
+    if point is None or args.get("end_point") is not None:
+        return None
+    hits = [e["grid"] for e in elements if e["grid"][0] <= point[0] <= e["grid"][2]
+            and e["grid"][1] <= point[1] <= e["grid"][3]]
+    return min(hits, key=lambda b: (b[2] - b[0]) * (b[3] - b[1])) if hits else None
+
+
+def build_step_samples(attempts: pl.DataFrame, steps: pl.DataFrame, feedback: pl.DataFrame,
+                       config: FilterConfig = FilterConfig()) -> tuple[pl.DataFrame, SelectionReport]:
+    """Filter tasks and steps (eq. 10–14) and turn the kept steps into `training_samples` rows."""
+    labels = attempt_labels(feedback)
+    hinted = {(r["task_id"], r["attempt"]) for r in attempts.iter_rows(named=True) if r["hints_used"]}
+    report = SelectionReport([select_steps(task, attempts, config) for task, attempts in labels.items()])
+    wanted = {(s.task_id, a, t) for s in report.selections if s.kept for a, t in s.steps}
+    for s in report.selections:
+        if s.kept:
+            report.kept_tasks += 1
+        else:
+            report.dropped[s.drop_reason] += 1
+    rows = []
+    for r in steps.iter_rows(named=True):
+        if (r["task_id"], r["attempt"], r["step"]) not in wanted or r["action"] is None:
+            continue
+        action = json.loads(r["action"])
+        elements = json.loads(r["elements"])
+        box = target_box(action, elements)
+        report.samples_by_type[action["type"]] += 1
+        rows.append({
+            "prompt": r["prompt"], "image": r["screenshot_png"], "target_action": r["action"],
+            "target_response": r["raw_output"], "target_box": json.dumps(box) if box else None,
+            "elements": json.dumps(element_boxes(elements)), "task_id": r["task_id"],
+            "attempt": r["attempt"], "step": r["step"],
+            "has_hint": (r["task_id"], r["attempt"]) in hinted,
+        })
+    return from_rows(rows, "training_samples"), report
+
