@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from ops.episode import AttemptRecord, CriticFeedback
+from ops.episode import AttemptRecord, CriticFeedback, GroundTruth, Hint, StepRecord, TaskSpec
 from ops.schemas import PARQUET_WRITE_OPTIONS, from_rows
 
 _SAFE = re.compile(r"[^A-Za-z0-9._=-]+")
@@ -87,8 +87,21 @@ class ParquetAttemptStore:
         sink = pa.BufferOutputStream()
         pq.write_table(from_rows(step_rows(record), "steps").to_arrow(), sink, **PARQUET_WRITE_OPTIONS)
         self._write(f"{base}/attempt_{record.attempt}.parquet", sink.getvalue().to_pybytes())
+        if record.final_screenshot_png is not None:
+            self._write(f"{base}/attempt_{record.attempt}.png", record.final_screenshot_png)
         summary = json.dumps(attempt_summary(record), ensure_ascii=False).encode()
         self._write(f"{base}/attempt_{record.attempt}.json", summary)
+
+    def attempt_path(self, policy_version: str, task_id: str, attempt: int, ext: str) -> str:
+        """Path of one stored attempt's file: ext is json (summary), parquet (steps) or png (final screen)."""
+        return f"{self._dir(policy_version, task_id)}/attempt_{attempt}.{ext}"
+
+    def read_final_screenshot(self, policy_version: str, task_id: str, attempt: int) -> bytes | None:
+        path = self.attempt_path(policy_version, task_id, attempt, "png")
+        if self.fs.get_file_info(path).type != pafs.FileType.File:
+            return None
+        with self.fs.open_input_stream(path) as f:
+            return f.read()
 
     def summaries(self, policy_version: str, task_id: str) -> list[dict[str, Any]]:
         """Stored attempt summaries of one task, in attempt order, stopping at the first gap."""
@@ -114,7 +127,7 @@ class ParquetAttemptStore:
             return pl.from_arrow(pq.read_table(f))
 
 
-def attempt_row(summary: dict[str, Any]) -> dict[str, Any]:
+def attempt_row(summary: dict[str, Any], final_screenshot_png: bytes | None = None) -> dict[str, Any]:
     """A row of the `attempts` table from a stored attempt summary."""
     gt = summary["ground_truth"] or {}
     fb = summary["feedback"]
@@ -122,7 +135,8 @@ def attempt_row(summary: dict[str, Any]) -> dict[str, Any]:
         "task_id": summary["task"]["task_id"], "attempt": summary["attempt"],
         "policy_version": summary["policy_version"], "hints_used": [h["attempt"] for h in summary["hints"]],
         "end_reason": summary["end_reason"], "error": summary["error"], "answer": summary["answer"],
-        "n_steps": summary["n_steps"], "critic_decision": fb["decision"] if fb else None,
+        "n_steps": summary["n_steps"], "final_screenshot_png": final_screenshot_png,
+        "critic_decision": fb["decision"] if fb else None,
         "gt_success": gt.get("success"), "gt_progress": gt.get("progress"),
         "gt_side_effects": gt.get("side_effects"), "gt_false_complete": gt.get("false_complete"),
         "gt_overdue": gt.get("overdue"),
@@ -149,8 +163,45 @@ def collect_tables(store: ParquetAttemptStore, policy_version: str,
     attempts, feedback, steps = [], [], []
     for task_id in task_ids:
         for s in store.summaries(policy_version, task_id):
-            attempts.append(attempt_row(s))
+            attempts.append(attempt_row(s, store.read_final_screenshot(policy_version, task_id, s["attempt"])))
             feedback.append(feedback_row(task_id, s["attempt"], s["feedback"]))
             steps.append(store.read_steps(policy_version, task_id, s["attempt"]))
     steps_df = pl.concat(steps, how="vertical") if steps else from_rows([], "steps")
     return from_rows(attempts, "attempts"), steps_df, from_rows(feedback, "critic_feedback")
+
+
+def _unjson(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
+
+
+def load_attempt(store: ParquetAttemptStore, policy_version: str, task_id: str, attempt: int) -> AttemptRecord:
+    """The full record of one stored attempt (steps from its Parquet, the rest from its JSON):
+    the inverse of `ParquetAttemptStore.save`. Raises FileNotFoundError for an attempt that was
+    never completed and ValueError when its two files disagree."""
+    path = store.attempt_path(policy_version, task_id, attempt, "json")
+    if store.fs.get_file_info(path).type != pafs.FileType.File:
+        raise FileNotFoundError(f"no completed attempt {attempt} of task {task_id!r} for policy "
+                                f"{policy_version!r} (missing {path})")
+    with store.fs.open_input_stream(path) as f:
+        summary = json.loads(f.read())
+    rows = store.read_steps(policy_version, task_id, attempt).sort("step").iter_rows(named=True)
+    steps = [StepRecord(
+        step=r["step"], screenshot_png=r["screenshot_png"], elements=_unjson(r["elements"]),
+        a11y=_unjson(r["a11y"]), app=r["app"], screen=r["screen"], prompt=r["prompt"],
+        raw_output=r["raw_output"], action=_unjson(r["action"]), parse_error=r["parse_error"],
+        conclusion=r["conclusion"], latency_s=r["latency_s"], env_ok=r["env_ok"],
+        env_reason=r["env_reason"], state=r["state"],
+    ) for r in rows]
+    if len(steps) != summary["n_steps"] or [s.step for s in steps] != list(range(len(steps))):
+        raise ValueError(f"{path}: summary says {summary['n_steps']} steps, the Parquet holds steps "
+                         f"{[s.step for s in steps]}")
+    fb, gt = summary["feedback"], summary["ground_truth"]
+    return AttemptRecord(
+        task=TaskSpec(**summary["task"]), attempt=summary["attempt"],
+        policy_version=summary["policy_version"], hints=[Hint(**h) for h in summary["hints"]],
+        steps=steps, end_reason=summary["end_reason"], answer=summary["answer"],
+        final_state=summary["final_state"], error=summary["error"],
+        final_screenshot_png=store.read_final_screenshot(policy_version, task_id, attempt),
+        feedback=CriticFeedback.from_json(json.dumps(fb)) if fb else None,
+        ground_truth=GroundTruth(**gt) if gt else None,
+    )

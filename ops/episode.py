@@ -169,6 +169,7 @@ class AttemptRecord:
     end_reason: str  # terminated | budget | loop | error
     answer: str | None
     final_state: str | None
+    final_screenshot_png: bytes | None = None  # the screen after the last action
     error: str | None = None
     feedback: CriticFeedback | None = None
     ground_truth: GroundTruth | None = None

@@ -113,7 +113,7 @@ def run_rollouts(
         record = AttemptRecord(
             task=ep.task, attempt=ep.attempt, policy_version=policy.version, hints=ep.hints,
             steps=ep.steps, end_reason=end_reason, answer=ep.answer,
-            final_state=ep.env.snapshot(),
+            final_state=ep.env.snapshot(), final_screenshot_png=ep.env.observe().screenshot_png,
         )
         terminated = end_reason == "terminated"
         record.ground_truth = ep.env.ground_truth(ep.task, ep.answer, terminated, len(ep.steps))

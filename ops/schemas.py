@@ -154,6 +154,7 @@ ATTEMPTS = TableSchema(
         _c("error", pl.String, "error message when end_reason is error", required=False),
         _c("answer", pl.String, "the agent's answer, when it gave one", required=False),
         _c("n_steps", pl.Int64, "steps taken", bounds=(0, None)),
+        _c("final_screenshot_png", pl.Binary, "PNG of the screen after the last action", required=False),
         _c("critic_decision", pl.Int64, "critic outcome z_k (1 success); null if no verdict",
            required=False, enum=(0, 1)),
         _c("gt_success", pl.Boolean, "ground truth: judge success (never shown to policy/critic)",

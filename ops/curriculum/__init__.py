@@ -1,0 +1,19 @@
+"""Curriculum mining (seed 000 §2.2.2): explored trajectories -> executable, grounded tasks.
+
+`mine_with_llm` (prompt G.1 per trajectory) and `mine_simulator_tasks` (offline, verifiable
+template and navigation variants) produce `CurriculumTask` records; `deduplicate` removes
+near-duplicates; `coverage` tabulates core functionality by app (seed 000 table 7).
+"""
+
+from ops.curriculum.coverage import coverage
+from ops.curriculum.dedup import DedupResult, Duplicate, deduplicate, normalize_instruction, similarity
+from ops.curriculum.llm_mining import LLMCurriculumConfig, LLMCurriculumResult, TrajectoryOutcome, mine_with_llm
+from ops.curriculum.model import CurriculumTask, ScreenReach, screens_reached, trajectory_app, trajectory_id
+from ops.curriculum.sim_mining import SimCurriculumConfig, SimCurriculumResult, mine_simulator_tasks
+
+__all__ = [
+    "CurriculumTask", "DedupResult", "Duplicate", "LLMCurriculumConfig", "LLMCurriculumResult", "ScreenReach",
+    "SimCurriculumConfig", "SimCurriculumResult", "TrajectoryOutcome", "coverage", "deduplicate",
+    "mine_simulator_tasks", "mine_with_llm", "normalize_instruction", "screens_reached", "similarity",
+    "trajectory_app", "trajectory_id",
+]

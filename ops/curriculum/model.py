@@ -1,0 +1,125 @@
+"""The curriculum task record x = (ι, B, c, v, p) of seed 000 eq. 5, grounded in an exploration
+trajectory, and what the miners need to know about trajectories.
+
+A trajectory is a root-to-leaf path of the exploration tree (`ops.exploration.trajectories`).
+Its id is the leaf transition's id; transition ids are hierarchical (`settings-g0.1.2`), so the
+id names the whole path and its prefix before the first "." is the exploration trace (goal
+search) of the `exploration_transitions` table.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from ops.episode import TaskSpec
+from ops.exploration import Transition
+from ops.schemas import VARIATION_TYPES
+
+Trajectory = Sequence[Transition]
+
+
+@dataclass(frozen=True)
+class CurriculumTask:
+    """One row of `curriculum_tasks`. Verifiable tasks carry how the simulator judges them:
+    a train-split template instance (`template_id`, `template_seed`, `template_params`) or a
+    screen to reach (`goal_screen`)."""
+
+    task_id: str
+    app: str
+    instruction: str
+    step_budget: int
+    core_functionality: str
+    variation_type: str  # one of ops.schemas.VARIATION_TYPES
+    prerequisites: str | None
+    source_trace_id: str  # id of the grounding trajectory (see module docstring)
+    verifiable: bool
+    template_id: str | None = None
+    template_seed: int | None = None
+    template_params: dict[str, Any] | None = None
+    goal_screen: str | None = None
+
+    def __post_init__(self) -> None:
+        problems = []
+        if self.variation_type not in VARIATION_TYPES:
+            problems.append(f"variation_type {self.variation_type!r} not in {VARIATION_TYPES}")
+        if self.step_budget < 1:
+            problems.append(f"step_budget {self.step_budget} < 1")
+        if not self.instruction.strip():
+            problems.append("empty instruction")
+        if self.template_id is not None and (self.template_seed is None or self.template_params is None):
+            problems.append("template_id needs template_seed and template_params")
+        if self.template_id is not None and self.goal_screen is not None:
+            problems.append("a task is judged by its template or by a goal screen, not both")
+        if self.verifiable != (self.template_id is not None or self.goal_screen is not None):
+            problems.append("verifiable must be true exactly when a template or goal screen is set")
+        if problems:
+            raise ValueError(f"curriculum task {self.task_id}: " + "; ".join(problems))
+
+    def to_row(self) -> dict[str, Any]:
+        """Row for the `curriculum_tasks` table (params as canonical JSON text)."""
+        row = asdict(self)
+        row["template_params"] = canonical_params(self.template_params) if self.template_params is not None else None
+        return row
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> CurriculumTask:
+        data = dict(row)
+        if data.get("template_params") is not None:
+            data["template_params"] = json.loads(data["template_params"])
+        return cls(**data)
+
+    def to_task_spec(self) -> TaskSpec:
+        """What the rollout engine runs; `ops.sim_env.SimEnvironment` judges a goal screen
+        from `params["goal_screen"]`."""
+        params = dict(self.template_params or {})
+        if self.goal_screen is not None:
+            params["goal_screen"] = self.goal_screen
+        return TaskSpec(task_id=self.task_id, instruction=self.instruction, step_budget=self.step_budget,
+                        app=self.app, template_id=self.template_id, params=params, seed=self.template_seed or 0)
+
+
+def canonical_params(params: Mapping[str, Any]) -> str:
+    return json.dumps(params, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def trajectory_id(path: Trajectory) -> str:
+    if not path:
+        raise ValueError("a trajectory has at least one transition")
+    return path[-1].transition_id
+
+
+def trajectory_app(path: Trajectory) -> str:
+    if not path:
+        raise ValueError("a trajectory has at least one transition")
+    return path[0].before.app
+
+
+@dataclass(frozen=True)
+class ScreenReach:
+    """Where exploration reached a screen first: `steps` actions from the app's first screen."""
+
+    app: str
+    screen: str
+    steps: int
+    trajectory_id: str
+
+
+def screens_reached(paths: Sequence[Trajectory]) -> dict[tuple[str, str], ScreenReach]:
+    """Every (app, screen) the trajectories reach, with the fewest actions that reach it; ties go
+    to the earlier trajectory, so the result is deterministic for a given order."""
+    best: dict[tuple[str, str], ScreenReach] = {}
+
+    def offer(app: str, screen: str, steps: int, tid: str) -> None:
+        key = (app, screen)
+        if key not in best or steps < best[key].steps:
+            best[key] = ScreenReach(app, screen, steps, tid)
+
+    for path in paths:
+        tid = trajectory_id(path)
+        offer(path[0].before.app, path[0].before.screen, 0, tid)
+        for i, t in enumerate(path, start=1):
+            offer(t.after.app, t.after.screen, i, tid)
+    return best
