@@ -5,7 +5,6 @@ attempt k. Attempts are staged per attempt under the experiment's storage as the
 a rerun after a crash resumes instead of starting over.
 """
 
-import json
 from collections import Counter
 
 import dagster as dg
@@ -16,6 +15,7 @@ from assets.metadata import counts, md_table, thumbnail_md
 from ops.attempt_store import ParquetAttemptStore, collect_tables
 from ops.critic.llm_critic import LLMCritic
 from ops.critic.programmatic import ProgrammaticCritic
+from ops.curriculum import CurriculumTask
 from ops.episode import TaskSpec
 from ops.rollout import RolloutConfig, run_rollouts
 from pipelines.experiments import experiment_of, experiment_partitions, lineage_metadata
@@ -36,19 +36,19 @@ class RolloutAssetConfig(dg.Config):
     verifiable_only: bool = Field(default=True, description="Skip tasks the simulator cannot judge.")
 
 
+def rollout_store(storage: StorageLocation, experiment: str) -> ParquetAttemptStore:
+    """Where finished attempts of an experiment are staged (and resumed from)."""
+    fs, root = storage.filesystem()
+    return ParquetAttemptStore(fs, f"{root}/{experiment}/_staging/rollouts")
+
+
 def task_specs(tasks: pl.DataFrame, verifiable_only: bool, max_tasks: int | None) -> list[TaskSpec]:
-    """Curriculum rows as runnable tasks (template tasks carry their instance seed in params)."""
+    """Curriculum rows as runnable tasks."""
     if verifiable_only:
         tasks = tasks.filter(pl.col("verifiable"))
     if max_tasks is not None:
         tasks = tasks.head(max_tasks)
-    specs = []
-    for r in tasks.iter_rows(named=True):
-        params = json.loads(r["template_params"]) if r["template_params"] else {}
-        specs.append(TaskSpec(task_id=r["task_id"], instruction=r["instruction"], step_budget=r["step_budget"],
-                              app=r["app"], template_id=r["template_id"], params=params,
-                              seed=int(params.get("seed", 0))))
-    return specs
+    return [CurriculumTask.from_row(r).to_task_spec() for r in tasks.iter_rows(named=True)]
 
 
 @dg.multi_asset(
@@ -69,8 +69,7 @@ def rollouts(context: dg.AssetExecutionContext, config: RolloutAssetConfig, curr
         agent.version = base_policy["version"]
     critic = ProgrammaticCritic(simulator.world_seed) if config.critic == "programmatic" \
         else LLMCritic(llm.get_client(), name=f"llm:{llm.model}")
-    fs, root = storage.filesystem()
-    store = ParquetAttemptStore(fs, f"{root}/{experiment_of(context)}/_staging/rollouts")
+    store = rollout_store(storage, experiment_of(context))
     run_config = RolloutConfig(attempts=config.attempts, use_hints=config.use_hints,
                                max_parallel_tasks=config.max_parallel_tasks, loop_window=config.loop_window)
     finished = Counter()
@@ -109,7 +108,9 @@ def rollouts(context: dg.AssetExecutionContext, config: RolloutAssetConfig, curr
                                      [(thumbnail_md(r["screenshot_png"]), r["raw_output"][:80], r["parse_error"] or "")
                                       for r in sample.iter_rows(named=True)])}
     meta_feedback = {**lineage_metadata(context, config, dg.AssetKey("critic_feedback")),
-                     "critic": critic.name, "decisions": counts(feedback["decision"]),
+                     "critic": critic.name,
+                     **({"critic_calls": dg.MetadataValue.json(critic.counts.summary())}
+                        if isinstance(critic, LLMCritic) else {}), "decisions": counts(feedback["decision"]),
                      "with_hint": int(feedback["hint_summary"].is_not_null().sum())}
     return (dg.Output(attempts, metadata=meta_attempts), dg.Output(steps, metadata=meta_steps),
             dg.Output(feedback, metadata=meta_feedback))

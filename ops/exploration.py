@@ -173,3 +173,24 @@ def trajectories(transitions: list[Transition]) -> list[list[Transition]]:
             path.append(by_id[path[-1].parent_id])
         paths.append(path[::-1])
     return paths
+
+
+def transitions_from_rows(rows: list[dict[str, Any]]) -> list[Transition]:
+    """Transitions rebuilt from `exploration_transitions` rows (ops.schemas).
+
+    The table keeps screenshots, screens and a11y trees but not the flat element lists, so
+    the rebuilt observations carry the target element only (`elements` holds it when known).
+    """
+    import json
+
+    out = []
+    for r in rows:
+        target = json.loads(r["target_element"]) if r["target_element"] else None
+        elements = [target] if target else []
+        before = Observation(r["before_screenshot_png"], elements, json.loads(r["before_a11y"]), r["app"],
+                             r["before_screen_id"])
+        after = Observation(r["after_screenshot_png"], [], json.loads(r["after_a11y"]), r["app"],
+                            r["after_screen_id"])
+        out.append(Transition(r["transition_id"], r["parent_id"], r["step"], r["goal"], before, after,
+                              Action.from_json(r["action"]), target, r["summary"]))
+    return out

@@ -136,8 +136,12 @@ CURRICULUM_TASKS = TableSchema(
         _c("verifiable", pl.Boolean, "a simulator judge can check the outcome"),
         _c("template_id", pl.String, "simulator task template when verifiable",
            required=False),
+        _c("template_seed", pl.Int64, "seed that instantiates the template's parameters",
+           required=False),
         _c("template_params", JSON_TEXT, "template parameters when verifiable",
            required=False, json=True),
+        _c("goal_screen", pl.String, "screen whose reach is the judge of a navigation task",
+           required=False),
     ),
 )
 

@@ -2,8 +2,9 @@
 
 Two tasks of the same app are near-duplicates when their normalised instructions (lowercased,
 numbers and quoted values masked, filler words dropped) have a character-trigram Jaccard
-similarity at or above a threshold; trigrams tolerate spelling and inflection variants
-("favourites"/"favorites", "turn on"/"turning on") that word sets miss. Two verifiable tasks
+similarity at or above a threshold; trigrams tolerate spelling variants ("favourites" /
+"favorites") that word sets miss. Synonyms ("switch on" / "turn on") are beyond a lexical
+measure and stay; the LLM is asked not to repeat tasks it was shown. Two verifiable tasks
 with different judges (template + params, or goal screen) are never text duplicates, since
 parameter variants are distinct tasks by construction; the same judge twice is an exact
 duplicate whatever the wording.
@@ -20,7 +21,7 @@ from ops.curriculum.model import CurriculumTask, canonical_params
 DEFAULT_THRESHOLD = 0.8
 
 _QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”|'[^']*'(?!\w)|‘[^’]*’")
-_NUMBER = re.compile(r"[+-]?\d[\d.,:/-]*%?")
+_NUMBER = re.compile(r"[+-]?\d(?:[\d.,:/-]|\s(?=\d))*%?")  # "+1 859-555-5704" is one value
 _WORD = re.compile(r"[a-z]+|<[qn]>")
 FILLER = frozenset({"a", "an", "the", "please", "kindly", "just", "my", "this", "that", "me", "i", "you",
                     "your", "can", "could", "would", "will"})

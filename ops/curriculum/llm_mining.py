@@ -12,7 +12,7 @@ for fewer, larger batches. Failed calls are counted and reported; they never sto
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 

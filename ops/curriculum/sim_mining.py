@@ -69,6 +69,9 @@ def mine_simulator_tasks(paths: Sequence[Trajectory], config: SimCurriculumConfi
     test-split or unknown template is an error."""
     reach = screens_reached(paths)
     explored = {app for app, _ in reach}
+    foreign = sorted(explored - set(load_apps()))
+    if foreign:
+        raise ValueError(f"trajectories of apps the simulator does not have: {foreign}")
     result = SimCurriculumResult(tasks=[])
     for template in _candidates(template_ids, explored):
         _add_template_variants(template, reach, config, result)

@@ -37,6 +37,9 @@ def test_checkpoint_reloads_with_consistent_special_ids(tiny_dir):
     assert model.config.text_config.vocab_size == len(tok)
     # extra corpus text is learned by the tokenizer
     assert len(tok.tokenize("Hotspot")) < len("Hotspot")
+    # init scaled to the width (Qwen2's 0.02 stalls attention learning at width 64)
+    q_std = model.model.language_model.layers[0].self_attn.q_proj.weight.std().item()
+    assert 0.8 * 64**-0.5 < q_std < 1.2 * 64**-0.5
     auto = AutoModelForImageTextToText.from_pretrained(tiny_dir)
     assert type(auto).__name__ == "Qwen2VLForConditionalGeneration"
 

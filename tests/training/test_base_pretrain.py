@@ -1,0 +1,89 @@
+"""Base-policy pretraining: prompt format, batching, a seconds-long real run, reload."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+import torch
+
+from ops.actions.model import Action, ActionType, ParseFailure
+from training.base_pretrain import BasePretrainConfig, PolicyTextEncoder, pretrain_base_policy
+from training.grounding_data import synthetic_sample
+from training.policy_prompt import parse_policy_output, policy_messages, policy_prompt_text, render_action
+from training.tiny_model import build_tiny_model, load_tiny
+
+
+def test_prompt_lists_elements_then_instruction():
+    text = policy_prompt_text(["Settings", "Wi-Fi", "Blue\ntooth"], "Tap  Wi-Fi")
+    assert text == "0 Settings\n1 Wi-Fi\n2 Blue tooth\nTask: Tap Wi-Fi"
+    assert policy_messages(["A"], "Go back")[0]["content"][0] == {"type": "image"}
+
+
+def test_answer_format_round_trips_and_bad_output_is_a_failure():
+    action = Action(ActionType.CLICK, element=3)
+    assert render_action(action) == '{"type":"click","args":{"element":3}}'
+    assert parse_policy_output(render_action(action)) == action
+    assert isinstance(parse_policy_output('{"type":"click","args":{}}'), ParseFailure)
+    assert isinstance(parse_policy_output("tap 3"), ParseFailure)
+
+
+def test_synthetic_samples_are_consistent():
+    rng = random.Random(0)
+    for _ in range(200):
+        s = synthetic_sample(rng, False)
+        assert s.image is None
+        if s.kind == "click":
+            assert s.elements[s.target.element].clickable
+            assert s.elements[s.target.element].label in s.instruction
+    s = synthetic_sample(random.Random(1), True)
+    assert s.image is not None and s.image.size == (270, 600)
+    # rendering does not change the sample stream
+    assert synthetic_sample(random.Random(1), False).instruction == s.instruction
+
+
+@pytest.fixture(scope="module")
+def encoder(tmp_path_factory):
+    _, processor = load_tiny(build_tiny_model(tmp_path_factory.mktemp("enc")))
+    return PolicyTextEncoder(processor)
+
+
+@pytest.mark.parametrize("with_image", [False, True])
+def test_encoder_prompt_matches_chat_template(encoder, with_image):
+    s = synthetic_sample(random.Random(3), True)
+    labels = [e.label for e in s.elements]
+    expected = encoder.processor.apply_chat_template(
+        policy_messages(labels, s.instruction, with_image=with_image), add_generation_prompt=True, tokenize=False)
+    assert encoder.prompt(s, with_image) == expected
+
+
+@pytest.mark.parametrize("with_images", [False, True])
+def test_encoder_labels_cover_exactly_the_answer(encoder, with_images):
+    rng = random.Random(4)
+    samples = [synthetic_sample(rng, True) for _ in range(3)]
+    batch = encoder.batch(samples, with_images=with_images, answers=True)
+    for row, s in enumerate(samples):
+        target = batch["labels"][row][batch["labels"][row] != -100]
+        assert encoder.tokenizer.decode(target) == render_action(s.target) + encoder.tokenizer.eos_token
+    assert ("pixel_values" in batch) == with_images
+
+
+def test_short_pretraining_lowers_loss_and_checkpoint_reloads(tmp_path):
+    config = BasePretrainConfig(max_steps=40, max_seconds=120, batch_size=8, image_pool=16, image_every=4,
+                                eval_samples=12, tokenizer_corpus_samples=100, threads=2, warmup_steps=5)
+    report = pretrain_base_policy(tmp_path / "base", config, synthetic_sample)
+    assert report.steps == 40 and report.image_steps == 10
+    assert report.final_loss < 0.75 * report.first_loss
+    assert 0 < report.click_chance < 1 and report.eval_clicks > 0
+    assert sum(report.data_seen.values()) == report.samples_seen
+    saved = json.loads((tmp_path / "base" / "pretrain_report.json").read_text())
+    assert saved["steps"] == 40
+    model, processor = load_tiny(tmp_path / "base")
+    s = synthetic_sample(random.Random(9), True)
+    text = processor.apply_chat_template(policy_messages([e.label for e in s.elements], s.instruction),
+                                         add_generation_prompt=True, tokenize=False)
+    inputs = processor(text=[text], images=[s.image], return_tensors="pt")
+    with torch.no_grad():
+        out = model.generate(**inputs, max_new_tokens=4, do_sample=False)
+    assert out.shape[1] > inputs["input_ids"].shape[1]

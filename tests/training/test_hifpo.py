@@ -1,0 +1,228 @@
+"""HiFPO step-level GRPO: real TRL steps on a warm-started tiny model, reward components
+logged, checkpoint + manifest, config validation, the launch CLI and the accelerate configs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+import torch
+import yaml
+from accelerate.commands.config.config_args import ClusterConfig
+from click.testing import CliRunner
+from pydantic import ValidationError
+from safetensors.torch import load_file
+from trl.data_utils import prepare_multimodal_messages
+
+from ops.reward import COMPONENTS
+from tests.training.samples import step_frame
+from training.datasets import build_step_dataset, dataset_fingerprint, save_step_dataset
+from training.hifpo import HiFPOConfig, prepare_hifpo, train_hifpo
+from training.launch import build_config, read_config_file
+from training.launch import main as launch
+from training.manifest import read_manifest
+from training.runs import drop_overlong, load_processor, token_count
+from training.sft import SFTTrainConfig, train_sft
+from training.tiny_model import build_tiny_model, load_tiny
+
+ACCELERATE_DIR = Path(__file__).resolve().parents[2] / "training" / "accelerate"
+
+
+@pytest.fixture(scope="module")
+def warm_base(tmp_path_factory) -> Path:
+    """The tiny model after a short SFT on the answer format: a random model never emits a
+    parseable action, so every GRPO group would score 0 and carry no gradient."""
+    root = tmp_path_factory.mktemp("hifpo")
+    tiny = build_tiny_model(root / "tiny")
+    samples = build_step_dataset(step_frame(8), require_response=True)
+    train_sft(tiny, samples, root / "warm", SFTTrainConfig.cpu_tiny(max_steps=20, learning_rate=1e-2))
+    return root / "warm"
+
+
+@pytest.fixture(scope="module")
+def step_dataset():
+    return build_step_dataset(step_frame(6))
+
+
+@pytest.fixture(scope="module")
+def hifpo_run(warm_base, step_dataset, tmp_path_factory):
+    out = tmp_path_factory.mktemp("hifpo_out") / "ckpt"
+    # No weight decay: any weight change must come from the GRPO gradient.
+    config = HiFPOConfig.cpu_tiny(max_steps=3, learning_rate=1e-3, weight_decay=0.0)
+    return train_hifpo(warm_base, step_dataset, out, config)
+
+
+def test_grpo_steps_change_the_weights(hifpo_run, warm_base):
+    assert hifpo_run.steps == 3
+    before = load_file(warm_base / "model.safetensors")
+    after = load_file(hifpo_run.checkpoint / "model.safetensors")
+    assert before.keys() == after.keys()
+    assert any(not before[k].equal(after[k]) for k in before)
+
+
+def test_reward_components_are_logged_separately(hifpo_run):
+    curves = hifpo_run.curves
+    for component in COMPONENTS:
+        assert curves[component], f"no {component} reward logged"
+    overall, types, args = (dict(map(tuple, curves[c])) for c in ("overall", "type", "arg"))
+    for step, value in overall.items():
+        # eq. 22 holds for batch means too: R = 0.2 r_type + 0.8 r_arg
+        assert value == pytest.approx(0.2 * types[step] + 0.8 * args[step], abs=1e-5)
+    assert dict(map(tuple, curves["reward"])) == pytest.approx(overall)  # GRPO optimised the overall reward
+    assert max(v for _, v in curves["type"]) > 0  # the warm start makes the reward informative
+
+
+def test_checkpoint_reloads_generates_and_has_manifest(hifpo_run, warm_base, step_dataset):
+    model, processor = load_tiny(hifpo_run.checkpoint)
+    example = step_dataset[0]
+    messages = prepare_multimodal_messages(example["prompt"], images=[example["image"]])
+    text = processor.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    inputs = processor(text=[text], images=[example["image"]], return_tensors="pt")
+    with torch.no_grad():
+        out = model.generate(**inputs, max_new_tokens=8, do_sample=False)
+    assert out.shape[1] > inputs["input_ids"].shape[1]
+
+    manifest = read_manifest(hifpo_run.checkpoint)
+    assert manifest.method == "hifpo"
+    assert manifest.base_checkpoint == str(warm_base)
+    assert manifest.dataset["fingerprint"] == dataset_fingerprint(step_dataset)
+    assert manifest.dataset["rows"] == len(step_dataset)
+    assert manifest.config["num_generations"] == 4 and manifest.config["beta"] == 0.01
+    assert manifest.metrics["global_step"] == 3
+    assert set(COMPONENTS) <= set(manifest.curves)
+    assert manifest.versions["trl"] and manifest.created_at
+
+
+def test_gpu_defaults_follow_table_13(tmp_path):
+    kwargs = HiFPOConfig().grpo_kwargs(tmp_path)
+    assert kwargs["num_generations"] == 5
+    assert (kwargs["temperature"], kwargs["top_p"]) == (1.0, 1.0)
+    assert kwargs["beta"] == 0.01 and kwargs["use_bias_correction_kl"] is False  # plain k3 KL
+    assert (kwargs["learning_rate"], kwargs["weight_decay"], kwargs["max_grad_norm"]) == (1e-6, 0.01, 1.0)
+    assert kwargs["num_train_epochs"] == 4 and kwargs["max_completion_length"] == 2048
+    assert kwargs["reward_weights"] == [1.0, 0.0, 0.0, 0.0]  # only R is optimised
+    # 8 GPUs: 128 prompts x 5 per optimizer step, 512 prompts x 5 per rollout
+    per_step = kwargs["per_device_train_batch_size"] * 8 * kwargs["gradient_accumulation_steps"]
+    per_rollout = kwargs["per_device_train_batch_size"] * 8 * kwargs["steps_per_generation"]
+    assert (per_step, per_rollout) == (128 * 5, 512 * 5)
+    assert HiFPOConfig().reward_config().lambda_type == 0.2 and HiFPOConfig().max_prompt_length == 2048
+
+
+@pytest.mark.parametrize(
+    ("overrides", "field"),
+    [
+        ({"num_generations": 3}, "num_generations"),  # 4 x 2 completions per round is not a multiple of 3
+        ({"top_p": 1.5}, "top_p"),
+        ({"beta": -0.1}, "beta"),
+        ({"vllm_mode": "remote"}, "vllm_mode"),
+        ({"use_vllm": True, "vllm_mode": "server"}, "vllm_server_base_url"),
+        ({"reward_options": {"point_radius": -1}}, "reward_options"),
+        ({"generations": 5}, "generations"),
+        ({"use_vllm": True, "image_max_pixels": 200_000}, "image_max_pixels"),
+    ],
+)
+def test_bad_config_names_the_field(overrides, field):
+    with pytest.raises(ValidationError, match=field):
+        HiFPOConfig.cpu_tiny(**overrides)
+
+
+def test_overlong_prompts_are_dropped_not_truncated(warm_base, tmp_path):
+    frame = step_frame(3).to_dicts()
+    frame[1]["prompt"] = frame[1]["prompt"].replace("Tap", "Tap " + "Wi-Fi " * 300)
+    dataset = build_step_dataset(pl.DataFrame(frame)).remove_columns("completion")
+    kept, dropped = drop_overlong(dataset, load_processor(warm_base), 200)
+    assert (len(kept), dropped) == (2, 1)
+    assert "Wi-Fi Wi-Fi" not in json.dumps([k["prompt"] for k in kept])
+    with pytest.raises(ValueError, match="max_prompt_length=5"):
+        prepare_hifpo(warm_base, dataset, tmp_path / "x", HiFPOConfig.cpu_tiny(max_prompt_length=5))
+
+
+def test_image_budget_sets_the_image_tokens(warm_base):
+    example = build_step_dataset(step_frame(1)).remove_columns("completion")[0]
+    example["image"] = example["image"].resize((270, 600))
+    default = token_count(load_processor(warm_base), example, with_completion=False)
+    smaller = token_count(
+        load_processor(warm_base, image_max_pixels=28 * 28 * 16), example, with_completion=False
+    )
+    assert default - smaller > 30  # 55 image tokens at the tiny model's budget, at most 16 after
+    with pytest.raises(ValueError, match="below the processor's minimum"):
+        load_processor(warm_base, image_max_pixels=100)
+
+
+def test_launch_dry_run_builds_the_trainer(warm_base, step_dataset, tmp_path):
+    save_step_dataset(step_dataset, tmp_path / "ds")
+    config = tmp_path / "hifpo.yaml"
+    config.write_text(yaml.safe_dump({"preset": "cpu_tiny", "num_generations": 2, "max_steps": 7}))
+    args = [
+        "hifpo",
+        "--config",
+        str(config),
+        "--set",
+        "steps_per_generation=4",
+        "--base",
+        str(warm_base),
+        "--dataset",
+        str(tmp_path / "ds"),
+        "--out",
+        str(tmp_path / "out"),
+        "--dry-run",
+    ]
+    result = CliRunner().invoke(launch, args)
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout[result.stdout.index("{") :])
+    assert summary["trainer"] == "GRPOTrainer" and summary["train_rows"] == len(step_dataset)
+    assert summary["generation_batch_size"] == 16  # 4 per device x 4 micro-steps per rollout
+    assert summary["config"]["max_steps"] == 7
+    assert not (tmp_path / "out" / "model.safetensors").exists()
+
+    bad = CliRunner().invoke(launch, args + ["--set", "temprature=0.7"])
+    assert bad.exit_code == 2 and "temprature" in bad.output
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the CPU substitution of GPU-only settings")
+def test_launch_dry_run_of_the_gpu_run_config(warm_base, step_dataset, tmp_path):
+    save_step_dataset(step_dataset, tmp_path / "ds")
+    args = [
+        "hifpo",
+        "--config",
+        str(ACCELERATE_DIR / "runs" / "hifpo_8gpu.yaml"),
+        "--set",
+        "action_format=canonical",
+        "--base",
+        str(warm_base),
+        "--dataset",
+        str(tmp_path / "ds"),
+        "--out",
+        str(tmp_path / "out"),
+        "--dry-run",
+    ]
+    result = CliRunner().invoke(launch, args)
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout[result.stdout.index("{") :])
+    assert summary["cpu_substitutes"] == {"bf16": False, "model_dtype": "float32", "use_vllm": False}
+    assert summary["generation_batch_size"] == 4 * 80  # one process: per-device batch x steps per generation
+
+
+@pytest.mark.parametrize(("name", "processes"), [("single_gpu.yaml", 1), ("fsdp.yaml", 8), ("zero3.yaml", 8)])
+def test_accelerate_configs_load(name, processes):
+    config = ClusterConfig.from_yaml_file(ACCELERATE_DIR / name)
+    assert (config.mixed_precision, config.num_processes) == ("bf16", processes)
+    if name == "fsdp.yaml":  # table 13: full shard, offloaded, a plain HF checkpoint on save
+        assert config.fsdp_config["fsdp_reshard_after_forward"] and config.fsdp_config["fsdp_offload_params"]
+        assert config.fsdp_config["fsdp_state_dict_type"] == "FULL_STATE_DICT"
+    if name == "zero3.yaml":
+        assert (
+            config.deepspeed_config["zero_stage"] == 3 and config.deepspeed_config["zero3_save_16bit_model"]
+        )
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [("hifpo_8gpu.yaml", "hifpo"), ("hifpo_vllm_server.yaml", "hifpo"), ("sft_8gpu.yaml", "sft")],
+)
+def test_gpu_run_configs_validate(name, kind):
+    config = build_config(kind, read_config_file(ACCELERATE_DIR / "runs" / name))
+    if kind == "hifpo":
+        assert config.use_vllm and config.action_format == "qwen3vl" and config.num_generations == 5

@@ -1,0 +1,276 @@
+"""One-off pretraining of the embedded base policy on generic grounding data.
+
+Builds a tiny Qwen2-VL checkpoint (`training.tiny_model`), trains it with supervised
+next-token loss on (screenshot, element list, instruction) -> canonical action samples from a
+pluggable `SampleFn`, evaluates it on held-out samples and saves the checkpoint for reuse.
+The prompt/answer format is `training.policy_prompt`; rollouts must use the same one.
+
+Plain PyTorch loop rather than TRL's SFTTrainer: the skill only appears after thousands of
+steps, so throughput decides; the loop renders the chat template once, tokenizes text-only
+batches directly and keeps screenshots to a pre-processed pool that every n-th step uses
+(see benchmarks/base_policy_learnability.py for the measured steps/s of both).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import torch
+from pydantic import BaseModel, Field
+
+from ops.actions.model import Action, ActionType
+from training.grounding_data import GroundingSample, SampleFn
+from training.policy_prompt import parse_policy_output, policy_messages, policy_prompt_text, render_action
+from training.tiny_model import TinyQwen2VLProcessor, build_tiny_model, load_tiny
+
+
+class BasePretrainConfig(BaseModel, frozen=True):
+    """Everything that defines a base-policy pretraining run (defaults: the embedded recipe)."""
+
+    text_hidden: int = Field(64, gt=0, description="Hidden size of the language model.")
+    layers: int = Field(2, gt=0, description="Transformer layers of the language model.")
+    heads: int = Field(4, gt=0, description="Attention heads of the language model.")
+    vision_depth: int = Field(1, gt=0, description="Vision transformer blocks.")
+    vision_embed: int = Field(32, gt=0, description="Vision transformer width.")
+    vocab_size: int = Field(1024, ge=300, description="BPE vocabulary size (incl. specials).")
+    tokenizer_corpus_samples: int = Field(
+        2000, ge=0, description="Samples whose prompt/answer text trains the tokenizer, so labels and "
+        "JSON keys become few tokens.")
+    max_pixels: int = Field(28 * 28 * 16, ge=28 * 28 * 4,
+                            description="Image budget in pixels; 28*28 pixels = one image token.")
+    image_pool: int = Field(
+        512, ge=0, description="Rendered samples (screenshot in the prompt, as at rollout time) made once "
+        "and cycled through; rendering and image preprocessing cost ~10x a text-only sample.")
+    image_every: int = Field(4, ge=1, description="Every n-th step trains on an image batch from the pool "
+                             "(the others put no image in the prompt).")
+    batch_size: int = Field(16, gt=0, description="Samples per optimizer step.")
+    learning_rate: float = Field(3e-3, gt=0, description="Peak AdamW learning rate (cosine decay to 10%).")
+    warmup_steps: int = Field(50, ge=0, description="Linear warm-up steps.")
+    weight_decay: float = Field(0.01, ge=0, description="AdamW weight decay.")
+    max_steps: int = Field(100_000, gt=0, description="Upper bound on optimizer steps.")
+    max_seconds: float = Field(330.0, gt=0, description="Wall-clock budget for the training loop.")
+    prompt_loss: bool = Field(
+        True, description="Also train next-token prediction on the prompt text (not image tokens); "
+        "it gives the copy/lookup skill many more targets per sample.")
+    eval_samples: int = Field(300, ge=0, description="Held-out samples for the report (with screenshots).")
+    eval_batch_size: int = Field(50, gt=0, description="Generation batch size during evaluation.")
+    max_new_tokens: int = Field(32, gt=0, description="Generation budget per answer.")
+    seed: int = Field(0, description="Seed for model init and training samples.")
+    eval_seed: int = Field(1_000_003, description="Seed for held-out samples (disjoint stream).")
+    threads: int = Field(2, gt=0, description="torch CPU threads.")
+
+
+@dataclass(frozen=True)
+class SkillScore:
+    n: int
+    format_valid: float  # fraction of answers that parse to a canonical action
+    exact: float  # fraction equal to the target action
+    type_match: float  # fraction with the right action type
+
+
+@dataclass(frozen=True)
+class BasePretrainReport:
+    checkpoint: str
+    steps: int
+    samples_seen: int
+    image_steps: int  # steps whose prompts carried the screenshot
+    wall_seconds: float
+    train_seconds: float
+    first_loss: float
+    final_loss: float
+    click_accuracy: float  # held-out clicks on exactly the right element
+    click_chance: float  # mean 1/#clickable elements over the same samples
+    eval_clicks: int  # held-out click samples behind the two figures above
+    format_valid_rate: float
+    per_skill: dict[str, SkillScore]
+    data_seen: dict[str, int]  # training samples per skill
+    sample_fn: str
+    config: dict = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2)
+
+
+class PolicyTextEncoder:
+    """Chat-formatted policy prompts without re-running the Jinja template per sample.
+
+    The template is rendered once around a sentinel; prompts are then prefix + text + suffix,
+    byte-identical to `processor.apply_chat_template` (checked in the tests).
+    """
+
+    _SENTINEL = "\x00PROMPT\x00"
+
+    def __init__(self, processor: TinyQwen2VLProcessor):
+        self.processor = processor
+        self.tokenizer = processor.tokenizer
+        self._frame = {}
+        for with_image in (False, True):
+            messages = policy_messages([], self._SENTINEL, with_image=with_image)
+            messages[0]["content"][-1]["text"] = self._SENTINEL
+            chat = processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+            self._frame[with_image] = tuple(chat.split(self._SENTINEL))
+
+    def prompt(self, sample: GroundingSample, with_image: bool) -> str:
+        prefix, suffix = self._frame[with_image]
+        return prefix + policy_prompt_text([e.label for e in sample.elements], sample.instruction) + suffix
+
+    def answer(self, sample: GroundingSample) -> str:
+        return render_action(sample.target) + self.tokenizer.eos_token
+
+    def batch(self, samples: list[GroundingSample], *, with_images: bool, answers: bool) -> dict[str, torch.Tensor]:
+        """Left-padded model inputs; with `answers`, also `labels` (answer tokens only)."""
+        prompts = [self.prompt(s, with_images) for s in samples]
+        texts = [p + self.answer(s) for p, s in zip(prompts, samples)] if answers else prompts
+        if with_images:
+            if any(s.image is None for s in samples):
+                raise ValueError("image batch contains a sample without a screenshot")
+            inputs = self.processor(text=texts, images=[s.image for s in samples], return_tensors="pt", padding=True)
+        else:
+            inputs = self.tokenizer(texts, return_tensors="pt", padding=True)
+            # Text-only Qwen2-VL positions are plain 0..n-1 on all three rope axes.
+            positions = (inputs["attention_mask"].cumsum(-1) - 1).clamp(min=0)
+            inputs["position_ids"] = positions.unsqueeze(0).expand(3, -1, -1)
+        if answers:
+            ids = inputs["input_ids"]
+            labels = torch.full_like(ids, -100)
+            width = ids.shape[1]
+            answer_lens = [len(x) for x in self.tokenizer([self.answer(s) for s in samples])["input_ids"]]
+            for row, n in enumerate(answer_lens):  # left padding: the answer is the row's tail
+                labels[row, width - n:] = ids[row, width - n:]
+            inputs["labels"] = labels
+        return inputs
+
+
+def _with_prompt_loss(inputs: dict[str, torch.Tensor], image_token_id: int) -> None:
+    """Extend the targets to every real prompt token except image placeholders."""
+    ids = inputs["input_ids"]
+    keep = (inputs["attention_mask"] == 1) & (ids != image_token_id)
+    inputs["labels"][keep] = ids[keep]
+
+
+def evaluate_policy(model, encoder: PolicyTextEncoder, samples: list[GroundingSample], *, with_images: bool,
+                    batch_size: int = 50, max_new_tokens: int = 32) -> dict:
+    """Greedy answers on `samples`: per-skill format validity / exact match, click accuracy vs chance."""
+    model.eval()
+    rows: dict[str, list[tuple[bool, bool, bool]]] = {}
+    clicks_right, chance = [], []
+    with torch.no_grad():
+        for start in range(0, len(samples), batch_size):
+            chunk = samples[start:start + batch_size]
+            inputs = encoder.batch(chunk, with_images=with_images, answers=False)
+            inputs.pop("position_ids", None)  # generate() derives positions itself
+            out = model.generate(**inputs, max_new_tokens=max_new_tokens, do_sample=False)
+            texts = encoder.tokenizer.batch_decode(out[:, inputs["input_ids"].shape[1]:], skip_special_tokens=True)
+            for s, text in zip(chunk, texts):
+                parsed = parse_policy_output(text)
+                valid = isinstance(parsed, Action)
+                rows.setdefault(s.kind, []).append(
+                    (valid, valid and parsed == s.target, valid and parsed.type == s.target.type))
+                if s.target.type == ActionType.CLICK:
+                    clicks_right.append(valid and parsed.element == s.target.element)
+                    chance.append(1.0 / s.n_clickable)
+    per_skill = {k: SkillScore(len(v), _mean([r[0] for r in v]), _mean([r[1] for r in v]), _mean([r[2] for r in v]))
+                 for k, v in sorted(rows.items())}
+    all_rows = [r for v in rows.values() for r in v]
+    return {
+        "click_accuracy": _mean(clicks_right), "click_chance": _mean(chance), "clicks": len(clicks_right),
+        "format_valid_rate": _mean([r[0] for r in all_rows]), "per_skill": per_skill,
+    }
+
+
+def _mean(xs) -> float:
+    xs = list(xs)
+    return float(sum(xs)) / len(xs) if xs else 0.0
+
+
+def _tokenizer_corpus(sample_fn: SampleFn, n: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    corpus = []
+    for _ in range(n):
+        s = sample_fn(rng, False)
+        corpus.append(policy_prompt_text([e.label for e in s.elements], s.instruction) + "\n" + render_action(s.target))
+    return corpus
+
+
+def _lr_at(config: BasePretrainConfig, step: int, progress: float) -> float:
+    """Linear warm-up, then cosine decay to 10% of the peak over the step/time budget."""
+    warm = min(1.0, (step + 1) / max(1, config.warmup_steps))
+    return config.learning_rate * warm * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, progress))))
+
+
+def pretrain_base_policy(out_dir: str | Path, config: BasePretrainConfig, sample_fn: SampleFn) -> BasePretrainReport:
+    """Build, train, evaluate and save the base policy; the report is also written as pretrain_report.json."""
+    wall_start = time.time()
+    torch.set_num_threads(config.threads)
+    out = Path(out_dir)
+    build_tiny_model(
+        out, text_hidden=config.text_hidden, layers=config.layers, heads=config.heads,
+        vision_depth=config.vision_depth, vision_embed=config.vision_embed, vocab_size=config.vocab_size,
+        max_pixels=config.max_pixels, seed=config.seed,
+        corpus=_tokenizer_corpus(sample_fn, config.tokenizer_corpus_samples, config.seed + 1),
+    )
+    model, processor = load_tiny(out)
+    encoder = PolicyTextEncoder(processor)
+    image_token_id = model.config.image_token_id
+    rng = random.Random(config.seed)
+    pool = [sample_fn(rng, True) for _ in range(config.image_pool)]
+    optimizer = torch.optim.AdamW(model.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay)
+    pool_batches: dict[int, dict[str, torch.Tensor]] = {}
+    seen: Counter[str] = Counter()
+    losses: list[float] = []
+    image_steps = 0
+    model.train()
+    train_start = time.time()
+    step = 0
+    while step < config.max_steps and time.time() - train_start < config.max_seconds:
+        progress = max(step / config.max_steps, (time.time() - train_start) / config.max_seconds)
+        for group in optimizer.param_groups:
+            group["lr"] = _lr_at(config, step, progress)
+        with_images = bool(pool) and step % config.image_every == config.image_every - 1
+        if with_images:
+            first = (image_steps * config.batch_size) % len(pool)
+            samples = [pool[(first + i) % len(pool)] for i in range(config.batch_size)]
+            if first not in pool_batches:  # image preprocessing is paid once per pool batch
+                pool_batches[first] = encoder.batch(samples, with_images=True, answers=True)
+                if config.prompt_loss:
+                    _with_prompt_loss(pool_batches[first], image_token_id)
+            batch = pool_batches[first]
+            image_steps += 1
+        else:
+            samples = [sample_fn(rng, False) for _ in range(config.batch_size)]
+            batch = encoder.batch(samples, with_images=False, answers=True)
+            if config.prompt_loss:
+                _with_prompt_loss(batch, image_token_id)
+        seen.update(s.kind for s in samples)
+        loss = model(**batch).loss
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        losses.append(loss.item())
+        step += 1
+    train_seconds = time.time() - train_start
+    model.save_pretrained(out)
+
+    eval_rng = random.Random(config.eval_seed)
+    held_out = [sample_fn(eval_rng, True) for _ in range(config.eval_samples)]
+    scores = evaluate_policy(model, encoder, held_out, with_images=True,
+                             batch_size=config.eval_batch_size, max_new_tokens=config.max_new_tokens)
+    window = max(1, min(50, len(losses) // 5))
+    report = BasePretrainReport(
+        checkpoint=str(out), steps=step, samples_seen=step * config.batch_size, image_steps=image_steps,
+        wall_seconds=time.time() - wall_start, train_seconds=train_seconds,
+        first_loss=_mean(losses[:window]), final_loss=_mean(losses[-window:]),
+        click_accuracy=scores["click_accuracy"], click_chance=scores["click_chance"], eval_clicks=scores["clicks"],
+        format_valid_rate=scores["format_valid_rate"], per_skill=scores["per_skill"],
+        data_seen=dict(sorted(seen.items())), sample_fn=getattr(sample_fn, "__qualname__", repr(sample_fn)),
+        config=config.model_dump(),
+    )
+    (out / "pretrain_report.json").write_text(report.to_json())
+    return report

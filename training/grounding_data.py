@@ -1,0 +1,166 @@
+"""Generic grounding samples for pretraining the embedded base policy.
+
+A sample is (screenshot, element list, instruction, canonical target action). The built-in
+generator draws simulator-like screens (a title bar, rows of labelled items, an optional
+text field) with realistic labels; it knows nothing about benchmark tasks. Any other source
+(e.g. simulator screens) plugs in as a `SampleFn` with the same output.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from PIL import Image, ImageDraw
+
+from ops.actions.model import GRID, Action, ActionType
+
+
+@dataclass(frozen=True, slots=True)
+class UIElement:
+    """One entry of the observation's element list (its position in the list is its index)."""
+
+    label: str
+    bbox: tuple[int, int, int, int]  # x0, y0, x1, y1 on the 0–GRID grid
+    clickable: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class GroundingSample:
+    image: Image.Image | None  # None when the generator was asked not to render
+    elements: tuple[UIElement, ...]
+    instruction: str
+    target: Action
+    kind: str  # generator's name for the skill, e.g. "click", "type", "back"
+
+    @property
+    def n_clickable(self) -> int:
+        return sum(e.clickable for e in self.elements)
+
+
+# (rng, render) -> sample; `render=False` lets a generator skip drawing the screenshot, which
+# dominates its cost, for text-only training batches.
+SampleFn = Callable[[random.Random, bool], GroundingSample]
+
+SETTINGS = (
+    "Wi-Fi", "Bluetooth", "Mobile network", "Airplane mode", "Hotspot", "Display", "Brightness",
+    "Dark mode", "Sound", "Volume", "Ringtone", "Vibration", "Notifications", "Battery",
+    "Battery saver", "Storage", "Apps", "Default apps", "Privacy", "Security", "Location",
+    "Accounts", "Google", "Language", "Keyboard", "Date & time", "Backup", "Reset options",
+    "About phone", "Accessibility", "Font size", "Screen timeout", "Do not disturb", "NFC",
+    "Printing", "VPN", "Data usage", "Developer options", "System update", "Wallpaper",
+)
+FIRST_NAMES = (
+    "Alice", "Bob", "Carol", "David", "Emma", "Frank", "Grace", "Henry", "Isabel", "Jack",
+    "Kate", "Liam", "Mia", "Noah", "Olivia", "Peter", "Quinn", "Rosa", "Sam", "Tina", "Uma",
+    "Victor", "Wendy", "Xavier", "Yara", "Zoe", "Omar", "Lena", "Marco", "Nina",
+)
+LAST_NAMES = (
+    "Smith", "Jones", "Brown", "Garcia", "Miller", "Davis", "Wilson", "Moore", "Taylor", "Lee",
+    "Chen", "Kim", "Patel", "Novak", "Rossi", "Silva", "Khan", "Berg",
+)
+APPS = (
+    "Settings", "Contacts", "Phone", "Messages", "Camera", "Gallery", "Clock", "Calendar",
+    "Calculator", "Chrome", "Files", "Maps", "Music", "Notes", "Gmail", "Play Store", "YouTube",
+    "Weather", "Recorder", "Drive", "Photos", "Tasks", "Keep", "Podcasts", "Translate",
+)
+BUTTONS = (
+    "OK", "Cancel", "Save", "Delete", "Edit", "Add", "Search", "Next", "Done", "Send", "Share",
+    "More", "Close", "Allow", "Deny", "Confirm", "Submit", "Sign in", "Skip", "Continue",
+    "Retry", "Undo", "New contact", "Add event", "Create", "Apply", "Reset", "Favorites",
+)
+TITLES = ("Settings", "Contacts", "Network", "Display", "Sound", "Apps", "Messages", "Files", "Notes")
+WORDS = (
+    "hello", "meeting", "tomorrow", "lunch", "project", "call me", "see you", "ok", "thanks",
+    "groceries", "report", "home", "work", "weekend", "budget", "flight", "hotel", "photo",
+)
+CLICK_VERBS = ("Tap", "Click", "Press", "Select", "Open", "Tap on")
+# Skill mix: clicks dominate because picking the element is the skill that needs the most data;
+# the other skills are learned within the first ~1000 steps (see benchmarks/base_policy_learnability.py).
+SKILL_WEIGHTS = {"click": 20, "type": 2, "back": 1, "scroll": 1, "open_app": 1, "answer": 1}
+
+
+def item_labels(rng: random.Random, n: int) -> list[str]:
+    """`n` distinct labels from one realistic family (settings, contacts, apps or buttons)."""
+    family = rng.randrange(4)
+    if family == 0:
+        pool = list(SETTINGS)
+    elif family == 1:
+        pool = list({f"{rng.choice(FIRST_NAMES)} {rng.choice(LAST_NAMES)}" for _ in range(3 * n)})
+    elif family == 2:
+        pool = list(APPS)
+    else:
+        pool = list(BUTTONS)
+    rng.shuffle(pool)
+    if len(pool) < n:
+        raise ValueError(f"label family {family} has only {len(pool)} labels, need {n}")
+    return pool[:n]
+
+
+def _layout(rng: random.Random, labels: list[str], with_field: bool) -> tuple[UIElement, ...]:
+    """Title (not clickable), optional text field, then one row per label, on the 0–GRID grid."""
+    elements = [UIElement(rng.choice(TITLES), (40, 40, 960, 100), clickable=False)]
+    top = 130
+    if with_field:
+        elements.append(UIElement(rng.choice(("Search", "Name", "Message", "Title")), (40, top, 960, top + 60)))
+        top += 80
+    row = min(90, (GRID - 40 - top) // max(1, len(labels)))
+    for i, label in enumerate(labels):
+        y0 = top + i * row
+        elements.append(UIElement(label, (40, y0, 960, y0 + row - 10)))
+    return tuple(elements)
+
+
+def render_screen(elements: tuple[UIElement, ...], size: tuple[int, int] = (270, 600)) -> Image.Image:
+    """Draw the elements as a simple phone screen: grey title, outlined rows with text."""
+    w, h = size
+    image = Image.new("RGB", size, (250, 250, 250))
+    draw = ImageDraw.Draw(image)
+    for e in elements:
+        x0, y0, x1, y1 = (e.bbox[0] * w // GRID, e.bbox[1] * h // GRID, e.bbox[2] * w // GRID, e.bbox[3] * h // GRID)
+        if e.clickable:
+            draw.rectangle((x0, y0, x1, y1), outline=(120, 120, 140), fill=(235, 238, 245))
+        else:
+            draw.rectangle((x0, y0, x1, y1), fill=(60, 90, 160))
+        draw.text((x0 + 6, y0 + 4), e.label, fill=(20, 20, 20) if e.clickable else (255, 255, 255))
+    return image
+
+
+def synthetic_sample(rng: random.Random, render: bool = True, *, min_items: int = 3, max_items: int = 9,
+                     skill_weights: dict[str, int] | None = None) -> GroundingSample:
+    """One generic grounding sample, skill drawn from `skill_weights` (default `SKILL_WEIGHTS`)."""
+    weights = skill_weights or SKILL_WEIGHTS
+    unknown = set(weights) - set(SKILL_WEIGHTS)
+    if unknown:
+        raise ValueError(f"unknown skills {sorted(unknown)}; known: {sorted(SKILL_WEIGHTS)}")
+    labels = item_labels(rng, rng.randint(min_items, max_items))
+    kind = rng.choices(list(weights), list(weights.values()))[0]
+    elements = _layout(rng, labels, with_field=kind == "type")
+    first_row = 2 if kind == "type" else 1
+    if kind == "click":
+        index = rng.randrange(first_row, len(elements))
+        instruction = f"{rng.choice(CLICK_VERBS)} {elements[index].label}"
+        target = Action(ActionType.CLICK, element=index)
+    elif kind == "type":
+        text = " ".join(rng.sample(WORDS, rng.randint(1, 2)))
+        instruction = f"Type {text}"
+        target = Action(ActionType.TYPE, text=text)
+    elif kind == "back":
+        instruction = rng.choice(("Go back", "Press back", "Return to the previous screen"))
+        target = Action(ActionType.SYSTEM_BUTTON, button="back")
+    elif kind == "scroll":
+        down = rng.random() < 0.5
+        instruction = f"Scroll {'down' if down else 'up'}"
+        # the finger moves opposite to the scroll direction (see ops.actions.model.Action)
+        target = Action(ActionType.SWIPE, direction="up" if down else "down")
+    elif kind == "open_app":
+        app = rng.choice(APPS)
+        instruction = f"Open the {app} app"
+        target = Action(ActionType.OPEN_APP, app=app)
+    else:
+        label = elements[rng.randrange(first_row, len(elements))].label
+        instruction = f"Answer {label}"
+        target = Action(ActionType.ANSWER, text=label)
+    image = render_screen(elements) if render else None
+    return GroundingSample(image, elements, instruction, target, kind)

@@ -1,0 +1,290 @@
+"""What every trainer run shares: optimisation settings, loading the processor of a local
+checkpoint, training, saving the checkpoint with its manifest, and the run's report."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import torch
+from datasets import Dataset
+from pydantic import BaseModel, ConfigDict, Field
+from transformers import AutoProcessor, ProcessorMixin, Trainer
+from trl.data_utils import prepare_multimodal_messages
+
+from training.datasets import dataset_fingerprint, load_step_dataset
+from training.manifest import Manifest, write_manifest
+
+
+class TrainSettings(BaseModel):
+    """Optimisation and runtime settings common to the GRPO and SFT trainers."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    learning_rate: float = Field(1e-6, gt=0, description="AdamW learning rate.")
+    weight_decay: float = Field(0.01, ge=0, description="AdamW weight decay.")
+    max_grad_norm: float = Field(1.0, gt=0, description="Gradient clipping norm.")
+    lr_scheduler_type: str = Field(
+        "constant", description="transformers scheduler name (constant, cosine, linear, ...)."
+    )
+    warmup_steps: float = Field(
+        0, ge=0, description="Linear warm-up: a number of steps, or a fraction of all steps when below 1."
+    )
+    num_train_epochs: float = Field(
+        4.0, gt=0, description="Passes over the dataset (ignored when max_steps is set)."
+    )
+    max_steps: int | None = Field(
+        None, gt=0, description="Stop after this many optimizer steps; None trains for num_train_epochs."
+    )
+    per_device_train_batch_size: int = Field(
+        4, gt=0, description="Sequences (GRPO: completions) per device per micro-step."
+    )
+    gradient_accumulation_steps: int = Field(
+        1, gt=0, description="Micro-steps accumulated into one optimizer step."
+    )
+    seed: int = Field(0, description="Seed for data order, sampling and initialisation.")
+    bf16: bool = Field(False, description="bf16 mixed precision (GPU).")
+    model_dtype: Literal["float32", "bfloat16", "float16", "auto"] = Field(
+        "float32", description="dtype the weights are loaded in."
+    )
+    attn_implementation: str | None = Field(
+        None,
+        description="Attention kernel, e.g. 'flash_attention_2' or 'sdpa'; None lets transformers choose.",
+    )
+    image_max_pixels: int | None = Field(
+        None,
+        gt=0,
+        description="Pixel budget per screenshot for the processor (Qwen-VL `max_pixels`, i.e. "
+        "the image processor's size.longest_edge); None keeps the checkpoint's. Must match what the policy "
+        "saw at rollout time. Saved with the trained checkpoint's processor.",
+    )
+    gradient_checkpointing: bool = Field(
+        False, description="Recompute activations in backward to save memory (GPU)."
+    )
+    logging_steps: int = Field(
+        1, gt=0, description="Log metrics (loss, rewards) every this many optimizer steps."
+    )
+    save_steps: int | None = Field(
+        None,
+        gt=0,
+        description="Also save intermediate checkpoints under out_dir every this many steps; "
+        "None saves only the final one.",
+    )
+    torch_threads: int | None = Field(
+        None,
+        gt=0,
+        description="CPU threads torch may use in this process (torch.set_num_threads, process-wide); "
+        "None keeps torch's default. On a shared 2-core machine 1 thread ran the tiny model's steps "
+        "10-20x faster than 2 (busy threads spin-wait for each other).",
+    )
+    report_to: list[str] = Field(
+        default_factory=list, description="Experiment trackers (e.g. ['wandb']); none by default."
+    )
+
+    def trainer_kwargs(self, out_dir: Path) -> dict[str, Any]:
+        """Keyword arguments shared by `trl.GRPOConfig` and `trl.SFTConfig`."""
+        model_init: dict[str, Any] = {"dtype": self.model_dtype}
+        if self.attn_implementation:
+            model_init["attn_implementation"] = self.attn_implementation
+        return {
+            "output_dir": str(out_dir),
+            "learning_rate": self.learning_rate,
+            "weight_decay": self.weight_decay,
+            "max_grad_norm": self.max_grad_norm,
+            "lr_scheduler_type": self.lr_scheduler_type,
+            "warmup_steps": self.warmup_steps,
+            "num_train_epochs": self.num_train_epochs,
+            "max_steps": self.max_steps or -1,
+            "per_device_train_batch_size": self.per_device_train_batch_size,
+            "gradient_accumulation_steps": self.gradient_accumulation_steps,
+            "seed": self.seed,
+            "bf16": self.bf16,
+            "activation_checkpointing": self.gradient_checkpointing,
+            "logging_steps": self.logging_steps,
+            "save_strategy": "steps" if self.save_steps else "no",
+            "save_steps": self.save_steps or 500,
+            "report_to": self.report_to,
+            "model_init_kwargs": model_init,
+            "disable_tqdm": True,
+            "dataloader_pin_memory": torch.cuda.is_available(),
+        }
+
+
+@dataclass
+class TrainReport:
+    """Outcome of one training run; `curves` maps a metric name to [[step, value], ...]."""
+
+    method: str
+    checkpoint: Path
+    manifest_path: Path | None
+    steps: int
+    runtime_s: float
+    metrics: dict[str, Any]
+    curves: dict[str, list[list[float]]]
+    samples: int
+    dropped: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def seconds_per_step(self) -> float:
+        return self.runtime_s / self.steps if self.steps else float("nan")
+
+
+@contextmanager
+def torch_threads(settings: TrainSettings) -> Iterator[None]:
+    """Run the block with torch's CPU thread count from the settings, then restore it."""
+    before = torch.get_num_threads()
+    if settings.torch_threads is not None:
+        torch.set_num_threads(settings.torch_threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def require_local_checkpoint(path: str | Path) -> Path:
+    """The base checkpoint as a local directory; nothing is ever downloaded."""
+    path = Path(path)
+    if not (path / "config.json").is_file():
+        raise FileNotFoundError(
+            f"base checkpoint {path} is not a local model directory (config.json missing)"
+        )
+    return path
+
+
+def load_processor(path: str | Path, *, image_max_pixels: int | None = None) -> ProcessorMixin:
+    """The checkpoint's processor, tokenizer padding on the left (Qwen2-VL's rope index needs it),
+    optionally with a new image pixel budget.
+
+    The embedded tiny model saves a `TinyQwen2VLProcessor` that AutoProcessor cannot build
+    (its stock video processor needs torchvision), so it is loaded by its own class.
+    """
+    path = require_local_checkpoint(path)
+    config_file = path / "processor_config.json"
+    processor_class = (
+        json.loads(config_file.read_text()).get("processor_class") if config_file.is_file() else None
+    )
+    if processor_class == "TinyQwen2VLProcessor":
+        from training.tiny_model import TinyQwen2VLProcessor
+
+        processor = TinyQwen2VLProcessor.from_pretrained(path)
+    else:
+        processor = AutoProcessor.from_pretrained(path)
+    processor.tokenizer.padding_side = "left"
+    if image_max_pixels is not None:
+        size = getattr(processor.image_processor, "size", None)
+        if size is None or getattr(size, "longest_edge", None) is None:
+            raise ValueError(
+                f"image_max_pixels: the image processor of {path} has no pixel budget (size.longest_edge)"
+            )
+        if image_max_pixels < size.shortest_edge:
+            raise ValueError(
+                f"image_max_pixels={image_max_pixels} is below the processor's minimum {size.shortest_edge}"
+            )
+        processor.image_processor.size = {
+            "shortest_edge": size.shortest_edge,
+            "longest_edge": image_max_pixels,
+        }
+    return processor
+
+
+def resolve_dataset(dataset: Dataset | str | Path) -> tuple[Dataset, str | None]:
+    """A step dataset and the path it was loaded from (None for an in-memory one)."""
+    if isinstance(dataset, Dataset):
+        return dataset, None
+    return load_step_dataset(dataset), str(dataset)
+
+
+def token_count(processor: ProcessorMixin, example: dict[str, Any], *, with_completion: bool) -> int:
+    """Tokens (text + image) of a step sample's prompt, plus its completion if asked."""
+    turns = example["prompt"] + (example["completion"] if with_completion else [])
+    messages = prepare_multimodal_messages(turns, images=[example["image"]])
+    text = processor.apply_chat_template(messages, tokenize=False, add_generation_prompt=not with_completion)
+    return len(processor(text=[text], images=[example["image"]])["input_ids"][0])
+
+
+def drop_overlong(
+    dataset: Dataset, processor: ProcessorMixin, max_tokens: int | None, *, with_completion: bool = False
+) -> tuple[Dataset, int]:
+    """`dataset` without samples longer than `max_tokens`, and how many were dropped.
+
+    Samples are dropped rather than truncated: cutting into the image tokens would break the
+    sample, and a truncated prompt is not the prompt the policy saw.
+    """
+    if max_tokens is None:
+        return dataset, 0
+    keep = [
+        i
+        for i, example in enumerate(dataset)
+        if token_count(processor, example, with_completion=with_completion) <= max_tokens
+    ]
+    return (dataset if len(keep) == len(dataset) else dataset.select(keep)), len(dataset) - len(keep)
+
+
+@dataclass
+class PreparedRun:
+    """A trainer built and ready to train (what `launch --dry-run` stops at)."""
+
+    trainer: Trainer
+    base_checkpoint: Path
+    dataset: Dataset  # the step dataset as given (its fingerprint goes into the manifest)
+    dataset_path: str | None
+    train_rows: int
+    dropped: dict[str, int]
+    curve_keys: dict[str, str]  # curve name -> key in the trainer's log history
+
+
+def curves_from_history(
+    log_history: list[dict[str, Any]], names: dict[str, str]
+) -> dict[str, list[list[float]]]:
+    """Per-step curves from a trainer's log history; `names` maps curve name -> log key."""
+    curves: dict[str, list[list[float]]] = {name: [] for name in names}
+    for entry in log_history:
+        for name, key in names.items():
+            if key in entry and "step" in entry:
+                curves[name].append([entry["step"], float(entry[key])])
+    return curves
+
+
+def train_and_save(run: PreparedRun, *, method: str, out_dir: Path, config: TrainSettings) -> TrainReport:
+    """Train, save model + processor to `out_dir`, write `manifest.json`, report."""
+    trainer, dataset, dropped = run.trainer, run.dataset, run.dropped
+    start = time.perf_counter()
+    with torch_threads(config):
+        output = trainer.train()
+    runtime = time.perf_counter() - start
+    trainer.save_model(str(out_dir))
+    curves = curves_from_history(trainer.state.log_history, run.curve_keys)
+    metrics = {k: v for k, v in output.metrics.items() if isinstance(v, (int, float))}
+    manifest_path = None
+    if trainer.accelerator.is_main_process:
+        trainer.processing_class.save_pretrained(str(out_dir))
+        manifest = Manifest(
+            method=method,
+            base_checkpoint=str(run.base_checkpoint),
+            dataset={
+                "fingerprint": dataset_fingerprint(dataset),
+                "rows": len(dataset),
+                "path": run.dataset_path,
+                "dropped": dropped,
+            },
+            config=config.model_dump(mode="json"),
+            metrics={**metrics, "global_step": trainer.state.global_step},
+            curves=curves,
+        )
+        manifest_path = write_manifest(out_dir, manifest)
+    return TrainReport(
+        method=method,
+        checkpoint=out_dir,
+        manifest_path=manifest_path,
+        steps=trainer.state.global_step,
+        runtime_s=runtime,
+        metrics=metrics,
+        curves=curves,
+        samples=run.train_rows,
+        dropped=dropped,
+    )
