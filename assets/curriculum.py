@@ -30,6 +30,7 @@ class CurriculumAssetConfig(dg.Config):
 
 
 @dg.asset(partitions_def=experiment_partitions, group_name="interaction", code_version="curriculum-1",
+          automation_condition=dg.AutomationCondition.eager(),
           ins={"exploration_traces": dg.AssetIn(partition_mapping=APPS_OF_EXPERIMENT)},
           description="Executable tasks x = (instruction, budget, functionality, variation, prerequisites), "
                       "each linked to the trajectory it came from.")

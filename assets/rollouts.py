@@ -36,10 +36,10 @@ class RolloutAssetConfig(dg.Config):
     verifiable_only: bool = Field(default=True, description="Skip tasks the simulator cannot judge.")
 
 
-def rollout_store(storage: StorageLocation, experiment: str) -> ParquetAttemptStore:
-    """Where finished attempts of an experiment are staged (and resumed from)."""
+def rollout_store(storage: StorageLocation, experiment: str, stage: str = "rollouts") -> ParquetAttemptStore:
+    """Where finished attempts of an experiment's stage are staged (and resumed from)."""
     fs, root = storage.filesystem()
-    return ParquetAttemptStore(fs, f"{root}/{experiment}/_staging/rollouts")
+    return ParquetAttemptStore(fs, f"{root}/{experiment}/_staging/{stage}")
 
 
 def task_specs(tasks: pl.DataFrame, verifiable_only: bool, max_tasks: int | None) -> list[TaskSpec]:

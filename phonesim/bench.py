@@ -1,5 +1,7 @@
-"""Simulator benchmark: memory per instance, reset/fork latency, step and render cost, and the
-ratio of a full step + screenshot to bare rasterization of the same screen (same run)."""
+"""Simulator benchmark: memory per instance, reset/fork latency, step and render cost, the ratio
+of a full step + screenshot to bare rasterization of the same screen, PNG encoding (palette vs
+the RGB baseline, same run) and multi-process throughput with PNG screenshots, at the default
+size and at the reduced observation size `SMALL`."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from phonesim.pool import PhonePool
 from phonesim.tasks import instantiate
 
 WALK_TASK = "contacts.edit_phone"
+SMALL = (540, 1200)
 
 
 def _rss_bytes() -> int:
@@ -61,10 +64,10 @@ def _walk(phone: Phone, n: int, seed: int, screenshot: str) -> tuple[float, int]
     return time.perf_counter() - t0, n
 
 
-def _throughput_worker(args: tuple[int, int, str]) -> float:
-    seed, n, mode = args
+def _throughput_worker(args: tuple[int, int, str, tuple[int, int]]) -> float:
+    seed, n, mode, size = args
     task = instantiate(WALK_TASK, seed)
-    phone = task.make_phone()
+    phone = task.make_phone(size)
     dt, _ = _walk(phone, n, seed, mode)
     return n / dt
 
@@ -105,21 +108,32 @@ def run(instances: int = 3000, steps: int = 400, procs: int = 2) -> dict[str, An
         out[f"steps_per_s_{mode}"] = k / dt
 
     # one step + screenshot vs bare rasterization (+ PNG) of the very same screen
-    phone = task.make_phone()
+    for size in (tuple(phone.size), SMALL):
+        sfx = "" if size == tuple(phone.size) else f"_{size[0]}x{size[1]}"
+        out.update({f"{k}{sfx}": v for k, v in _screen_costs(task, size).items()})
+        # aggregate throughput across processes, step + observe + render + PNG (warm caches as in rollouts)
+        with mp.get_context("fork").Pool(procs) as workers:
+            rates = workers.map(_throughput_worker, [(s, steps, "png", size) for s in range(procs)])
+        out[f"steps_per_s_png_all_procs{sfx}"] = sum(rates)
+    out["procs"] = procs
+    return out
+
+
+def _screen_costs(task, size: tuple[int, int], reps: int = 20) -> dict[str, float]:
+    phone = task.make_phone(size)
     phone.step(Action("open_app", app="Contacts"))
     after = phone.fork()
     after.step(Action("swipe", direction="up"))
     ops = render.frame_ops(after.frame(), render.LIGHT)  # the screen the timed step produces
-    reps = 30
-    t0 = time.perf_counter()
-    for _ in range(reps):
-        img = render.rasterize(ops, phone.size)
-    bare = (time.perf_counter() - t0) / reps
-    t0 = time.perf_counter()
-    for _ in range(reps):
-        render.encode_png(img)
-    encode = (time.perf_counter() - t0) / reps
-    t0 = time.perf_counter()
+
+    def timed(fn) -> tuple[float, Any]:
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            value = fn()
+        return (time.perf_counter() - t0) / reps, value
+    bare, img = timed(lambda: render.rasterize(ops, size))
+    encode, png = timed(lambda: render.encode_png(img, ops))
+    encode_rgb, png_rgb = timed(lambda: render.encode_png(img))
     forks = [phone.fork() for _ in range(reps)]
     t0 = time.perf_counter()
     for p in forks:
@@ -127,15 +141,7 @@ def run(instances: int = 3000, steps: int = 400, procs: int = 2) -> dict[str, An
         p.step(Action("swipe", direction="up"))
         p.observe().screenshot
     full = (time.perf_counter() - t0) / reps
-    out["bare_raster_ms"] = bare * 1e3
-    out["png_encode_ms"] = encode * 1e3
-    out["step_plus_render_ms"] = full * 1e3
-    out["step_render_over_bare_raster"] = full / bare
-    out["step_png_ms"] = (full + encode) * 1e3
-
-    # aggregate throughput across processes with screenshots (warm caches as in rollouts)
-    with mp.get_context("fork").Pool(procs) as workers:
-        rates = workers.map(_throughput_worker, [(s, steps, "image") for s in range(procs)])
-    out["procs"] = procs
-    out["steps_per_s_image_all_procs"] = sum(rates)
-    return out
+    return {"bare_raster_ms": bare * 1e3, "png_encode_ms": encode * 1e3, "png_kb": len(png) / 1024,
+            "png_encode_rgb_baseline_ms": encode_rgb * 1e3, "png_rgb_baseline_kb": len(png_rgb) / 1024,
+            "step_plus_render_ms": full * 1e3, "step_render_over_bare_raster": full / bare,
+            "step_png_ms": (full + encode) * 1e3}

@@ -125,9 +125,11 @@ class Phone:
         """A JSON copy of the full runtime state."""
         return copy_json(self.state)
 
-    def restore(self, snap: dict[str, Any]) -> None:
+    def restore(self, snap: dict[str, Any], frame: L.Frame | None = None) -> None:
+        """Set the state to a copy of `snap`. `frame`, if given, must be the frame composed from
+        exactly this snapshot (frames are immutable), which saves recomposing it (solver)."""
         self.state = copy_json(snap)
-        self._frame = None
+        self._frame = frame
 
     def fork(self) -> "Phone":
         """An independent phone with a copy of this one's state (world data shared)."""

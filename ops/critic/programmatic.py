@@ -164,3 +164,17 @@ def _describe_action(action: Action, elements: list[dict]) -> str:
     if action.type == ActionType.SWIPE:
         return f"swiping {action.direction or ''}".strip()
     return f"{verb} '{label}'" if label else verb
+
+
+class JudgeOnlyCritic:
+    """Outcome from the simulator's judge, no step labels or hints: for benchmarks, where
+    only the verdict matters and step labelling would cost navigation searches."""
+
+    name = "judge"
+
+    def evaluate(self, attempt: AttemptRecord) -> CriticFeedback:
+        gt = attempt.ground_truth
+        if gt is None:
+            raise ValueError(f"{attempt.task.task_id}: benchmark tasks need the simulator's judge")
+        return CriticFeedback(decision=int(gt.success), reason="simulator judge", failure_step=None,
+                              task_feasible=True, step_analysis=[], hint=None, critic=self.name)

@@ -1,0 +1,92 @@
+"""benchmark_results: Pass@k of the base and adapted policies on held-out simulator tasks."""
+
+import base64
+import io
+
+import dagster as dg
+import polars as pl
+from PIL import Image, ImageDraw
+from pydantic import Field
+
+from assets.metadata import md_table
+from assets.rollouts import rollout_store
+from ops.attempt_store import collect_tables
+from ops.benchmark import held_out_tasks, pass_at_k
+from ops.critic.programmatic import JudgeOnlyCritic
+from ops.rollout import RolloutConfig, run_rollouts
+from ops.schemas import from_rows
+from pipelines.experiments import experiment_of, experiment_partitions, lineage_metadata
+from resources.environment import SimulatorResource
+from resources.policy import PolicyResource
+from resources.storage import ArtifactStore, StorageLocation
+
+
+class BenchmarkConfig(dg.Config):
+    k: int = Field(default=3, ge=1, description="Attempts per task: reports Pass@1..k.")
+    seeds_per_template: int = Field(default=2, ge=1, description="Parameter seeds per held-out template.")
+    max_templates: int | None = Field(default=None, ge=1, description="Evaluate only the first N test templates.")
+    temperature: float = Field(default=0.7, ge=0, description="Sampling temperature, so the k attempts differ.")
+    seed: int = Field(default=0, description="Sampling seed of the local policies.")
+
+
+def bar_chart(table: pl.DataFrame, metric: str) -> str:
+    """A small PNG bar chart (markdown data URL) of `metric` per policy."""
+    rows = table.filter(pl.col("difficulty") == "all").sort("policy_id")
+    w, h, pad = 80 * max(1, rows.height) + 40, 180, 20
+    img = Image.new("RGB", (w, h), "white")
+    d = ImageDraw.Draw(img)
+    for i, r in enumerate(rows.iter_rows(named=True)):
+        x = pad + i * 80
+        bar = int((h - 60) * r[metric])
+        d.rectangle((x, h - 30 - bar, x + 50, h - 30), fill=(66, 133, 244))
+        d.text((x, h - 25), r["policy_id"][:10], fill="black")
+        d.text((x, h - 45 - bar), f"{r[metric]:.2f}", fill="black")
+    d.text((pad, 4), metric, fill="black")
+    buf = io.BytesIO()
+    img.save(buf, format="PNG")
+    return f"![{metric}](data:image/png;base64,{base64.b64encode(buf.getvalue()).decode()})"
+
+
+@dg.asset(partitions_def=experiment_partitions, group_name="evaluation", code_version="benchmark-1",
+          description="Held-out Pass@k, progress, false-complete, side-effect and overdue rates per policy.")
+def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig, base_policy: dict,
+                      hifpo_checkpoint: dict, rft_checkpoint: dict, grsd_checkpoint: dict,
+                      simulator: SimulatorResource, policy: PolicyResource, storage: StorageLocation,
+                      artifact_store: ArtifactStore) -> pl.DataFrame:
+    from training.local_policy import GenerationSettings, LocalPolicy
+
+    tasks = held_out_tasks(config.seeds_per_template, config.max_templates, simulator.world_seed)
+    difficulty = {t.task_id: d for t, d in tasks}
+    specs = [t for t, _ in tasks]
+    candidates = {"base": base_policy, "hifpo": hifpo_checkpoint, "rft": rft_checkpoint, "grsd": grsd_checkpoint}
+    rows = []
+    for name, ckpt in candidates.items():
+        agent = LocalPolicy(artifact_store.local_path(ckpt["uri"]), policy.prompt_style,
+                            generation=GenerationSettings(max_new_tokens=policy.max_new_tokens,
+                                                          temperature=config.temperature, seed=config.seed),
+                            version=f"{ckpt['version']}@T{config.temperature}")
+        store = rollout_store(storage, experiment_of(context), f"benchmark/{name}")
+        summary = run_rollouts(specs, simulator.make_env, agent, JudgeOnlyCritic(), store,
+                               RolloutConfig(attempts=config.k, use_hints=False, max_parallel_tasks=32))
+        context.log.info(f"benchmark {name}: {summary.attempts_run} episodes run, {summary.attempts_resumed} resumed")
+        attempts, _, _ = collect_tables(store, agent.version, [t.task_id for t in specs])
+        rows += [{
+            "policy_id": name, "task_id": r["task_id"], "template_id": r["task_id"].split("#")[0],
+            "difficulty": difficulty[r["task_id"]], "seed": int(r["task_id"].split("#")[1]),
+            "attempt": r["attempt"], "success": r["gt_success"], "progress": r["gt_progress"],
+            "false_complete": r["gt_false_complete"], "side_effects": r["gt_side_effects"],
+            "overdue": r["gt_overdue"], "steps": r["n_steps"],
+        } for r in attempts.iter_rows(named=True)]
+    results = from_rows(rows, "benchmark_results")
+    table = pass_at_k(results, config.k)
+    overall = table.filter(pl.col("difficulty") == "all")
+    metric_cols = [c for c in table.columns if c not in ("policy_id", "difficulty")]
+    context.add_output_metadata({
+        **lineage_metadata(context, config), "episodes": results.height, "tasks": len(specs),
+        "comparison": md_table(["policy", *metric_cols],
+                               [(r["policy_id"], *[f"{r[c]:.3f}" if isinstance(r[c], float) else r[c]
+                                                   for c in metric_cols]) for r in overall.iter_rows(named=True)]),
+        "by_difficulty": md_table(table.columns, table.rows()),
+        f"pass@{config.k}_plot": dg.MetadataValue.md(bar_chart(table, f"pass@{config.k}")),
+    })
+    return results

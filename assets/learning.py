@@ -1,0 +1,188 @@
+"""step_datasets, fork_pairs and the three adapted checkpoints: HiFPO, RFT and GRSD."""
+
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import polars as pl
+from pydantic import Field
+
+from assets.metadata import counts, md_table
+from assets.rollouts import rollout_store, task_specs
+from ops.attempt_store import collect_tables
+from ops.critic.programmatic import ProgrammaticCritic
+from ops.filtering import FilterConfig
+from ops.fork_pairs import detect_fork_pairs
+from ops.forks import ForkConfig
+from ops.rollout import RolloutConfig, run_rollouts
+from ops.step_samples import build_step_samples
+from pipelines.experiments import experiment_of, experiment_partitions, lineage_metadata
+from resources.environment import SimulatorResource
+from resources.policy import PolicyResource
+from resources.storage import ArtifactStore, StorageLocation
+
+GROUP = "learning"
+
+
+class StepDatasetConfig(dg.Config):
+    sr_min: float = Field(default=0.0, ge=0, le=1, description="Keep tasks with SR(x) >= sr_min (seed 000 eq. 10).")
+    sr_max: float = Field(default=0.9, ge=0, le=1, description="Keep tasks with SR(x) <= sr_max; 0.9 drops mastered tasks.")
+    best_attempt: bool = Field(default=True, description="Train on the best attempt k* only (eq. 13).")
+    reasonable_only: bool = Field(default=True, description="Keep only steps the critic marked reasonable (eq. 14).")
+
+
+@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="step-datasets-1",
+          description="Filtered step samples: hint-contextualized prompt, screenshot, target action (also an HF dataset).")
+def step_datasets(context: dg.AssetExecutionContext, config: StepDatasetConfig, rollout_attempts: pl.DataFrame,
+                  rollout_steps: pl.DataFrame, critic_feedback: pl.DataFrame,
+                  artifact_store: ArtifactStore) -> pl.DataFrame:
+    from training.datasets import build_step_dataset
+
+    samples, report = build_step_samples(rollout_attempts, rollout_steps, critic_feedback,
+                                         FilterConfig(config.sr_min, config.sr_max, config.best_attempt,
+                                                      config.reasonable_only))
+    with tempfile.TemporaryDirectory() as tmp:
+        hf_uri = artifact_store.put_hf_dataset(build_step_dataset(samples), f"{experiment_of(context)}/step_datasets/"
+                                               f"{context.run_id}", Path(tmp) / "ds") if samples.height else None
+    sr = [s.success_rate for s in report.selections]
+    context.add_output_metadata({
+        **lineage_metadata(context, config), "samples": samples.height, "hf_dataset": hf_uri or "",
+        "tasks_kept": report.kept_tasks, "tasks_dropped": dg.MetadataValue.json(dict(report.dropped)),
+        "samples_by_action_type": dg.MetadataValue.json(dict(report.samples_by_type)),
+        "with_hint": int(samples["has_hint"].sum()) if samples.height else 0,
+        "sr_histogram": counts(round(v, 2) for v in sr),
+    })
+    return samples
+
+
+def _checkpoint(context: dg.AssetExecutionContext, report: Any, artifact_store: ArtifactStore, name: str,
+                base: dict, extra: dict | None = None) -> dict:
+    """Store a trained checkpoint directory and describe it (URI, version, curves) for the UI."""
+    uri = artifact_store.put_dir(report.checkpoint, f"{experiment_of(context)}/{name}/{context.run_id}")
+    version = f"{name}:{experiment_of(context)}:{context.run_id[:8]}"
+    last = {k: v[-1][1] for k, v in report.curves.items() if v}
+    context.add_output_metadata({
+        "uri": uri, "version": version, "base": base["version"], "steps": report.steps,
+        "train_seconds": round(report.runtime_s, 1), "samples": report.samples,
+        "final_metrics": dg.MetadataValue.json(last),
+        "curves": dg.MetadataValue.json({k: v for k, v in report.curves.items()}),
+        **(extra or {}),
+    })
+    return {"uri": uri, "version": version, "base": base["version"], "steps": report.steps}
+
+
+class HiFPOAssetConfig(dg.Config):
+    preset: str = Field(default="cpu_tiny", pattern="^(cpu_tiny|gpu)$",
+                        description="'cpu_tiny': the embedded CPU preset; 'gpu': seed 000 table 13 defaults.")
+    overrides: dict[str, Any] = Field(default_factory=dict, description="HiFPOConfig fields to override.")
+
+
+@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="hifpo-1",
+          description="Step-level GRPO with the adaptive GUI action reward on the step dataset (seed 000 §2.3.4).")
+def hifpo_checkpoint(context: dg.AssetExecutionContext, config: HiFPOAssetConfig, step_datasets: pl.DataFrame,
+                     base_policy: dict, artifact_store: ArtifactStore) -> dict:
+    from training.datasets import build_step_dataset
+    from training.hifpo import HiFPOConfig, train_hifpo
+
+    if step_datasets.height == 0:
+        raise ValueError("hifpo_checkpoint: the step dataset is empty (every task was filtered out); "
+                         "widen step_datasets.sr_max/sr_min or run more rollouts")
+    train_config = HiFPOConfig.cpu_tiny(**config.overrides) if config.preset == "cpu_tiny" \
+        else HiFPOConfig(**config.overrides)
+    with tempfile.TemporaryDirectory() as tmp:
+        report = train_hifpo(artifact_store.local_path(base_policy["uri"]), build_step_dataset(step_datasets),
+                             Path(tmp) / "hifpo", train_config)
+        return _checkpoint(context, report, artifact_store, "hifpo", base_policy,
+                           lineage_metadata(context, config))
+
+
+class SFTAssetConfig(dg.Config):
+    preset: str = Field(default="cpu_tiny", pattern="^(cpu_tiny|gpu)$", description="Training preset.")
+    overrides: dict[str, Any] = Field(default_factory=dict, description="SFTTrainConfig fields to override.")
+
+
+def _sft_config(config: SFTAssetConfig):
+    from training.sft import SFTTrainConfig
+
+    return SFTTrainConfig.cpu_tiny(**config.overrides) if config.preset == "cpu_tiny" \
+        else SFTTrainConfig(**config.overrides)
+
+
+@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="fork-pairs-1",
+          description="GRSD fork points between successful and failed attempts of the same task (seed 003 alg. 1).")
+def fork_pairs(context: dg.AssetExecutionContext, rollout_attempts: pl.DataFrame,
+               rollout_steps: pl.DataFrame) -> pl.DataFrame:
+    pairs = detect_fork_pairs(rollout_steps, rollout_attempts, ForkConfig())
+    context.add_output_metadata({
+        **lineage_metadata(context), "fork_pairs": pairs.height,
+        "tasks": pairs["task_id"].n_unique() if pairs.height else 0,
+        "sample": md_table(["task", "success@step", "failed@step", "ssim"],
+                           [(r["task_id"], f"{r['success_attempt']}@{r['success_step']}",
+                             f"{r['failed_attempt']}@{r['failed_step']}", f"{r['similarity']:.3f}")
+                            for r in pairs.head(8).iter_rows(named=True)]),
+    })
+    return pairs
+
+
+@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="grsd-1",
+          description="SFT of the failed context on the teacher's response at each fork point (seed 003 §3.3).")
+def grsd_checkpoint(context: dg.AssetExecutionContext, config: SFTAssetConfig, fork_pairs: pl.DataFrame,
+                    rollout_steps: pl.DataFrame, base_policy: dict, artifact_store: ArtifactStore) -> dict:
+    from training.datasets import build_step_dataset, grsd_samples
+    from training.sft import train_sft
+
+    samples = grsd_samples(fork_pairs, rollout_steps)
+    if samples.height == 0:
+        raise ValueError("grsd_checkpoint: no fork pairs (no task had both a successful and a failed attempt)")
+    with tempfile.TemporaryDirectory() as tmp:
+        report = train_sft(artifact_store.local_path(base_policy["uri"]),
+                           build_step_dataset(samples, require_response=True), Path(tmp) / "grsd",
+                           _sft_config(config), method="grsd")
+        return _checkpoint(context, report, artifact_store, "grsd", base_policy, lineage_metadata(context, config))
+
+
+class RFTAssetConfig(SFTAssetConfig):
+    rounds: int = Field(default=2, ge=1, description="Rejection fine-tuning rounds (seed 003 §3.2).")
+    variant_seed_offset: int = Field(default=1000, ge=1,
+                                     description="Round r re-instantiates template tasks with seed + r * offset (fresh variants).")
+    attempts: int = Field(default=3, ge=1, description="Attempts per task in rounds after the first.")
+
+
+@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="rft-1",
+          description="Iterative rejection fine-tuning on verified-successful trajectories (seed 003 §3.2).")
+def rft_checkpoint(context: dg.AssetExecutionContext, config: RFTAssetConfig, curriculum_tasks: pl.DataFrame,
+                   rollout_attempts: pl.DataFrame, rollout_steps: pl.DataFrame, base_policy: dict,
+                   simulator: SimulatorResource, policy: PolicyResource, storage: StorageLocation,
+                   artifact_store: ArtifactStore) -> dict:
+    from training.datasets import build_step_dataset, rft_samples
+    from training.local_policy import LocalPolicy
+    from training.sft import train_sft
+
+    attempts, steps = rollout_attempts, rollout_steps
+    checkpoint = artifact_store.local_path(base_policy["uri"])
+    per_round = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(1, config.rounds + 1):
+            if r > 1:  # fresh task variants, generated by the previous round's policy
+                tasks = [replace(t, task_id=f"{t.task_id}~r{r}", seed=t.seed + r * config.variant_seed_offset)
+                         if t.template_id else t for t in task_specs(curriculum_tasks, True, None)]
+                agent = LocalPolicy(checkpoint, policy.prompt_style, version=f"rft-r{r - 1}:{context.run_id[:8]}")
+                store = rollout_store(storage, experiment_of(context), "rft")
+                run_rollouts(tasks, simulator.make_env, agent, ProgrammaticCritic(simulator.world_seed), store,
+                             RolloutConfig(attempts=config.attempts, use_hints=False))
+                attempts, steps, _ = collect_tables(store, agent.version, [t.task_id for t in tasks])
+            samples = rft_samples(steps, attempts, verdict="critic_decision")
+            per_round.append({"round": r, "successful_attempts": int((attempts["critic_decision"] == 1).sum()),
+                              "samples": samples.height})
+            if samples.height == 0:
+                context.log.warning(f"RFT round {r}: no successful attempt to learn from; stopping")
+                break
+            report = train_sft(checkpoint, build_step_dataset(samples, require_response=True),
+                               Path(tmp) / f"rft_r{r}", _sft_config(config), method="rft")
+            checkpoint = report.checkpoint
+        if not any(p["samples"] for p in per_round):
+            raise ValueError("rft_checkpoint: no verified-successful attempt in any round")
+        return _checkpoint(context, report, artifact_store, "rft", base_policy,
+                           {**lineage_metadata(context, config), "rounds": dg.MetadataValue.json(per_round)})
