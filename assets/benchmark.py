@@ -60,7 +60,11 @@ def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig
     specs = [t for t, _ in tasks]
     candidates = {"base": base_policy, "hifpo": hifpo_checkpoint, "rft": rft_checkpoint, "grsd": grsd_checkpoint}
     rows = []
+    evaluated: dict[str, list[dict]] = {}  # checkpoint URI -> its episode rows (untrained methods reuse the base's)
     for name, ckpt in candidates.items():
+        if ckpt["uri"] in evaluated:
+            rows += [{**r, "policy_id": name} for r in evaluated[ckpt["uri"]]]
+            continue
         agent = LocalPolicy(artifact_store.local_path(ckpt["uri"]), policy.prompt_style,
                             generation=GenerationSettings(max_new_tokens=policy.max_new_tokens,
                                                           temperature=config.temperature, seed=config.seed),
@@ -70,13 +74,14 @@ def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig
                                RolloutConfig(attempts=config.k, use_hints=False, max_parallel_tasks=32))
         context.log.info(f"benchmark {name}: {summary.attempts_run} episodes run, {summary.attempts_resumed} resumed")
         attempts, _, _ = collect_tables(store, agent.version, [t.task_id for t in specs])
-        rows += [{
+        evaluated[ckpt["uri"]] = [{
             "policy_id": name, "task_id": r["task_id"], "template_id": r["task_id"].split("#")[0],
             "difficulty": difficulty[r["task_id"]], "seed": int(r["task_id"].split("#")[1]),
             "attempt": r["attempt"], "success": r["gt_success"], "progress": r["gt_progress"],
             "false_complete": r["gt_false_complete"], "side_effects": r["gt_side_effects"],
             "overdue": r["gt_overdue"], "steps": r["n_steps"],
         } for r in attempts.iter_rows(named=True)]
+        rows += evaluated[ckpt["uri"]]
     results = from_rows(rows, "benchmark_results")
     table = pass_at_k(results, config.k)
     overall = table.filter(pl.col("difficulty") == "all")

@@ -70,7 +70,16 @@ def _checkpoint(context: dg.AssetExecutionContext, report: Any, artifact_store: 
         "curves": dg.MetadataValue.json({k: v for k, v in report.curves.items()}),
         **(extra or {}),
     })
-    return {"uri": uri, "version": version, "base": base["version"], "steps": report.steps}
+    return {"uri": uri, "version": version, "base": base["version"], "steps": report.steps, "trained": True}
+
+
+def _unchanged(context: dg.AssetExecutionContext, name: str, base: dict, reason: str, extra: dict | None = None) -> dict:
+    """The method had no training signal: its result is the input policy, said so loudly."""
+    context.log.warning(f"{name}: no training data ({reason}); the checkpoint is the unchanged base policy")
+    context.add_output_metadata({"uri": base["uri"], "version": base["version"], "trained": False,
+                                 "reason": reason, **(extra or {})})
+    return {"uri": base["uri"], "version": base["version"], "base": base["version"], "steps": 0,
+            "trained": False, "reason": reason}
 
 
 class HiFPOAssetConfig(dg.Config):
@@ -87,8 +96,8 @@ def hifpo_checkpoint(context: dg.AssetExecutionContext, config: HiFPOAssetConfig
     from training.hifpo import HiFPOConfig, train_hifpo
 
     if step_datasets.height == 0:
-        raise ValueError("hifpo_checkpoint: the step dataset is empty (every task was filtered out); "
-                         "widen step_datasets.sr_max/sr_min or run more rollouts")
+        return _unchanged(context, "hifpo", base_policy, "the step dataset is empty: every task was filtered out",
+                          lineage_metadata(context, config))
     train_config = HiFPOConfig.cpu_tiny(**config.overrides) if config.preset == "cpu_tiny" \
         else HiFPOConfig(**config.overrides)
     with tempfile.TemporaryDirectory() as tmp:
@@ -135,7 +144,8 @@ def grsd_checkpoint(context: dg.AssetExecutionContext, config: SFTAssetConfig, f
 
     samples = grsd_samples(fork_pairs, rollout_steps)
     if samples.height == 0:
-        raise ValueError("grsd_checkpoint: no fork pairs (no task had both a successful and a failed attempt)")
+        return _unchanged(context, "grsd", base_policy, "no fork pairs: no task had both a successful and a "
+                          "failed attempt", lineage_metadata(context, config))
     with tempfile.TemporaryDirectory() as tmp:
         report = train_sft(artifact_store.local_path(base_policy["uri"]),
                            build_step_dataset(samples, require_response=True), Path(tmp) / "grsd",
@@ -183,6 +193,7 @@ def rft_checkpoint(context: dg.AssetExecutionContext, config: RFTAssetConfig, cu
                                Path(tmp) / f"rft_r{r}", _sft_config(config), method="rft")
             checkpoint = report.checkpoint
         if not any(p["samples"] for p in per_round):
-            raise ValueError("rft_checkpoint: no verified-successful attempt in any round")
+            return _unchanged(context, "rft", base_policy, "no verified-successful attempt to learn from",
+                              {**lineage_metadata(context, config), "rounds": dg.MetadataValue.json(per_round)})
         return _checkpoint(context, report, artifact_store, "rft", base_policy,
                            {**lineage_metadata(context, config), "rounds": dg.MetadataValue.json(per_round)})

@@ -64,7 +64,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=BasePretrainConfig().max_seconds)
     parser.add_argument("--out", type=Path, default=None, help="checkpoint dir (default: a temp dir)")
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=BasePretrainConfig().threads)
     parser.add_argument("--compare-trl", action="store_true", help="also time TRL SFTTrainer steps")
     args = parser.parse_args()
 

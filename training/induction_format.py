@@ -9,9 +9,10 @@ Each element row puts its index right after its label, the index being ONE added
 
 Echoing the label is a copy from the instruction, which tiny models learn quickly; the index
 after it is an induction step ("label #k … label → #k"). Measured on the 0.28 M-parameter
-model after ~2 k steps (/tmp/research2/LOG.md): the echoed label is right 71–74 % of the
-time, the echoed index only at chance (15–23 %, chance 19 %). `parse_output` therefore lets
-the echoed label decide the element when it names exactly one row.
+model after 2–4 k steps (/tmp/research2/LOG.md): the echoed label is right 71–74 % of the
+time, the echoed index only at chance (15–23 %, chance 19 %; the induction step did not form
+in that budget). `parse_output` therefore lets the echoed label decide the element when it
+names exactly one row: held-out click accuracy through this parser 0.76 vs chance 0.19.
 
 Actions without an element (back, scroll, type without focus, ...) are answered with the JSON
 alone. Tokenizers must know the index tokens: call `add_index_tokens` once when building the
@@ -43,7 +44,7 @@ def index_tokens(count: int = INDEX_TOKEN_COUNT) -> list[str]:
 
 def add_index_tokens(tokenizer: PreTrainedTokenizerBase, model: PreTrainedModel | None = None,
                      count: int = INDEX_TOKEN_COUNT) -> int:
-    """Add the index markers to `tokenizer` (and resize `model`'s embeddings); returns how many were new.
+    """Add the index markers to `tokenizer`, resize `model`'s embeddings; returns how many are new.
 
     Added tokens match longest-first, so " #12" is one token, not " #1" + "2".
     """
@@ -88,7 +89,8 @@ def _failure(reason: str, text: str) -> ParseFailure:
     return ParseFailure(reason=reason, raw=text, format=FORMAT_NAME)
 
 
-def _resolve(echo_label: str, echo_index: int | None, json_element: int, labels: Sequence[str]) -> int:
+def _resolve(echo_label: str, echo_index: int | None, json_element: int,
+             labels: Sequence[str]) -> int:
     """The element the answer means (see module docstring for the measured reason).
 
     1. the echoed index, if the echoed row is consistent (its label is that row's label);

@@ -26,9 +26,8 @@ def parse_overrides(pairs: tuple[str, ...]) -> dict[str, dict[str, Any]]:
               help="YAML/JSON mapping asset -> config fields.")
 @click.option("--set", "overrides", multiple=True, metavar="ASSET.FIELD=VALUE",
               help="Override one config field, e.g. --set rollouts.attempts=2 (repeatable).")
-@click.option("--apps", default=None, help="Comma-separated apps to explore (default: all).")
 @click.option("--rebuild-shared", is_flag=True, help="Rebuild shared assets (the base policy) even if stored.")
-def run(experiment: str, config_file, overrides: tuple[str, ...], apps: str | None, rebuild_shared: bool) -> None:
+def run(experiment: str, config_file, overrides: tuple[str, ...], rebuild_shared: bool) -> None:
     """Materialize exploration → curriculum → rollouts → training → benchmark for EXPERIMENT."""
     from pipelines.definitions import ASSETS, CHECKS, defs
     from pipelines.local_run import run_experiment
@@ -36,6 +35,6 @@ def run(experiment: str, config_file, overrides: tuple[str, ...], apps: str | No
     config = yaml.safe_load(config_file) if config_file else {}
     for asset, fields in parse_overrides(overrides).items():
         config.setdefault(asset, {}).update(fields)
-    timings = run_experiment(ASSETS, CHECKS, defs.resources, experiment, config, apps.split(",") if apps else None, rebuild_shared)
+    timings = run_experiment(ASSETS, CHECKS, defs.resources, experiment, config, rebuild_shared)
     click.echo(json.dumps({"experiment": experiment, "seconds": {k: round(v, 1) for k, v in timings.items()},
                            "total_seconds": round(sum(timings.values()), 1)}, indent=2))

@@ -71,7 +71,7 @@ def test_encoder_labels_cover_exactly_the_answer(encoder, with_images):
 
 def test_short_pretraining_lowers_loss_and_checkpoint_reloads(tmp_path):
     config = BasePretrainConfig(max_steps=40, max_seconds=120, batch_size=8, image_pool=16, image_every=4,
-                                eval_samples=12, tokenizer_corpus_samples=100, threads=2, warmup_steps=5)
+                                eval_samples=12, tokenizer_corpus_samples=100, threads=1, warmup_steps=5)
     report = pretrain_base_policy(tmp_path / "base", config, synthetic_sample)
     assert report.steps == 40 and report.image_steps == 10
     assert report.final_loss < 0.75 * report.first_loss

@@ -43,7 +43,8 @@ def test_render_rejects_an_element_outside_the_list():
 
 action_strategy = st.one_of(
     st.builds(lambda i: Action(ActionType.CLICK, element=i), st.integers(0, 4)),
-    st.builds(lambda i, t: Action(ActionType.TYPE, element=i, text=t), st.integers(0, 4), st.text()),
+    st.builds(lambda i, t: Action(ActionType.TYPE, element=i, text=t), st.integers(0, 4),
+              st.text()),
     st.builds(lambda t: Action(ActionType.TYPE, text=t), st.text()),
     st.just(BACK),
 )

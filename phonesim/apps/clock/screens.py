@@ -42,7 +42,7 @@ def _world_rows(ctx: Ctx) -> list:
     rows = [info("Local time", clock, rid="local_time")]
     for city in sorted(ctx.data["clocks"], key=lambda c: (CITIES[c], c)):
         rows.append(item(city, f"{city_time(clock, city)} · {offset_text(city)}",
-                         long_tap=tap("ask_remove_city", city=city), glyph="location", rid=f"city_{city}"))
+                         long_tap=tap("ask_remove_city", city=city), rid=f"city_{city}"))
     return rows
 
 
@@ -105,7 +105,7 @@ def build_cities(ctx: Ctx) -> Page:
     q = ctx.field("q")
     shown = [c for c in sorted(CITIES) if c not in ctx.data["clocks"] and q.casefold().strip() in c.casefold()]
     rows = [search_bar("q", "Search cities", q, ctx.focused("q"))]
-    rows += [item(c, offset_text(c), on_tap=tap("add_city", city=c), glyph="location", rid=f"pick_{c}") for c in shown]
+    rows += [item(c, offset_text(c), on_tap=tap("add_city", city=c), rid=f"pick_{c}") for c in shown]
     return Page("Add city", rows)
 
 

@@ -16,7 +16,7 @@ PLACES = ("Cafe Luna", "Central Library", "Blue Door Bistro", "Union Station", "
 OPENERS = ["Hey! Are we still on for this week?", "Hi, quick question about the weekend", "Long time no see!",
            "Did you get my email?", "Are you free on Friday?", "Happy Monday!"]
 REPLIES = ["Yes, sounds good", "Sure, let me check", "Absolutely!", "I think so", "Works for me"]
-CLOSERS = ["Thanks!", "Perfect, talk soon", "Great, see you", "Got it 👍", "Cool"]
+CLOSERS = ["Thanks!", "Perfect, talk soon", "Great, see you", "Got it!", "Cool"]
 
 
 def make_world(seed: int) -> dict[str, Any]:

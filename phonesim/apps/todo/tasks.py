@@ -166,7 +166,7 @@ TEMPLATES = [
     TaskTemplate(
         id="todo.query_today", apps=("todo",), objective="query", composition="sequential", difficulty=2,
         split="train", step_budget=15,
-        instructions=("How many tasks are due today?", "How many open tasks are due today?"),
+        instructions=("How many open tasks are due today?", "How many tasks that are not done yet are due today?"),
         sample=lambda rng, phone: {},
         answer=lambda phone, p: AnswerSpec("number", float(sum(1 for t in tasks(phone) if t["due"] == TODAY.isoformat()
                                                                and not t["done"])), hint="a number"),

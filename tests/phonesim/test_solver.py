@@ -1,0 +1,59 @@
+"""A* distances equal the breadth-first baseline, cold and with memory from earlier queries."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from ops.actions import Action
+from phonesim import distance_to_goal, instantiate, shortest_path, solver
+
+
+def _length(path):
+    return None if path is None else len(path)
+
+
+@pytest.mark.parametrize("template_id", ["settings.connect_wifi", "settings.rename_device", "contacts.favorite",
+                                         "contacts.query_group_count", "settings.dnd_and_volume"])
+def test_astar_matches_bfs_along_a_wandering_rollout(template_id):
+    task = instantiate(template_id, 3)
+    phone = task.make_phone()
+    rng = random.Random(template_id)
+    solver.clear_memory()
+    for _ in range(6):
+        assert _length(shortest_path(phone, task)) == _length(solver.bfs_path(phone, task))
+        plan = shortest_path(phone, task)
+        if not plan:
+            break
+        options = solver.candidate_actions(phone, task)
+        phone.step(plan[0] if rng.random() < 0.5 else rng.choice(options))
+
+
+def test_memory_gives_the_same_answers_as_a_cold_search():
+    task = instantiate("settings.connect_wifi", 2)
+    phone = task.make_phone()
+    states = []
+    for a in [Action("open_app", app="Settings"), Action("system_button", button="back"),
+              Action("open_app", app="Contacts"), Action("system_button", button="home")]:
+        phone.step(a)
+        states.append(phone.fork())
+    warm = [distance_to_goal(p, task) for p in states]
+    cold = []
+    for p in states:
+        solver.clear_memory()
+        cold.append(distance_to_goal(p, task))
+    assert warm == cold
+
+
+def test_only_text_absent_from_the_world_counts_as_new():
+    task = instantiate("contacts.edit_phone", 0)
+    new = solver._memory(task).new_hints
+    assert new == (task.params["phone"].encode(),)  # the name is typed into search, not required
+
+
+def test_a_wrong_answer_is_unrecoverable():
+    task = instantiate("contacts.query_phone", 0)
+    phone = task.make_phone()
+    phone.step(Action("answer", text="not a number"))
+    assert distance_to_goal(phone, task) is None
