@@ -20,7 +20,8 @@ import torch
 
 from training.base_pretrain import BasePretrainConfig, PolicyTextEncoder, pretrain_base_policy
 from training.grounding_data import synthetic_sample
-from training.policy_prompt import policy_messages, render_action
+from ops.actions.formats import label_echo
+from ops.prompts import build_policy_prompt
 from training.tiny_model import load_tiny
 
 
@@ -33,8 +34,9 @@ def trl_sft_steps_per_second(checkpoint: Path, batch_size: int, steps: int) -> f
     rng = random.Random(7)
     samples = [synthetic_sample(rng, True) for _ in range(batch_size * steps)]
     data = Dataset.from_dict({
-        "prompt": [policy_messages([e.label for e in s.elements], s.instruction) for s in samples],
-        "completion": [[{"role": "assistant", "content": [{"type": "text", "text": render_action(s.target)}]}]
+        "prompt": [build_policy_prompt("elements", s.instruction, [], [], [e.label for e in s.elements])
+                   for s in samples],
+        "completion": [[{"role": "assistant", "content": [{"type": "text", "text": label_echo.render_target(s.target, [e.label for e in s.elements])}]}]
                        for s in samples],
         "images": [[s.image] for s in samples],
     })

@@ -80,7 +80,10 @@ class PolicyOutput:
 
 class Policy(Protocol):
     version: str
-    output_format: str  # ops.actions format name used to parse raw_text
+    output_format: str  # ops.actions format name of raw_text (rewards parse with it)
+
+    def parse(self, raw_text: str, observation: Observation) -> Any:
+        """The `ops.actions.ParsedOutput` of one output, given the observation it answered."""
 
     def act_batch(self, requests: Sequence[PolicyRequest]) -> list[PolicyOutput]: ...
 

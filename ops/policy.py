@@ -10,6 +10,8 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
+from ops.actions import ParseFailure, ParsedOutput, parse_with_context
+from ops.actions.formats import label_echo
 from ops.episode import Hint, Observation, PolicyOutput, PolicyRequest
 from ops.llm import LLMCallError, LLMClient, LLMConfig
 from ops.prompts import (
@@ -17,9 +19,11 @@ from ops.prompts import (
     Message,
     PromptStyle,
     build_policy_prompt,
+    element_label,
     fill_image_placeholders,
     messages_to_json,
 )
+from ops.prompts.messages import count_image_placeholders
 
 
 class PolicyCallError(RuntimeError):
@@ -46,6 +50,16 @@ class PromptedPolicy(ABC):
         [output] = self.act_batch([PolicyRequest(observation, instruction, list(history), list(hints))])
         return output
 
+    def parse(self, raw_text: str, observation: Observation) -> ParsedOutput:
+        """The action in one of this policy's outputs. The element-list style resolves the
+        echoed element label against the observation's elements (see label_echo)."""
+        if self.style == PromptStyle.ELEMENTS:
+            labels = [element_label(e) for e in observation.elements]
+            action = label_echo.parse_output(raw_text, labels)
+            return ParsedOutput(action, conclusion=label_echo.split_echo(raw_text)[0],
+                                envelope_ok=not isinstance(action, ParseFailure))
+        return parse_with_context(raw_text, self.output_format)
+
     @abstractmethod
     def act_batch(self, requests: Sequence[PolicyRequest]) -> list[PolicyOutput]:
         """One output per request, in order; `PolicyOutput.prompt` is the prompt's JSON with the
@@ -63,7 +77,8 @@ class EndpointPolicy(PromptedPolicy):
         """Requests run concurrently (bounded by the client). If any request still fails after
         the client's retries, the batch raises `PolicyCallError` naming how many failed."""
         prompts = [self.prompt_for(r) for r in requests]
-        filled = [fill_image_placeholders(p, [r.observation.screenshot_png]) for p, r in zip(prompts, requests)]
+        filled = [fill_image_placeholders(p, [r.observation.screenshot_png] if count_image_placeholders(p) else [])
+                  for p, r in zip(prompts, requests)]
         results = self.client.map_complete(filled)
         errors = [r for r in results if isinstance(r, LLMCallError)]
         if errors:

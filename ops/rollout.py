@@ -14,7 +14,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Protocol
 
-from ops.actions import Action, ActionType, ParseFailure, parse_with_context
+from ops.actions import Action, ActionType, ParseFailure
 from ops.episode import (
     AttemptRecord,
     Critic,
@@ -154,14 +154,14 @@ def run_rollouts(
             continue
         consecutive_errors = 0
         for ep, out in zip(list(active), outputs):
-            _advance(ep, out, policy.output_format, summary, finish, config)
+            _advance(ep, out, policy.parse, summary, finish, config)
     return summary
 
 
-def _advance(ep: _Episode, out, output_format: str, summary: RolloutSummary,
+def _advance(ep: _Episode, out, parse: Callable, summary: RolloutSummary,
              finish: Callable[[_Episode, str], None], config: RolloutConfig) -> None:
     """Apply one policy output to its episode and end the episode when it is over."""
-    parsed_output = parse_with_context(out.raw_text, output_format)
+    parsed_output = parse(out.raw_text, ep.observation)
     parsed, conclusion = parsed_output.action, parsed_output.conclusion or ""
     obs = ep.observation
     state = ep.env.snapshot()

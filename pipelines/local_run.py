@@ -75,6 +75,9 @@ def run_experiment(assets: list[dg.AssetsDefinition], checks: list[dg.AssetCheck
                                 partition_key=partition_key, run_config=_run_config(config, selected),
                                 raise_on_error=True)
         timings[label] = time.perf_counter() - start
+        for event in result.all_events:
+            if event.event_type == dg.DagsterEventType.STEP_SUCCESS and len(keys) > 1:
+                log(f"  {event.step_key}: {event.event_specific_data.duration_ms / 1000:.1f}s")
         failed = [c for c in result.get_asset_check_evaluations() if not c.passed]
         for c in failed:
             log(f"  check failed: {c.asset_key.to_user_string()} {c.check_name}: {c.metadata}")

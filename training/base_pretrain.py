@@ -3,7 +3,9 @@
 Builds a tiny Qwen2-VL checkpoint (`training.tiny_model`), trains it with supervised
 next-token loss on (screenshot, element list, instruction) -> canonical action samples from a
 pluggable `SampleFn`, evaluates it on held-out samples and saves the checkpoint for reuse.
-The prompt/answer format is `training.policy_prompt`; rollouts must use the same one.
+The prompt/answer format is the label-echo format (`ops.actions.formats.label_echo`), and the
+prompt is built by `ops.prompts.build_policy_prompt("elements", ...)`, the same function
+rollouts use, so training and rollout prompts match byte for byte.
 
 Plain PyTorch loop rather than TRL's SFTTrainer: the hard skill (picking the element named by
 the instruction) needs thousands of steps, so throughput decides (measured 1.9x TRL's); the loop renders the chat template once, tokenizes text-only
@@ -26,7 +28,9 @@ from pydantic import BaseModel, Field
 
 from ops.actions.model import Action, ActionType
 from training.grounding_data import GroundingSample, SampleFn
-from training.policy_prompt import parse_policy_output, policy_messages, policy_prompt_text, render_action
+from ops.actions.formats import label_echo
+from ops.prompts import build_policy_prompt
+from training.induction_format import add_index_tokens
 from training.tiny_model import TinyQwen2VLProcessor, build_tiny_model, load_tiny
 
 
@@ -45,12 +49,13 @@ class BasePretrainConfig(BaseModel, frozen=True):
     max_pixels: int = Field(28 * 28 * 16, ge=28 * 28 * 4,
                             description="Image budget in pixels; 28*28 pixels = one image token.")
     image_pool: int = Field(
-        512, ge=0, description="Rendered samples (screenshot in the prompt, as at rollout time) made once "
+        0, ge=0, description="0: text-only, as the embedded element-list policy runs (measured: a text-only "
+        "model loses accuracy when a screenshot is added). >0: rendered samples (screenshot in the prompt) made once "
         "and cycled through; rendering and image preprocessing cost ~10x a text-only sample.")
     image_every: int = Field(4, ge=1, description="Every n-th step trains on an image batch from the pool "
                              "(the others put no image in the prompt).")
     batch_size: int = Field(16, gt=0, description="Samples per optimizer step.")
-    learning_rate: float = Field(3e-3, gt=0, description="Peak AdamW learning rate (cosine decay to 10%).")
+    learning_rate: float = Field(6e-3, gt=0, description="Peak AdamW learning rate (cosine decay to 10%).")
     warmup_steps: int = Field(50, ge=0, description="Linear warm-up steps.")
     weight_decay: float = Field(0.01, ge=0, description="AdamW weight decay.")
     max_steps: int = Field(100_000, gt=0, description="Upper bound on optimizer steps.")
@@ -117,17 +122,17 @@ class PolicyTextEncoder:
         self.tokenizer = processor.tokenizer
         self._frame = {}
         for with_image in (False, True):
-            messages = policy_messages([], self._SENTINEL, with_image=with_image)
+            messages = build_policy_prompt("elements", self._SENTINEL, [], [], [], with_image=with_image)
             messages[0]["content"][-1]["text"] = self._SENTINEL
             chat = processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
             self._frame[with_image] = tuple(chat.split(self._SENTINEL))
 
     def prompt(self, sample: GroundingSample, with_image: bool) -> str:
         prefix, suffix = self._frame[with_image]
-        return prefix + policy_prompt_text([e.label for e in sample.elements], sample.instruction) + suffix
+        return prefix + label_echo.prompt_text([e.label for e in sample.elements], sample.instruction) + suffix
 
     def answer(self, sample: GroundingSample) -> str:
-        return render_action(sample.target) + self.tokenizer.eos_token
+        return label_echo.render_target(sample.target, [e.label for e in sample.elements]) + self.tokenizer.eos_token
 
     def batch(self, samples: list[GroundingSample], *, with_images: bool, answers: bool) -> dict[str, torch.Tensor]:
         """Left-padded model inputs; with `answers`, also `labels` (answer tokens only)."""
@@ -174,7 +179,7 @@ def evaluate_policy(model, encoder: PolicyTextEncoder, samples: list[GroundingSa
             out = model.generate(**inputs, max_new_tokens=max_new_tokens, do_sample=False)
             texts = encoder.tokenizer.batch_decode(out[:, inputs["input_ids"].shape[1]:], skip_special_tokens=True)
             for s, text in zip(chunk, texts):
-                parsed = parse_policy_output(text)
+                parsed = label_echo.parse_output(text, [e.label for e in s.elements])
                 valid = isinstance(parsed, Action)
                 rows.setdefault(s.kind, []).append(
                     (valid, valid and parsed == s.target, valid and parsed.type == s.target.type))
@@ -200,7 +205,8 @@ def _tokenizer_corpus(sample_fn: SampleFn, n: int, seed: int) -> list[str]:
     corpus = []
     for _ in range(n):
         s = sample_fn(rng, False)
-        corpus.append(policy_prompt_text([e.label for e in s.elements], s.instruction) + "\n" + render_action(s.target))
+        labels = [e.label for e in s.elements]
+        corpus.append(label_echo.prompt_text(labels, s.instruction) + "\n" + label_echo.render_target(s.target, labels))
     return corpus
 
 
@@ -225,6 +231,8 @@ def pretrain_base_policy(out_dir: str | Path, config: BasePretrainConfig, sample
         corpus=_tokenizer_corpus(sample_fn, config.tokenizer_corpus_samples, config.seed + 1),
     )
     model, processor = load_tiny(out)
+    add_index_tokens(processor.tokenizer, model)  # " #i" row indices become single tokens
+    processor.save_pretrained(out)
     encoder = PolicyTextEncoder(processor)
     image_token_id = model.config.image_token_id
     rng = random.Random(config.seed)
@@ -269,7 +277,7 @@ def pretrain_base_policy(out_dir: str | Path, config: BasePretrainConfig, sample
 
     eval_rng = random.Random(config.eval_seed)
     held_out = [sample_fn(eval_rng, True) for _ in range(config.eval_samples)]
-    scores = evaluate_policy(model, encoder, held_out, with_images=True,
+    scores = evaluate_policy(model, encoder, held_out, with_images=bool(config.image_pool),
                              batch_size=config.eval_batch_size, max_new_tokens=config.max_new_tokens)
     window = max(1, min(50, len(losses) // 5))
     report = BasePretrainReport(

@@ -20,6 +20,7 @@ from transformers import AutoModelForImageTextToText, AutoProcessor, ProcessorMi
 from ops.episode import PolicyOutput, PolicyRequest
 from ops.policy import PromptedPolicy
 from ops.prompts import PromptStyle, messages_to_json
+from ops.prompts.messages import count_image_placeholders
 from training.tiny_model import TinyQwen2VLProcessor
 
 # Processor classes saved by our own builders, which AutoProcessor cannot resolve by name
@@ -97,7 +98,8 @@ class LocalPolicy(PromptedPolicy):
     def generate(self, prompts: Sequence[list[dict]], images: Sequence[Image.Image]) -> list[str]:
         """Decoded continuations of chat `prompts` (one image placeholder each)."""
         texts = [self.processor.apply_chat_template(p, add_generation_prompt=True, tokenize=False) for p in prompts]
-        inputs = self.processor(text=texts, images=list(images), return_tensors="pt", padding=True).to(self.device)
+        inputs = self.processor(text=texts, images=list(images) or None, return_tensors="pt",
+                                padding=True).to(self.device)
         g = self.generation
         kwargs: dict = {"max_new_tokens": g.max_new_tokens, "pad_token_id": self.processor.tokenizer.pad_token_id}
         if g.temperature > 0:
@@ -114,7 +116,9 @@ class LocalPolicy(PromptedPolicy):
         for start in range(0, len(requests), self.batch_size):
             chunk = requests[start:start + self.batch_size]
             prompts = [self.prompt_for(r) for r in chunk]
-            images = [_image(r.observation.screenshot_png) for r in chunk]
+            # prompts without an image placeholder (the text-only element style) skip decoding
+            images = [_image(r.observation.screenshot_png) for r, p in zip(chunk, prompts)
+                      if count_image_placeholders(p)]
             began = time.monotonic()
             texts = self.generate(prompts, images)
             latency = time.monotonic() - began

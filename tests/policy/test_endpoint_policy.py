@@ -57,7 +57,8 @@ def test_endpoint_policy_round_trip():
 
 
 def test_endpoint_policy_act_sends_the_element_prompt():
-    with OpenAICompatibleServer(lambda r: Reply(content='{"type": "click", "args": {"element": 1}}')) as server:
+    answer = '- Display #1\n{"type": "click", "args": {"element": 1}}'
+    with OpenAICompatibleServer(lambda r: Reply(content=answer)) as server:
         config = LLMConfig(model="openai/tiny", api_base=server.base_url)
         policy = EndpointPolicy(config, "elements", version="tiny-v1")
 
@@ -65,7 +66,7 @@ def test_endpoint_policy_act_sends_the_element_prompt():
 
     assert FORMATS[policy.output_format].parse(output.raw_text).action == Action(ActionType.CLICK, element=1)
     text = server.requests[0].messages[-1]["content"][-1]["text"]
-    assert "[1] Display" in text and text.endswith("Task: Open Display")
+    assert "- Display #1" in text and text.endswith("Task: Open Display")
 
 
 def test_failed_calls_raise_policy_error_for_the_batch():

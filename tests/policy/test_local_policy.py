@@ -7,6 +7,8 @@ import json
 
 import pytest
 import torch
+
+from ops.prompts import build_policy_prompt
 from PIL import Image
 
 from ops.episode import PolicyRequest
@@ -33,10 +35,10 @@ def test_act_returns_text_and_the_stored_prompt(greedy_policy):
 
     assert isinstance(output.raw_text, str)
     prompt = json.loads(output.prompt)
-    assert prompt[-1]["content"][0] == {"type": "image"}
-    assert prompt[-1]["content"][1]["text"].endswith("[1] Display\nTask: Open Display")
+    # the element-list style of the embedded policy is text-only: no image placeholder
+    assert prompt[-1]["content"] == [{"type": "text", "text": "- Network & internet #0\n- Display #1\nTask: Open Display"}]
     assert output.latency_s > 0
-    assert greedy_policy.output_format == "canonical"
+    assert greedy_policy.output_format == "label_echo"
     assert greedy_policy.version.startswith("local:")
 
 
@@ -46,8 +48,8 @@ def test_act_batch_keeps_order_across_chunks_and_matches_single_calls(greedy_pol
     batched = greedy_policy.act_batch(requests)
     single = [greedy_policy.act_batch([r])[0] for r in requests]
 
-    assert [json.loads(o.prompt)[-1]["content"][1]["text"] for o in batched] == [
-        json.loads(o.prompt)[-1]["content"][1]["text"] for o in single
+    assert [json.loads(o.prompt)[-1]["content"][-1]["text"] for o in batched] == [
+        json.loads(o.prompt)[-1]["content"][-1]["text"] for o in single
     ]
     assert [o.raw_text for o in batched] == [o.raw_text for o in single]  # greedy is deterministic
 
@@ -57,8 +59,10 @@ def test_left_padded_batch_scores_like_single_prompts(greedy_policy):
     which only holds with left padding (Qwen2-VL's rope index reads the attention mask)."""
     requests = _requests(2)
     processor, model = greedy_policy.processor, greedy_policy.model
-    texts = [processor.apply_chat_template(greedy_policy.prompt_for(r), add_generation_prompt=True, tokenize=False)
-             for r in requests]
+    # with the screenshot, so the rope index over image and text positions is exercised too
+    prompts = [build_policy_prompt("elements", r.instruction, [], [], r.observation.elements, with_image=True)
+               for r in requests]
+    texts = [processor.apply_chat_template(p, add_generation_prompt=True, tokenize=False) for p in prompts]
     images = [Image.open(io.BytesIO(r.observation.screenshot_png)).convert("RGB") for r in requests]
 
     with torch.inference_mode():

@@ -42,7 +42,7 @@ def test_local_kind_builds_the_transformers_policy(tiny_checkpoint):
     policy = resource.build_policy(checkpoint=tiny_checkpoint)
 
     assert isinstance(policy, LocalPolicy)
-    assert (policy.version, policy.output_format, policy.generation.max_new_tokens) == ("tiny-base", "canonical", 4)
+    assert (policy.version, policy.output_format, policy.generation.max_new_tokens) == ("tiny-base", "label_echo", 4)
 
 
 def test_endpoint_kind_acts_inside_a_dagster_asset():

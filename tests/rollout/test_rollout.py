@@ -47,7 +47,7 @@ def _prompts(store, task_id, attempt):
 
 def _has_hints(prompt: str) -> bool:
     # the full prompt-5 block (qwen3vl / guiowl styles) or the compact block of the elements style
-    return HINTS_HEADER in prompt or "\\nHints:\\n" in prompt
+    return HINTS_HEADER in prompt or "Hints:\\n" in prompt
 
 
 def test_hints_reach_later_attempts_and_switch_off(tmp_path):
@@ -131,4 +131,4 @@ def test_killed_run_resumes_losing_at_most_in_flight_attempts(tmp_path):
     for t in sim_tasks():
         assert [s["attempt"] for s in store.summaries("random", t.task_id)] == [1, 2, 3]
         files = sorted(p.name for p in (tmp_path / "random" / t.task_id.replace("#", "_")).iterdir())
-        assert files == [f"attempt_{k}.{ext}" for k in (1, 2, 3) for ext in ("json", "parquet")]
+        assert files == [f"attempt_{k}.{ext}" for k in (1, 2, 3) for ext in ("json", "parquet", "png")]

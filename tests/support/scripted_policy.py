@@ -1,18 +1,19 @@
-"""A seeded stand-in policy for rollout tests: real prompts (elements style), random clicks.
+"""A seeded stand-in policy for rollout tests: real prompts and answer format (elements style), random clicks.
 
 It replaces the model only; prompts, parsing, the environment and the critic are the real ones.
 """
 
 from __future__ import annotations
 
-import json
 import random
 import time
 from typing import Sequence
 
 from ops.episode import PolicyOutput, PolicyRequest
 from ops.policy import PromptedPolicy
-from ops.prompts import messages_to_json
+from ops.actions import Action, ActionType
+from ops.actions.formats import label_echo
+from ops.prompts import element_label, messages_to_json
 
 
 class RandomClickPolicy(PromptedPolicy):
@@ -28,8 +29,10 @@ class RandomClickPolicy(PromptedPolicy):
         for r in requests:
             clickable = [e for e in r.observation.elements if e.get("clickable")]
             if not clickable or self.rng.random() < self.stop_prob:
-                action = {"type": "terminate", "args": {"status": "success"}}
+                action = Action(type=ActionType.TERMINATE, status="success")
             else:
-                action = {"type": "click", "args": {"element": self.rng.choice(clickable)["index"]}}
-            out.append(PolicyOutput(json.dumps(action), messages_to_json(self.prompt_for(r)), 0.0))
+                action = Action(type=ActionType.CLICK, element=self.rng.choice(clickable)["index"])
+            labels = [element_label(e) for e in r.observation.elements]
+            out.append(PolicyOutput(label_echo.render_target(action, labels),
+                                    messages_to_json(self.prompt_for(r)), 0.0))
         return out

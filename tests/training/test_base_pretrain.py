@@ -11,22 +11,29 @@ import torch
 from ops.actions.model import Action, ActionType, ParseFailure
 from training.base_pretrain import BasePretrainConfig, PolicyTextEncoder, pretrain_base_policy
 from training.grounding_data import synthetic_sample
-from training.policy_prompt import parse_policy_output, policy_messages, policy_prompt_text, render_action
+from ops.actions.formats import label_echo
+from ops.prompts import build_policy_prompt
 from training.tiny_model import build_tiny_model, load_tiny
 
 
-def test_prompt_lists_elements_then_instruction():
-    text = policy_prompt_text(["Settings", "Wi-Fi", "Blue\ntooth"], "Tap  Wi-Fi")
-    assert text == "0 Settings\n1 Wi-Fi\n2 Blue tooth\nTask: Tap Wi-Fi"
-    assert policy_messages(["A"], "Go back")[0]["content"][0] == {"type": "image"}
+def policy_messages(labels, instruction, with_image=False):
+    """The rollout prompt of the embedded policy (the pretraining must match it exactly)."""
+    return build_policy_prompt("elements", instruction, [], [], labels, with_image=with_image)
+
+
+def test_prompt_lists_elements_then_instruction_text_only():
+    [message] = policy_messages(["Settings", "Wi-Fi", "Blue\ntooth"], "Tap  Wi-Fi")
+    assert message["content"] == [{"type": "text", "text": "- Settings #0\n- Wi-Fi #1\n- Blue tooth #2\nTask: Tap Wi-Fi"}]
 
 
 def test_answer_format_round_trips_and_bad_output_is_a_failure():
     action = Action(ActionType.CLICK, element=3)
-    assert render_action(action) == '{"type":"click","args":{"element":3}}'
-    assert parse_policy_output(render_action(action)) == action
-    assert isinstance(parse_policy_output('{"type":"click","args":{}}'), ParseFailure)
-    assert isinstance(parse_policy_output("tap 3"), ParseFailure)
+    labels = ["a", "b", "c", "Display"]
+    target = label_echo.render_target(action, labels)
+    assert target == '- Display #3\n{"type":"click","args":{"element":3}}'
+    assert label_echo.parse_output(target, labels) == action
+    assert isinstance(label_echo.parse_output('{"type":"click","args":{}}', labels), ParseFailure)
+    assert isinstance(label_echo.parse_output("tap 3", labels), ParseFailure)
 
 
 def test_synthetic_samples_are_consistent():
@@ -65,7 +72,8 @@ def test_encoder_labels_cover_exactly_the_answer(encoder, with_images):
     batch = encoder.batch(samples, with_images=with_images, answers=True)
     for row, s in enumerate(samples):
         target = batch["labels"][row][batch["labels"][row] != -100]
-        assert encoder.tokenizer.decode(target) == render_action(s.target) + encoder.tokenizer.eos_token
+        labels = [e.label for e in s.elements]
+        assert encoder.tokenizer.decode(target) == label_echo.render_target(s.target, labels) + encoder.tokenizer.eos_token
     assert ("pixel_values" in batch) == with_images
 
 
@@ -83,7 +91,7 @@ def test_short_pretraining_lowers_loss_and_checkpoint_reloads(tmp_path):
     s = synthetic_sample(random.Random(9), True)
     text = processor.apply_chat_template(policy_messages([e.label for e in s.elements], s.instruction),
                                          add_generation_prompt=True, tokenize=False)
-    inputs = processor(text=[text], images=[s.image], return_tensors="pt")
+    inputs = processor(text=[text], return_tensors="pt")
     with torch.no_grad():
         out = model.generate(**inputs, max_new_tokens=4, do_sample=False)
     assert out.shape[1] > inputs["input_ids"].shape[1]

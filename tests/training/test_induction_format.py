@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ops.actions.model import Action, ActionType, ParseFailure
-from training.induction_format import (
-    add_index_tokens,
+from training.induction_format import add_index_tokens
+from ops.actions.formats.label_echo import (
     index_tokens,
     parse_output,
     prompt_text,

@@ -3,6 +3,7 @@
 from ops.actions.formats import (
     androidworld,
     canonical,
+    label_echo,
     guiowl,
     mobilegym,
     mobilerl,
@@ -13,7 +14,7 @@ from ops.actions.formats.base import ActionFormat, ParsedOutput, UnsupportedActi
 
 FORMATS: dict[str, ActionFormat] = {
     module.FORMAT.name: module.FORMAT
-    for module in (qwen3vl, guiowl, androidworld, mobilegym, mobilerl, mobilewizard, canonical)
+    for module in (qwen3vl, guiowl, androidworld, mobilegym, mobilerl, mobilewizard, canonical, label_echo)
 }
 
 __all__ = ["FORMATS", "ActionFormat", "ParsedOutput", "UnsupportedAction"]

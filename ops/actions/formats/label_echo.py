@@ -1,0 +1,144 @@
+"""Label-echo prompt/answer format of the embedded tiny policy, and its action format.
+
+Each element row puts its index right after its label, and the policy first echoes the row it
+picks, then emits the compact canonical action JSON:
+
+    prompt text:  - Wi-Fi #0            answer:  - Bluetooth #1
+                  - Bluetooth #1                 {"type":"click","args":{"element":1}}
+                  Task: Tap Bluetooth
+
+Echoing the label is a copy from the instruction, which tiny models learn quickly; the index
+after it is an induction step they did not learn in the budget we measured (0.28 M-parameter
+model, 2–4 k steps: echoed label right 71–74 %, echoed index at chance 15–23 % vs 19 %). So
+`parse_output` lets the echoed label pick the element when it names exactly one row: held-out
+click accuracy 0.76 vs chance 0.19 (/tmp/research2/LOG.md of that session; reproduce with
+benchmarks/base_policy_learnability.py). Actions without an element are answered with the
+JSON alone. Tokenizers need the index tokens (`training.induction_format.add_index_tokens`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Sequence
+
+from ops.actions.coords import CoordFrame
+from ops.actions.formats.base import ActionFormat, ParsedOutput, UnsupportedAction
+from ops.actions.model import Action, ActionError, ParseFailure, ParseResult
+
+TASK_PREFIX = "Task: "
+ROW_PREFIX = "- "
+INDEX_MARK = " #"
+INDEX_TOKEN_COUNT = 64  # rows with a larger index still work, as " #6" + "4" (two tokens)
+FORMAT_NAME = "label_echo"
+
+
+def index_tokens(count: int = INDEX_TOKEN_COUNT) -> list[str]:
+    """The single-token index markers `" #0" … " #<count-1>"` the tokenizer must know."""
+    return [f"{INDEX_MARK}{i}" for i in range(count)]
+
+
+def _clean(label: str) -> str:
+    return " ".join(label.split())
+
+
+def render_action(action: Action) -> str:
+    """The compact canonical JSON the policy emits."""
+    return json.dumps(action.to_dict(), ensure_ascii=False, separators=(",", ":"))
+
+
+def render_row(index: int, label: str) -> str:
+    """One element row, `- <label> #<index>`; whitespace runs in the label become one space."""
+    return f"{ROW_PREFIX}{_clean(label)}{INDEX_MARK}{index}"
+
+
+def render_rows(labels: Sequence[str]) -> str:
+    return "\n".join(render_row(i, label) for i, label in enumerate(labels))
+
+
+def prompt_text(labels: Sequence[str], instruction: str, context: Sequence[str] = ()) -> str:
+    """The user text: optional context lines (hints, progress), element rows, instruction last."""
+    task = TASK_PREFIX + " ".join(instruction.split())
+    parts = [*context, render_rows(labels)] if labels else [*context]
+    return "\n".join([*parts, task])
+
+
+def render_target(action: Action, labels: Sequence[str]) -> str:
+    """The completion: the chosen row echoed, then the compact canonical JSON."""
+    if action.element is None:
+        return render_action(action)
+    if not 0 <= action.element < len(labels):
+        raise ValueError(f"action element {action.element} outside the {len(labels)}-element list")
+    return f"{render_row(action.element, labels[action.element])}\n{render_action(action)}"
+
+
+def _failure(reason: str, text: str) -> ParseFailure:
+    return ParseFailure(reason=reason, raw=text, format=FORMAT_NAME)
+
+
+def split_echo(text: str) -> tuple[str | None, str]:
+    """(echoed row or None, the JSON body) of an answer."""
+    body = text.strip()
+    if body.startswith(ROW_PREFIX.strip()):
+        echo, _, body = body.partition("\n")
+        return echo.strip(), body.strip()
+    return None, body
+
+
+def _resolve(echo_label: str, echo_index: int | None, json_element: int, labels: Sequence[str]) -> int:
+    """1. the echoed index if that row carries the echoed label; 2. else the only row with the
+    echoed label; 3. else (label unknown or shared) the JSON element as emitted."""
+    matches = [i for i, label in enumerate(labels) if _clean(label) == echo_label]
+    if echo_index in matches:
+        return echo_index
+    if len(matches) == 1:
+        return matches[0]
+    return json_element
+
+
+def parse_output(text: str, labels: Sequence[str] | None) -> ParseResult:
+    """An `Action` whose element is resolved against `labels` (None: the JSON index stands).
+
+    Never raises: malformed JSON, a missing or unexpected echo line, or an element outside the
+    list give a `ParseFailure` naming the problem.
+    """
+    echo, body = split_echo(text)
+    try:
+        action = Action.from_json(body)
+    except (ActionError, RecursionError) as exc:
+        return _failure(f"answer JSON: {exc}", text)
+    if action.element is None:
+        if echo is not None:
+            return _failure("echoed a row for an action without an element", text)
+        return action
+    if echo is None:
+        return _failure("element action without the echoed row", text)
+    row = echo.removeprefix(ROW_PREFIX.strip()).strip()
+    echo_label, mark, index_text = row.rpartition(INDEX_MARK.strip())
+    if not mark:
+        return _failure(f"echoed row {echo!r} has no '{INDEX_MARK.strip()}<index>'", text)
+    if labels is None:
+        return action
+    echo_index = int(index_text) if index_text.isascii() and index_text.isdigit() else None
+    element = _resolve(_clean(echo_label), echo_index, action.element, labels)
+    if element >= len(labels):
+        return _failure(f"element {element} outside the {len(labels)}-element list", text)
+    return dataclasses.replace(action, element=element)
+
+
+# As an action format (`parse(text, "label_echo")`) the element list is unknown, so the emitted
+# JSON index stands; rollouts resolve the echoed label against the observation
+# (ops.policy.PromptedPolicy.parse) and rewards score the index.
+def _parse(text: str, frame: CoordFrame) -> ParsedOutput:
+    action = parse_output(text, None)
+    return ParsedOutput(action, conclusion=split_echo(text)[0], envelope_ok=not isinstance(action, ParseFailure))
+
+
+def _render(action: Action, frame: CoordFrame, thinking: str | None, conclusion: str | None) -> str:
+    if action.element is not None:
+        raise UnsupportedAction("label_echo: an element action needs the element list (render_target)")
+    return render_action(action)
+
+
+FORMAT = ActionFormat(name=FORMAT_NAME, parse_fn=_parse, render_fn=_render,
+                      supports=lambda action: action.element is None)
