@@ -36,7 +36,11 @@ def resources_for(profile: str | None = None) -> dict[str, Any]:
         raise ValueError(f"MOBILEFORGE_PROFILE={profile!r}: expected one of {PROFILES}")
     if profile == "local":
         location = StorageLocation(root=os.environ.get("MOBILEFORGE_STORAGE_ROOT"))
-        policy = PolicyResource(kind="local")
+        # the tiny policy answers in a few dozen tokens
+        policy = PolicyResource(kind="local", max_new_tokens=48, batch_size=32)
+        # half-size screens: the embedded policy reads the element list; screenshots serve the
+        # critic, fork detection and the UI, and cost 4x less to render and store
+        simulator = SimulatorResource(screen_width=540, screen_height=1200)
         # The embedded critic is programmatic; this LLM is only used when a run selects the
         # LLM critic / curriculum, and then needs a reachable server.
         llm = LLMResource(model=os.environ.get("MOBILEFORGE_CRITIC_MODEL", "openai/critic"),
@@ -44,6 +48,7 @@ def resources_for(profile: str | None = None) -> dict[str, Any]:
     else:
         location = StorageLocation(root=_env("MOBILEFORGE_STORAGE_ROOT"),
                                    s3_endpoint_override=os.environ.get("MOBILEFORGE_S3_ENDPOINT"))
+        simulator = SimulatorResource()
         policy = PolicyResource(kind="endpoint", model=_env("MOBILEFORGE_POLICY_MODEL"),
                                 api_base=os.environ.get("MOBILEFORGE_POLICY_API_BASE"),
                                 api_key_env=os.environ.get("MOBILEFORGE_POLICY_API_KEY_ENV"),
@@ -56,7 +61,7 @@ def resources_for(profile: str | None = None) -> dict[str, Any]:
         "storage": location,
         "artifact_store": ArtifactStore(location=location),
         "catalog": DuckDBCatalog(location=location),
-        "simulator": SimulatorResource(),
+        "simulator": simulator,
         "policy": policy,
         "llm": llm,
     }

@@ -1,0 +1,99 @@
+"""The whole asset graph on the embedded defaults, shrunk to CI size, then the analysis notebook.
+
+Real Dagster runs on an ephemeral instance, real Parquet under a temporary storage root, real
+TRL training steps; only sizes are smaller than `mobileforge run` (see FAST).
+"""
+
+from pathlib import Path
+
+import nbformat
+import polars as pl
+import pytest
+from nbclient import NotebookClient
+from safetensors.torch import load_file
+
+import dagster as dg
+
+REPO = Path(__file__).resolve().parents[2]
+
+FAST = {
+    "base_policy": {"max_seconds": 20, "eval_samples": 30},
+    "exploration_traces": {"max_transitions": 15, "max_depth": 3},
+    "curriculum_tasks": {"variants_per_template": 1},
+    "rollouts": {"max_tasks": 8, "attempts": 2},
+    "hifpo_checkpoint": {"overrides": {"max_steps": 2}},
+    "rft_checkpoint": {"rounds": 1, "overrides": {"max_steps": 2}},
+    "grsd_checkpoint": {"overrides": {"max_steps": 2}},
+    "benchmark_results": {"max_templates": 2, "seeds_per_template": 1, "k": 2},
+}
+
+
+@pytest.fixture(scope="module")
+def materialized(tmp_path_factory):
+    root = tmp_path_factory.mktemp("storage")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("MOBILEFORGE_STORAGE_ROOT", str(root))
+    from pipelines.definitions import ASSETS, CHECKS
+    from pipelines.local_run import run_experiment
+    from pipelines.resources import resources_for
+
+    resources = resources_for("local")
+    instance = dg.DagsterInstance.ephemeral()
+    lines: list[str] = []
+    timings = run_experiment(ASSETS, CHECKS, resources, "ci", FAST, instance=instance, log=lines.append)
+    yield root, resources, instance, timings, lines
+    mp.undo()
+
+
+def _load(resources, key: str, experiment: str | None = "ci"):
+    from resources.storage import SHARED_EXPERIMENT, UNPARTITIONED, PartitionAddress
+
+    return resources["io_manager"].load(dg.AssetKey(key),
+                                        PartitionAddress(experiment or SHARED_EXPERIMENT, UNPARTITIONED))
+
+
+def test_every_asset_is_materialized_and_every_check_passes(materialized):
+    _, _, instance, timings, lines = materialized
+    from pipelines.definitions import ASSETS
+
+    for asset in ASSETS:
+        for key in asset.keys:
+            assert instance.get_latest_materialization_event(key) is not None, key
+    assert not [line for line in lines if "check failed" in line]
+    assert "experiment" in timings
+
+
+def test_rollouts_curriculum_and_benchmark_hold_real_rows(materialized):
+    _, resources, _, _, _ = materialized
+    tasks = _load(resources, "curriculum_tasks")
+    attempts = _load(resources, "rollout_attempts")
+    assert tasks.height > 0 and tasks["verifiable"].any()
+    assert attempts.height == 8 * 2 and attempts["gt_success"].is_not_null().all()
+    bench = _load(resources, "benchmark_results")
+    assert set(bench["policy_id"]) == {"base", "hifpo", "rft", "grsd"}
+    assert bench.group_by("policy_id").len()["len"].to_list() == [2 * 2] * 4
+
+
+def test_trained_checkpoints_differ_from_the_base_and_reload(materialized):
+    _, resources, _, _, _ = materialized
+    store = resources["artifact_store"]
+    base = _load(resources, "base_policy", None)
+    hifpo = _load(resources, "hifpo_checkpoint")
+    base_dir, hifpo_dir = store.local_path(base["uri"]), store.local_path(hifpo["uri"])
+    if hifpo["trained"]:
+        before, after = load_file(base_dir / "model.safetensors"), load_file(hifpo_dir / "model.safetensors")
+        assert any(not (before[k] == after[k]).all() for k in before)
+        assert (hifpo_dir / "manifest.json").exists()
+    from training.local_policy import LocalPolicy
+
+    assert LocalPolicy(hifpo_dir).version
+
+
+def test_analysis_notebook_runs_on_the_stored_assets(materialized, monkeypatch):
+    root = materialized[0]
+    monkeypatch.setenv("MOBILEFORGE_STORAGE_ROOT", str(root))
+    nb = nbformat.read(REPO / "notebooks" / "rollout_analysis.ipynb", as_version=4)
+    NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(REPO)}}).execute()
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    assert any("ci" in str(o.get("data", {})) for o in outputs)
