@@ -26,6 +26,17 @@ COMPOSITIONS = ("atomic", "sequential", "deep_dive", "transfer")
 SPLITS = ("train", "test")
 
 Params = dict[str, Any]
+Sampler = Callable[[random.Random, "Phone"], Params]
+
+
+def extend(base: Sampler, add: Callable[[random.Random, "Phone", Params], Params]) -> Sampler:
+    """A sampler that draws `base`'s params, then adds those `add(rng, phone, params)` returns
+    (drawn from the same rng afterwards, so instances stay deterministic)."""
+    def sample(rng: random.Random, phone: "Phone") -> Params:
+        params = base(rng, phone)
+        params.update(add(rng, phone, params))
+        return params
+    return sample
 
 
 def _nothing(params: Params) -> list:

@@ -6,8 +6,8 @@ import pytest
 
 from ops.actions import Action
 from phonesim import Phone
-from phonesim.apps.calendar.dates import counted, minutes, read_date
 from phonesim.apps.contacts.world import full_name, make_world as contacts_world
+from phonesim.dates import counted, minutes, read_date
 from tests.phonesim.test_app_todo import press
 from tests.phonesim.test_phone import find, tap
 

@@ -8,7 +8,8 @@ import pytest
 
 from ops.actions import Action
 from phonesim import Phone
-from phonesim.apps.expenses.world import CATEGORIES, TODAY, all_expenses, make_world, money, totals
+from phonesim.apps.expenses.world import CATEGORIES, all_expenses, make_world, money, totals
+from phonesim.dates import TODAY
 from tests.phonesim.test_phone import find, tap
 
 

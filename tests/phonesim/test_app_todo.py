@@ -6,7 +6,7 @@ import pytest
 
 from ops.actions import Action
 from phonesim import Phone
-from phonesim.apps.calendar.dates import TODAY
+from phonesim.dates import TODAY
 from tests.phonesim.test_phone import find, tap
 
 

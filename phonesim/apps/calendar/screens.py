@@ -6,11 +6,11 @@ from __future__ import annotations
 import calendar as cal
 from typing import Any
 
+from phonesim import effects, records
 from phonesim.app import BACK, Screen, Transition
-from phonesim.apps.calendar import records
-from phonesim.apps.calendar.dates import TODAY, counted, hhmm, long_date, minutes, read_date, read_time, short_date
 from phonesim.apps.calendar.world import MONTHS, all_events, get_event
 from phonesim.context import Ctx
+from phonesim.dates import TODAY, counted, hhmm, long_date, minutes, read_date, read_time, short_date
 from phonesim.widgets import (
     Page, action_bar, button, fab, field_row, header, icon_button, info, item, paragraph, search_bar, tabs, tap,
 )
@@ -119,15 +119,11 @@ def month_step(step: int):
     return effect
 
 
-def ask_delete(ctx: Ctx, p: dict[str, Any]) -> None:
-    e = get_event(ctx.world, ctx.data, p["eid"])
-    ctx.dialog("Delete this event?", f"“{e['title']}” on {short_date(e['date'])} will be removed.",
-               buttons=[("Cancel", tap("dismiss")), ("Delete", tap("delete", eid=e["id"]))])
+ask_delete = effects.ask_delete(get_event, "eid", "Delete this event?",
+                                lambda e: f"“{e['title']}” on {short_date(e['date'])} will be removed.")
 
 
-def delete(ctx: Ctx, p: dict[str, Any]) -> None:
-    records.delete(ctx.data, p["eid"])
-    ctx.toast("Event deleted")
+delete = effects.delete("eid", "Event deleted")
 
 
 def guard_save(ctx: Ctx, p: dict[str, Any]) -> str | None:

@@ -5,24 +5,16 @@ from __future__ import annotations
 import random
 
 from phonesim.answers import AnswerSpec
-from phonesim.apps.calendar.dates import TODAY, counted, day, hhmm, long_date, short_date
 from phonesim.apps.calendar.world import NEW_TITLES, all_events, get_event
-from phonesim.tasks import TaskTemplate
+from phonesim.dates import TODAY, counted, day, hhmm, long_date, short_date
+from phonesim.records import Lookup
+from phonesim.tasks import TaskTemplate, extend
 
 THIS_MONTH = TODAY.isoformat()[:7]
 
 
-def events(phone) -> list[dict]:
-    return all_events(phone.world("calendar"), phone.data("calendar"))
-
-
-def event(phone, eid: str) -> dict | None:
-    return get_event(phone.world("calendar"), phone.data("calendar"), eid)
-
-
-def attr(phone, eid: str, key: str):
-    e = event(phone, eid)
-    return None if e is None else e[key]
+EVENTS = Lookup("calendar", all_events, get_event)
+events, event, attr = EVENTS.records, EVENTS.record, EVENTS.attr
 
 
 def in_this_month(e: dict) -> bool:
@@ -52,21 +44,15 @@ def sample_new(rng, phone) -> dict:
 
 
 def with_new_time(base):
-    def sample(rng, phone):
-        p = base(rng, phone)
+    def add(rng, phone, p):
         current = event(phone, p["eid"])["start"]
-        p["time"] = rng.choice([t for t in (hhmm(m) for m in range(8 * 60, 20 * 60, 30)) if t != current])
-        return p
-    return sample
+        return {"time": rng.choice([t for t in (hhmm(m) for m in range(8 * 60, 20 * 60, 30)) if t != current])}
+    return extend(base, add)
 
 
 def with_guests(base):
     """Adds the guest line as shown on the event screen (the evidence for counting them)."""
-    def sample(rng, phone):
-        p = base(rng, phone)
-        p["guests"] = ", ".join(event(phone, p["eid"])["guests"])
-        return p
-    return sample
+    return extend(base, lambda rng, phone, p: {"guests": ", ".join(event(phone, p["eid"])["guests"])})
 
 
 def sample_meet_event(rng, phone) -> dict:

@@ -7,9 +7,9 @@ import random
 from datetime import date
 from typing import Any
 
-from phonesim.apps.calendar import records
-from phonesim.apps.calendar.dates import hhmm
+from phonesim import records
 from phonesim.apps.contacts.world import make_world as contacts_world
+from phonesim.dates import hhmm
 
 MONTHS = ((2024, 2), (2024, 3), (2024, 4), (2024, 5))  # navigable months; March holds "today"
 EVENTS_PER_MONTH = (8, 16, 10, 8)

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from phonesim import effects, records
 from phonesim.app import BACK, Screen, Transition
-from phonesim.apps.calendar import records
-from phonesim.apps.calendar.dates import read_time
 from phonesim.apps.clock.world import CITIES, DAYS, LOCAL_OFFSET, all_alarms, city_time, get_alarm, repeat_text
 from phonesim.context import Ctx
+from phonesim.dates import read_time
 from phonesim.widgets import (
     Page, button, fab, field_row, header, info, item, paragraph, search_bar, switch, tabs, tap,
 )
@@ -148,9 +148,7 @@ def ask_delete(ctx: Ctx, p: dict[str, Any]) -> None:
     ctx.dialog("Delete alarm?", buttons=[("Cancel", tap("dismiss")), ("Delete", tap("delete_alarm", aid=p["aid"]))])
 
 
-def delete_alarm(ctx: Ctx, p: dict[str, Any]) -> None:
-    records.delete(ctx.data["alarms"], p["aid"])
-    ctx.toast("Alarm deleted")
+delete_alarm = effects.delete("aid", "Alarm deleted", overlay=lambda ctx: ctx.data["alarms"])
 
 
 def add_city(ctx: Ctx, p: dict[str, Any]) -> None:

@@ -5,22 +5,14 @@ from __future__ import annotations
 import random
 
 from phonesim.answers import AnswerSpec
-from phonesim.apps.calendar.dates import hhmm, minutes
 from phonesim.apps.clock.world import CITIES, DAYS, all_alarms, city_time, get_alarm
-from phonesim.tasks import TaskTemplate
+from phonesim.dates import hhmm, minutes
+from phonesim.records import Lookup
+from phonesim.tasks import TaskTemplate, extend
 
 
-def alarms(phone) -> list[dict]:
-    return all_alarms(phone.world("clock"), phone.data("clock"))
-
-
-def alarm(phone, aid: str) -> dict | None:
-    return get_alarm(phone.world("clock"), phone.data("clock"), aid)
-
-
-def attr(phone, aid: str, key: str):
-    a = alarm(phone, aid)
-    return None if a is None else a[key]
+ALARMS = Lookup("clock", all_alarms, get_alarm, overlay_key="alarms")
+alarms, alarm, attr = ALARMS.records, ALARMS.record, ALARMS.attr
 
 
 def pick_alarm(rng: random.Random, phone) -> dict:
@@ -29,11 +21,7 @@ def pick_alarm(rng: random.Random, phone) -> dict:
 
 
 def set_on(value: bool):
-    def setup(phone, p):
-        ov, a = phone.data("clock")["alarms"], dict(alarm(phone, p["aid"]))
-        a["on"] = value
-        ov["put"][a["id"]] = a
-    return setup
+    return lambda phone, p: ALARMS.edit(phone, p["aid"], on=value)
 
 
 def free_time(rng: random.Random, phone) -> str:
@@ -48,11 +36,7 @@ def sample_new_alarm(rng, phone) -> dict:
 
 
 def with_new_time(base):
-    def sample(rng, phone):
-        p = base(rng, phone)
-        p["new_time"] = free_time(rng, phone)
-        return p
-    return sample
+    return extend(base, lambda rng, phone, p: {"new_time": free_time(rng, phone)})
 
 
 def created(phone) -> list[dict]:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from phonesim.apps.calendar import records
-from phonesim.apps.calendar.dates import hhmm
+from phonesim import records
+from phonesim.dates import hhmm
 
 DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 LOCAL_OFFSET = -5.0  # the phone's own time zone (UTC-5); world clocks are shown relative to it

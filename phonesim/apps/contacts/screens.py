@@ -6,8 +6,9 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
+from phonesim import effects, records
 from phonesim.app import BACK, Screen, Transition
-from phonesim.apps.contacts.world import GROUPS, all_contacts, full_name, get_contact, put_contact
+from phonesim.apps.contacts.world import GROUPS, all_contacts, full_name, get_contact
 from phonesim.context import Ctx
 from phonesim.widgets import (
     Page, action_bar, button, fab, field_row, header, hero, icon_button, info, item, paragraph, search_bar, tabs, tap,
@@ -123,7 +124,7 @@ def _edited(ctx: Ctx, cid: str) -> dict[str, Any]:
 def toggle_favorite(ctx: Ctx, p: dict[str, Any]) -> None:
     c = _edited(ctx, p["cid"])
     c["favorite"] = not c["favorite"]
-    put_contact(ctx.data, c)
+    records.put(ctx.data, c)
     ctx.toast("Added to favourites" if c["favorite"] else "Removed from favourites")
 
 
@@ -139,36 +140,25 @@ def contact_menu(ctx: Ctx, p: dict[str, Any]) -> None:
         ("Delete", tap("ask_delete", cid=c["id"]), False)])
 
 
-def detail_menu(ctx: Ctx, p: dict[str, Any]) -> None:
-    ctx.menu([("Delete", tap("ask_delete", cid=p["cid"]))])
+detail_menu = effects.delete_menu("cid")
 
 
 def list_menu(ctx: Ctx, p: dict[str, Any]) -> None:
     ctx.menu([("Groups", tap("open_groups"))])
 
 
-def ask_delete(ctx: Ctx, p: dict[str, Any]) -> None:
-    c = get_contact(ctx.world, ctx.data, p["cid"])
-    on_detail = ctx.page["screen"] == "detail"
-    ctx.dialog("Delete this contact?", f"{full_name(c)} will be removed from your contacts.",
-               buttons=[("Cancel", tap("dismiss")),
-                        ("Delete", tap("delete_open" if on_detail else "delete", cid=c["id"]))])
+ask_delete = effects.ask_delete(get_contact, "cid", "Delete this contact?",
+                                lambda c: f"{full_name(c)} will be removed from your contacts.", detail="detail")
 
 
-def delete(ctx: Ctx, p: dict[str, Any]) -> None:
-    ctx.data["put"].pop(p["cid"], None)
-    ctx.data["deleted"][p["cid"]] = True
-    ctx.toast("Contact deleted")
+delete = effects.delete("cid", "Contact deleted")
 
 
-def ask_group(ctx: Ctx, p: dict[str, Any]) -> None:
-    current = ctx.ui("group") or ""
-    ctx.dialog("Group", options=[(g or "None", tap("choose_group", group=g), g == current) for g in ("",) + GROUPS],
-               buttons=[("Cancel", tap("dismiss"))])
+ask_group = effects.choice_dialog("Group", "group", ("",) + GROUPS, "choose_group", default="",
+                                   label=lambda g: g or "None")
 
 
-def choose_group(ctx: Ctx, p: dict[str, Any]) -> None:
-    ctx.set_ui("group", p["group"])
+choose_group = effects.set_ui_from_tap("group")
 
 
 def guard_save(ctx: Ctx, p: dict[str, Any]) -> str | None:
@@ -180,17 +170,13 @@ def save(ctx: Ctx, p: dict[str, Any]) -> None:
     if ctx.page["screen"] == "edit":
         record = _edited(ctx, ctx.params["cid"])
     else:
-        n = ctx.data["next_id"]
-        ctx.data["next_id"] = n + 1
-        record = {"id": f"n{n}", "birthday": "", "city": "", "favorite": False}
+        record = {"id": records.new_id(ctx.data), "birthday": "", "city": "", "favorite": False}
     record.update(values, group=ctx.ui("group") or "")
-    put_contact(ctx.data, record)
+    records.put(ctx.data, record)
     ctx.toast("Contact saved")
 
 
-def set_tab(ctx: Ctx, p: dict[str, Any]) -> None:
-    ctx.set_ui("tab", p["tab"])
-    ctx.page["scroll"] = 0
+set_tab = effects.set_ui_from_tap("tab", rescroll=True)
 
 
 SCREENS = {s.id: s for s in [
@@ -214,9 +200,7 @@ TRANSITIONS = {t.id: t for t in [
     Transition("detail_menu", ("detail",), None, detail_menu),
     Transition("toggle_favorite", ("list", "detail"), None, toggle_favorite),
     Transition("call", ("detail",), None, call),
-    Transition("ask_delete", ("list", "detail"), None, ask_delete),
-    Transition("delete", ("list",), None, delete),
-    Transition("delete_open", ("detail",), BACK, delete),
+    *effects.delete_transitions(("list",), "detail", ask_delete, delete),
     Transition("ask_group", ("edit", "create"), None, ask_group),
     Transition("choose_group", ("edit", "create"), None, choose_group),
     Transition("save", ("edit", "create"), BACK, save, guard_save),

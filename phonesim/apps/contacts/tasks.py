@@ -8,21 +8,12 @@ import re
 from phonesim.answers import AnswerSpec
 from phonesim.apps.contacts.screens import pretty_date
 from phonesim.apps.contacts.world import COMPANIES, FIRST, GROUPS, LAST, all_contacts, full_name, get_contact
-from phonesim.tasks import TaskTemplate
+from phonesim.records import Lookup
+from phonesim.tasks import TaskTemplate, extend
 
 
-def people(phone) -> list[dict]:
-    return all_contacts(phone.world("contacts"), phone.data("contacts"))
-
-
-def contact(phone, cid: str) -> dict | None:
-    return get_contact(phone.world("contacts"), phone.data("contacts"), cid)
-
-
-def attr(phone, cid: str, key: str):
-    """A contact's field, or None once the contact is deleted."""
-    c = contact(phone, cid)
-    return None if c is None else c[key]
+PEOPLE = Lookup("contacts", all_contacts, get_contact)
+people, contact, attr = PEOPLE.records, PEOPLE.record, PEOPLE.attr
 
 
 def digits(s: str | None) -> str:
@@ -41,37 +32,25 @@ def pick(where=lambda c: True):
 
 
 def with_new_phone(base):
-    def sample(rng, phone):
-        p = base(rng, phone)
-        p["phone"] = f"+1 {rng.randint(201, 989)}-555-{rng.randint(0, 9999):04d}"
-        return p
-    return sample
+    return extend(base, lambda rng, phone, p: {"phone": f"+1 {rng.randint(201, 989)}-555-{rng.randint(0, 9999):04d}"})
 
 
 def with_new_email(base):
-    def sample(rng, phone):
-        p = base(rng, phone)
+    def add(rng, phone, p):
         first = p["name"].split()[0].lower()
-        p["email"] = f"{first}.{rng.randint(10, 99)}@{rng.choice(['proton.me', 'work.io', 'example.org'])}"
-        return p
-    return sample
+        return {"email": f"{first}.{rng.randint(10, 99)}@{rng.choice(['proton.me', 'work.io', 'example.org'])}"}
+    return extend(base, add)
 
 
 def with_other_group(base):
-    def sample(rng, phone):
-        p = base(rng, phone)
+    def add(rng, phone, p):
         current = contact(phone, p["cid"])["group"]
-        p["group"] = rng.choice([g for g in GROUPS if g != current])
-        return p
-    return sample
+        return {"group": rng.choice([g for g in GROUPS if g != current])}
+    return extend(base, add)
 
 
 def with_company(base):
-    def sample(rng, phone):
-        p = base(rng, phone)
-        p["company"] = contact(phone, p["cid"])["company"]
-        return p
-    return sample
+    return extend(base, lambda rng, phone, p: {"company": contact(phone, p["cid"])["company"]})
 
 
 def sample_new_person(rng, phone):
@@ -85,11 +64,7 @@ def sample_new_person(rng, phone):
 
 
 def set_favorite(value: bool):
-    def setup(phone, p):
-        data, c = phone.data("contacts"), dict(contact(phone, p["cid"]))
-        c["favorite"] = value
-        data["put"][c["id"]] = c
-    return setup
+    return lambda phone, p: PEOPLE.edit(phone, p["cid"], favorite=value)
 
 
 def lookup(*keys: str):

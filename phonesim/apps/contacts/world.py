@@ -7,9 +7,11 @@ phone's state stays small however many contacts the world has.
 
 from __future__ import annotations
 
-import marshal
+import json
 import random
 from typing import Any
+
+from phonesim import records
 
 FIRST = ["Olivia", "Liam", "Emma", "Noah", "Ava", "Elijah", "Sophia", "James", "Isabella", "Lucas", "Mia", "Mateo",
          "Amelia", "Benjamin", "Harper", "Ethan", "Evelyn", "Henry", "Aisha", "Ravi", "Chen", "Yuki", "Fatima", "Diego",
@@ -48,7 +50,7 @@ def make_world(seed: int) -> dict[str, Any]:
 
 
 def initial_data(world: dict[str, Any]) -> dict[str, Any]:
-    return {"put": {}, "deleted": {}, "calls": [], "next_id": 1}
+    return {**records.overlay(), "calls": []}
 
 
 # --- merged views -------------------------------------------------------------------------------
@@ -58,31 +60,29 @@ def full_name(c: dict[str, Any]) -> str:
 
 
 def get_contact(world: dict[str, Any], data: dict[str, Any], cid: str) -> dict[str, Any] | None:
-    if cid in data["deleted"]:
-        return None
-    return data["put"].get(cid) or world["contacts"].get(cid)
+    return records.get(world["contacts"], data, cid)
 
 
 def all_contacts(world: dict[str, Any], data: dict[str, Any]) -> list[dict[str, Any]]:
-    """Merged, name-sorted contacts (treat as read-only; cached per overlay content)."""
-    key = (id(world), marshal.dumps(data["put"]), marshal.dumps(data["deleted"]))
-    hit = _MERGED.get(key)
+    """Merged, name-sorted contacts (treat as read-only).
+
+    Only the sort order is cached (keyed on the world and the overlay's canonical JSON); the
+    records always come from this phone's own data, so one phone's in-place edits never leak
+    into another phone's list."""
+    key = (id(world), json.dumps([data["put"], data["deleted"]], sort_keys=True))
+    hit = _ORDER.get(key)
     if hit is None:
-        merged = dict(world["contacts"])
-        merged.update(data["put"])
-        hit = sorted((c for cid, c in merged.items() if cid not in data["deleted"]),
-                     key=lambda c: (full_name(c).casefold(), c["id"]))
-        if len(_MERGED) > 2048:
-            _MERGED.clear()
-        _MERGED[key] = hit
-    return hit
+        order = [c["id"] for c in sorted(records.merged(world["contacts"], data),
+                                         key=lambda c: (full_name(c).casefold(), c["id"]))]
+        if len(_ORDER) > 2048:
+            _ORDER.clear()
+        hit = _ORDER[key] = (world, order)
+    put, base = data["put"], world["contacts"]
+    return [put[cid] if cid in put else base[cid] for cid in hit[1]]
 
 
-_MERGED: dict[tuple, list[dict[str, Any]]] = {}
-
-
-def put_contact(data: dict[str, Any], record: dict[str, Any]) -> None:
-    data["put"][record["id"]] = record
+# Each entry holds its world too, so id(world) cannot be reused by another world while cached.
+_ORDER: dict[tuple[int, str], tuple[dict[str, Any], list[str]]] = {}
 
 
 def find_by_name(world: dict[str, Any], data: dict[str, Any], name: str) -> list[dict[str, Any]]:

@@ -6,11 +6,11 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from phonesim import effects, records
 from phonesim.app import BACK, Screen, Transition
-from phonesim.apps.expenses.world import (
-    CATEGORIES, TODAY, all_expenses, get_expense, money, short_date, totals,
-)
+from phonesim.apps.expenses.world import CATEGORIES, all_expenses, get_expense, money, totals
 from phonesim.context import Ctx
+from phonesim.dates import TODAY, month_day_year
 from phonesim.widgets import Page, button, fab, field_row, header, icon_button, info, item, paragraph, search_bar, tap
 
 FORM_FIELDS = (("name", "Name"), ("amount", "Amount ($)"), ("note", "Note"))
@@ -26,7 +26,7 @@ def parse_amount(text: str) -> float | None:
 
 
 def _rows(expenses: list[dict[str, Any]], long_press: bool) -> list:
-    return [item(e["name"], f"{e['category']} · {short_date(e['date'])}", trailing=money(e["amount"]),
+    return [item(e["name"], f"{e['category']} · {month_day_year(e['date'])}", trailing=money(e["amount"]),
                  avatar=e["category"], on_tap=tap("open_detail", eid=e["id"]),
                  long_tap=tap("expense_menu", eid=e["id"]) if long_press else None, rid=f"expense_{e['id']}")
             for e in expenses]
@@ -60,7 +60,7 @@ def build_detail(ctx: Ctx) -> Page:
     return Page(e["name"], [
         info("Amount", money(e["amount"]), glyph="$", rid="amount"),
         info("Category", e["category"], glyph="menu", rid="category"),
-        info("Date", short_date(e["date"]), glyph="▦", rid="date"),
+        info("Date", month_day_year(e["date"]), glyph="▦", rid="date"),
         info("Note", e["note"] or "No note", glyph="edit", rid="note"),
     ], actions=[icon_button("edit", "Edit", tap("open_edit", eid=eid)),
                 icon_button("more", "More options", tap("detail_menu", eid=eid))])
@@ -70,7 +70,7 @@ def _form(ctx: Ctx, title: str) -> Page:
     rows = [field_row(fid, label, ctx.field(fid), ctx.focused(fid)) for fid, label in FORM_FIELDS]
     rows.append(item("Category", ctx.ui("category") or "Choose a category", on_tap=tap("ask_category"),
                      chevron=True, glyph="menu", rid="category_picker"))
-    rows.append(item("Date", short_date(ctx.ui("date")), on_tap=tap("ask_date", week=0), chevron=True, glyph="▦",
+    rows.append(item("Date", month_day_year(ctx.ui("date")), on_tap=tap("ask_date", week=0), chevron=True, glyph="▦",
                      rid="date_picker"))
     rows.append(button("Save", tap("save")))
     return Page(title, rows, actions=[icon_button("check", "Save", tap("save"))])
@@ -108,15 +108,11 @@ def build_category(ctx: Ctx) -> Page:
 
 # --- effects ----------------------------------------------------------------------------------
 
-def ask_filter(ctx: Ctx, p: dict[str, Any]) -> None:
-    current = ctx.ui("cat", "")
-    ctx.dialog("Filter by category", options=[(c or "All categories", tap("set_filter", category=c), c == current)
-                                               for c in ("",) + CATEGORIES], buttons=[("Cancel", tap("dismiss"))])
+ask_filter = effects.choice_dialog("Filter by category", "cat", ("",) + CATEGORIES, "set_filter", default="",
+                                    param="category", label=lambda c: c or "All categories")
 
 
-def set_filter(ctx: Ctx, p: dict[str, Any]) -> None:
-    ctx.set_ui("cat", p["category"])
-    ctx.page["scroll"] = 0
+set_filter = effects.set_ui_from_tap("cat", "category", rescroll=True)
 
 
 def list_menu(ctx: Ctx, p: dict[str, Any]) -> None:
@@ -124,43 +120,29 @@ def list_menu(ctx: Ctx, p: dict[str, Any]) -> None:
     ctx.menu([(f"Sort by {other}", tap("set_sort", sort=other)), ("Totals by category", tap("open_totals"))])
 
 
-def set_sort(ctx: Ctx, p: dict[str, Any]) -> None:
-    ctx.set_ui("sort", p["sort"])
-    ctx.page["scroll"] = 0
+set_sort = effects.set_ui_from_tap("sort", rescroll=True)
 
 
-def detail_menu(ctx: Ctx, p: dict[str, Any]) -> None:
-    ctx.menu([("Delete", tap("ask_delete", eid=p["eid"]))])
+detail_menu = effects.delete_menu("eid")
 
 
 def expense_menu(ctx: Ctx, p: dict[str, Any]) -> None:
     e = get_expense(ctx.world, ctx.data, p["eid"])
-    ctx.dialog(e["name"], f"{money(e['amount'])} on {short_date(e['date'])}",
+    ctx.dialog(e["name"], f"{money(e['amount'])} on {month_day_year(e['date'])}",
                options=[("Delete", tap("ask_delete", eid=e["id"]), False)], buttons=[("Cancel", tap("dismiss"))])
 
 
-def ask_delete(ctx: Ctx, p: dict[str, Any]) -> None:
-    e = get_expense(ctx.world, ctx.data, p["eid"])
-    on_detail = ctx.page["screen"] == "detail"
-    ctx.dialog("Delete this expense?", f"{e['name']} ({money(e['amount'])}) will be removed.",
-               buttons=[("Cancel", tap("dismiss")),
-                        ("Delete", tap("delete_open" if on_detail else "delete", eid=e["id"]))])
+ask_delete = effects.ask_delete(get_expense, "eid", "Delete this expense?",
+                                lambda e: f"{e['name']} ({money(e['amount'])}) will be removed.", detail="detail")
 
 
-def delete(ctx: Ctx, p: dict[str, Any]) -> None:
-    ctx.data["put"].pop(p["eid"], None)
-    ctx.data["deleted"][p["eid"]] = True
-    ctx.toast("Expense deleted")
+delete = effects.delete("eid", "Expense deleted")
 
 
-def ask_category(ctx: Ctx, p: dict[str, Any]) -> None:
-    current = ctx.ui("category")
-    ctx.dialog("Category", options=[(c, tap("pick_category", category=c), c == current) for c in CATEGORIES],
-               buttons=[("Cancel", tap("dismiss"))])
+ask_category = effects.choice_dialog("Category", "category", CATEGORIES, "pick_category")
 
 
-def pick_category(ctx: Ctx, p: dict[str, Any]) -> None:
-    ctx.set_ui("category", p["category"])
+pick_category = effects.set_ui_from_tap("category")
 
 
 def ask_date(ctx: Ctx, p: dict[str, Any]) -> None:
@@ -176,8 +158,7 @@ def ask_date(ctx: Ctx, p: dict[str, Any]) -> None:
     ctx.dialog("Date", options=options, buttons=buttons)
 
 
-def pick_date(ctx: Ctx, p: dict[str, Any]) -> None:
-    ctx.set_ui("date", p["date"])
+pick_date = effects.set_ui_from_tap("date")
 
 
 def guard_save(ctx: Ctx, p: dict[str, Any]) -> str | None:
@@ -194,12 +175,10 @@ def save(ctx: Ctx, p: dict[str, Any]) -> None:
     if ctx.page["screen"] == "edit":
         record = dict(get_expense(ctx.world, ctx.data, ctx.params["eid"]))
     else:
-        n = ctx.data["next_id"]
-        ctx.data["next_id"] = n + 1
-        record = {"id": f"n{n}"}
+        record = {"id": records.new_id(ctx.data)}
     record.update(name=ctx.field("name").strip(), amount=parse_amount(ctx.field("amount")),
                   note=ctx.field("note").strip(), category=ctx.ui("category"), date=ctx.ui("date"))
-    ctx.data["put"][record["id"]] = record
+    records.put(ctx.data, record)
     ctx.toast("Expense saved")
 
 
@@ -224,9 +203,7 @@ TRANSITIONS = {t.id: t for t in [
     Transition("set_sort", ("list",), None, set_sort),
     Transition("expense_menu", ("list",), None, expense_menu),
     Transition("detail_menu", ("detail",), None, detail_menu),
-    Transition("ask_delete", ("list", "detail"), None, ask_delete),
-    Transition("delete", ("list",), None, delete),
-    Transition("delete_open", ("detail",), BACK, delete),
+    *effects.delete_transitions(("list",), "detail", ask_delete, delete),
     Transition("ask_category", ("add", "edit"), None, ask_category),
     Transition("pick_category", ("add", "edit"), None, pick_category),
     Transition("ask_date", ("add", "edit"), None, ask_date),

@@ -7,18 +7,14 @@ import random
 from datetime import timedelta
 
 from phonesim.answers import AnswerSpec
-from phonesim.apps.expenses.world import (
-    CATEGORIES, ITEMS, TODAY, all_expenses, get_expense, money, short_date, totals,
-)
+from phonesim.apps.expenses.world import CATEGORIES, ITEMS, all_expenses, get_expense, money, totals
+from phonesim.dates import TODAY, month_day_year
+from phonesim.records import Lookup
 from phonesim.tasks import TaskTemplate
 
 
-def expenses(phone) -> list[dict]:
-    return all_expenses(phone.world("expenses"), phone.data("expenses"))
-
-
-def expense(phone, eid: str) -> dict | None:
-    return get_expense(phone.world("expenses"), phone.data("expenses"), eid)
+EXPENSES = Lookup("expenses", all_expenses, get_expense)
+expenses, expense, field = EXPENSES.records, EXPENSES.record, EXPENSES.attr
 
 
 def pick(rng: random.Random, phone, where=lambda e: True) -> dict:
@@ -26,7 +22,7 @@ def pick(rng: random.Random, phone, where=lambda e: True) -> dict:
     everyone = expenses(phone)
     keys = [(e["name"], e["date"]) for e in everyone]
     e = rng.choice([e for e in everyone if keys.count((e["name"], e["date"])) == 1 and where(e)])
-    return {"eid": e["id"], "name": e["name"], "day": short_date(e["date"])}
+    return {"eid": e["id"], "name": e["name"], "day": month_day_year(e["date"])}
 
 
 def pick_with_note(rng, phone) -> dict:
@@ -50,7 +46,7 @@ def with_new_date(rng, phone) -> dict:
     p = pick(rng, phone)
     old = expense(phone, p["eid"])["date"]
     new = rng.choice([d for d in (TODAY - timedelta(days=i) for i in range(14)) if d.isoformat() != old])
-    p.update(date=new.isoformat(), new_day=short_date(new.isoformat()))
+    p.update(date=new.isoformat(), new_day=month_day_year(new.isoformat()))
     return p
 
 
@@ -80,11 +76,6 @@ def add_checks(phone, p) -> list[tuple[str, bool]]:
             ("amount", any(abs(e["amount"] - float(p["amount"])) < 0.005 for e in new)),
             ("category", any(e["category"] == p["category"] for e in new)),
             ("date", any(e["date"] == p["date"] for e in new))]
-
-
-def field(phone, eid: str, key: str):
-    e = expense(phone, eid)
-    return None if e is None else e[key]
 
 
 def path(p) -> str:

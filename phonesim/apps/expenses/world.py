@@ -7,10 +7,12 @@ Like contacts, runtime data is an overlay: `put` holds created or edited expense
 from __future__ import annotations
 
 import random
-from datetime import date, timedelta
+from datetime import timedelta
 from typing import Any
 
-TODAY = date(2024, 3, 4)
+from phonesim import records
+from phonesim.dates import TODAY
+
 CATEGORIES = ("Food", "Transport", "Shopping", "Bills", "Entertainment", "Health")
 ITEMS = {  # category -> (name, min amount, max amount)
     "Food": [("Groceries", 25, 120), ("Coffee", 3, 7), ("Lunch", 9, 22), ("Dinner out", 28, 85), ("Bakery", 4, 15),
@@ -45,20 +47,16 @@ def make_world(seed: int) -> dict[str, Any]:
 
 
 def initial_data(world: dict[str, Any]) -> dict[str, Any]:
-    return {"put": {}, "deleted": {}, "next_id": 1}
+    return records.overlay()
 
 
 def all_expenses(world: dict[str, Any], data: dict[str, Any]) -> list[dict[str, Any]]:
     """Merged expenses, newest first (ties by id)."""
-    merged = {**world["expenses"], **data["put"]}
-    rows = [e for eid, e in merged.items() if eid not in data["deleted"]]
-    return sorted(rows, key=lambda e: (e["date"], e["id"]), reverse=True)
+    return sorted(records.merged(world["expenses"], data), key=lambda e: (e["date"], e["id"]), reverse=True)
 
 
 def get_expense(world: dict[str, Any], data: dict[str, Any], eid: str) -> dict[str, Any] | None:
-    if eid in data["deleted"]:
-        return None
-    return data["put"].get(eid) or world["expenses"].get(eid)
+    return records.get(world["expenses"], data, eid)
 
 
 def totals(expenses: list[dict[str, Any]]) -> dict[str, tuple[int, float]]:
@@ -72,11 +70,6 @@ def totals(expenses: list[dict[str, Any]]) -> dict[str, tuple[int, float]]:
 
 def money(amount: float) -> str:
     return f"${amount:,.2f}"
-
-
-def short_date(iso: str) -> str:
-    d = date.fromisoformat(iso)
-    return f"{d:%b} {d.day}, {d.year}"
 
 
 def view(world: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from phonesim import effects, records
 from phonesim.app import BACK, Screen, Transition
-from phonesim.apps.files.world import (
-    FOLDERS, TODAY, all_files, get_file, human_size, short_date, subfolders,
-)
+from phonesim.apps.files.world import FOLDERS, all_files, get_file, human_size, subfolders
 from phonesim.context import Ctx
+from phonesim.dates import TODAY, month_day_year
 from phonesim.widgets import (
     Page, action_bar, button, field_row, header, icon_button, info, item, paragraph, search_bar, tap,
 )
@@ -26,7 +26,7 @@ def folder_glyph(path: str) -> str:
 def _file_rows(files: list[dict[str, Any]], show_folder: bool) -> list:
     rows = []
     for f in files:
-        sub = f"{human_size(f['size'])} · {short_date(f['modified'])}"
+        sub = f"{human_size(f['size'])} · {month_day_year(f['modified'])}"
         rows.append(item(f["name"], f"{f['folder']} · {sub}" if show_folder else sub,
                          glyph=f["name"].rsplit(".", 1)[-1],
                          on_tap=tap("open_file", fid=f["id"]), long_tap=tap("file_menu", fid=f["id"]),
@@ -86,7 +86,7 @@ def build_file(ctx: Ctx) -> Page:
         info("Name", f["name"], glyph="edit", rid="name"),
         info("Location", f"Internal storage/{f['folder']}", glyph=folder_glyph(f["folder"]), rid="location"),
         info("Size", human_size(f["size"]), glyph="⛁", rid="size"),
-        info("Modified", short_date(f["modified"]), glyph="▦", rid="modified"),
+        info("Modified", month_day_year(f["modified"]), glyph="▦", rid="modified"),
     ])
 
 
@@ -101,15 +101,10 @@ def open_rename(ctx: Ctx) -> None:
 
 # --- effects ----------------------------------------------------------------------------------
 
-def ask_sort(ctx: Ctx, p: dict[str, Any]) -> None:
-    current = ctx.ui("sort", "name")
-    ctx.dialog("Sort by", options=[(label, tap("set_sort", sort=key), key == current) for key, label in SORTS.items()],
-               buttons=[("Cancel", tap("dismiss"))])
+ask_sort = effects.choice_dialog("Sort by", "sort", SORTS, "set_sort", default="name", label=SORTS.get)
 
 
-def set_sort(ctx: Ctx, p: dict[str, Any]) -> None:
-    ctx.set_ui("sort", p["sort"])
-    ctx.page["scroll"] = 0
+set_sort = effects.set_ui_from_tap("sort", rescroll=True)
 
 
 def file_menu(ctx: Ctx, p: dict[str, Any]) -> None:
@@ -142,31 +137,22 @@ def _free_name(ctx: Ctx, name: str, folder: str) -> str:
 def move(ctx: Ctx, p: dict[str, Any]) -> None:
     f = dict(get_file(ctx.world, ctx.data, p["fid"]))
     f.update(folder=p["dest"], name=_free_name(ctx, f["name"], p["dest"]))
-    ctx.data["put"][f["id"]] = f
+    records.put(ctx.data, f)
     ctx.toast(f"Moved to {p['dest']}")
 
 
 def copy(ctx: Ctx, p: dict[str, Any]) -> None:
     src = get_file(ctx.world, ctx.data, p["fid"])
-    n = ctx.data["next_id"]
-    ctx.data["next_id"] = n + 1
-    ctx.data["put"][f"n{n}"] = dict(src, id=f"n{n}", folder=p["dest"], name=_free_name(ctx, src["name"], p["dest"]),
-                                    modified=TODAY.isoformat())
+    records.put(ctx.data, dict(src, id=records.new_id(ctx.data), folder=p["dest"],
+                               name=_free_name(ctx, src["name"], p["dest"]), modified=TODAY.isoformat()))
     ctx.toast(f"Copied to {p['dest']}")
 
 
-def ask_delete(ctx: Ctx, p: dict[str, Any]) -> None:
-    f = get_file(ctx.world, ctx.data, p["fid"])
-    on_file = ctx.page["screen"] == "file"
-    ctx.dialog("Delete 1 item?", f"{f['name']} will be permanently deleted.",
-               buttons=[("Cancel", tap("dismiss")),
-                        ("Delete", tap("delete_open" if on_file else "delete", fid=f["id"]))])
+ask_delete = effects.ask_delete(get_file, "fid", "Delete 1 item?",
+                                lambda f: f"{f['name']} will be permanently deleted.", detail="file")
 
 
-def delete(ctx: Ctx, p: dict[str, Any]) -> None:
-    ctx.data["put"].pop(p["fid"], None)
-    ctx.data["deleted"][p["fid"]] = True
-    ctx.toast("Deleted 1 item")
+delete = effects.delete("fid", "Deleted 1 item")
 
 
 def guard_rename(ctx: Ctx, p: dict[str, Any]) -> str | None:
@@ -183,7 +169,7 @@ def guard_rename(ctx: Ctx, p: dict[str, Any]) -> str | None:
 def rename(ctx: Ctx, p: dict[str, Any]) -> None:
     f = dict(get_file(ctx.world, ctx.data, ctx.params["fid"]))
     f["name"] = ctx.field("name").strip()
-    ctx.data["put"][f["id"]] = f
+    records.put(ctx.data, f)
 
 
 SCREENS = {s.id: s for s in [
@@ -203,9 +189,7 @@ TRANSITIONS = {t.id: t for t in [
     Transition("ask_dest", LISTS + ("file",), None, ask_dest),
     Transition("move", LISTS + ("file",), None, move),
     Transition("copy", LISTS + ("file",), None, copy),
-    Transition("ask_delete", LISTS + ("file",), None, ask_delete),
-    Transition("delete", LISTS, None, delete),
-    Transition("delete_open", ("file",), BACK, delete),
+    *effects.delete_transitions(LISTS, "file", ask_delete, delete),
     Transition("rename", ("rename",), BACK, rename, guard_rename),
     Transition("dismiss", ("*",), None, None),
 ]}

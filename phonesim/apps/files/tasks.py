@@ -6,21 +6,14 @@ from __future__ import annotations
 import random
 
 from phonesim.answers import AnswerSpec
-from phonesim.apps.files.world import FOLDERS, all_files, get_file, human_size, parent, short_date, subfolders
+from phonesim.apps.files.world import FOLDERS, all_files, get_file, human_size, parent, subfolders
+from phonesim.dates import month_day_year
+from phonesim.records import Lookup
 from phonesim.tasks import TaskTemplate
 
 
-def files(phone) -> list[dict]:
-    return all_files(phone.world("files"), phone.data("files"))
-
-
-def file(phone, fid: str) -> dict | None:
-    return get_file(phone.world("files"), phone.data("files"), fid)
-
-
-def attr(phone, fid: str, key: str):
-    f = file(phone, fid)
-    return None if f is None else f[key]
+FILES = Lookup("files", all_files, get_file)
+files, file, attr = FILES.records, FILES.record, FILES.attr
 
 
 def pick(rng: random.Random, phone, where=lambda f: True) -> dict:
@@ -115,7 +108,7 @@ TEMPLATES = [
         instructions=("When was {name} last modified?", "On what date was the file {name} last changed?"),
         sample=pick, answer=lambda phone, p: AnswerSpec("date", attr(phone, p["fid"], "modified"),
                                                         hint="a date (YYYY-MM-DD)"),
-        evidence=lambda p, spec: [short_date(spec.gold)], hints=lambda p: [p["name"]], tags=("extract", "search")),
+        evidence=lambda p, spec: [month_day_year(spec.gold)], hints=lambda p: [p["name"]], tags=("extract", "search")),
     TaskTemplate(
         id="files.query_count", apps=("files",), objective="query", composition="deep_dive", difficulty=2,
         split="test", step_budget=15,

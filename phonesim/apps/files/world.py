@@ -8,10 +8,12 @@ modified date. Runtime data is an overlay: `put` holds renamed, moved or copied 
 from __future__ import annotations
 
 import random
-from datetime import date, timedelta
+from datetime import timedelta
 from typing import Any
 
-TODAY = date(2024, 3, 4)  # the system date, Mon, Mar 4
+from phonesim import records
+from phonesim.dates import TODAY
+
 FOLDERS = ("Documents", "Documents/Receipts", "Documents/Work", "Download", "Movies", "Music", "Pictures",
            "Pictures/Screenshots")
 SIZES = {  # extension -> (min, max) bytes
@@ -57,20 +59,17 @@ def make_world(seed: int) -> dict[str, Any]:
 
 
 def initial_data(world: dict[str, Any]) -> dict[str, Any]:
-    return {"put": {}, "deleted": {}, "next_id": 1}
+    return records.overlay()
 
 
 def all_files(world: dict[str, Any], data: dict[str, Any]) -> list[dict[str, Any]]:
     """Merged files sorted by name."""
-    merged = {**world["files"], **data["put"]}
-    return sorted((f for fid, f in merged.items() if fid not in data["deleted"]),
+    return sorted(records.merged(world["files"], data),
                   key=lambda f: (f["name"].casefold(), f["id"]))
 
 
 def get_file(world: dict[str, Any], data: dict[str, Any], fid: str) -> dict[str, Any] | None:
-    if fid in data["deleted"]:
-        return None
-    return data["put"].get(fid) or world["files"].get(fid)
+    return records.get(world["files"], data, fid)
 
 
 def subfolders(path: str) -> list[str]:
@@ -84,11 +83,6 @@ def human_size(size: int) -> str:
     if size < 1_000_000_000:
         return f"{size / 1_000_000:.1f} MB"
     return f"{size / 1_000_000_000:.2f} GB"
-
-
-def short_date(iso: str) -> str:
-    d = date.fromisoformat(iso)
-    return f"{d:%b} {d.day}, {d.year}"
 
 
 def view(world: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from phonesim import effects, records
 from phonesim.app import BACK, Screen, Transition
-from phonesim.apps.notes.world import FOLDERS, TODAY, all_notes, get_note, short_date
+from phonesim.apps.notes.world import FOLDERS, all_notes, get_note
 from phonesim.context import Ctx
+from phonesim.dates import TODAY, month_day_year
 from phonesim.widgets import Page, button, fab, field_row, header, icon_button, info, item, paragraph, search_bar, tap
 
 DEFAULT_FOLDER = FOLDERS[0]
@@ -18,7 +20,7 @@ def _snippet(text: str) -> str:
 
 
 def _note_rows(notes: list[dict[str, Any]]) -> list:
-    return [item(n["title"] or "Untitled", f"{short_date(n['modified'])} · {_snippet(n['body'])}", glyph="edit",
+    return [item(n["title"] or "Untitled", f"{month_day_year(n['modified'])} · {_snippet(n['body'])}", glyph="edit",
                  on_tap=tap("open_note", nid=n["id"]), long_tap=tap("note_menu", nid=n["id"]), rid=f"note_{n['id']}")
             for n in notes]
 
@@ -72,7 +74,7 @@ def build_note(ctx: Ctx) -> Page:
     return Page(n["title"] or "Untitled", [
         paragraph(n["body"] or "(empty note)"),
         info("Folder", n["folder"], glyph="group", rid="folder"),
-        info("Modified", short_date(n["modified"]), glyph="▦", rid="modified"),
+        info("Modified", month_day_year(n["modified"]), glyph="▦", rid="modified"),
     ], actions=[icon_button("edit", "Edit", tap("open_edit", nid=nid)),
                 icon_button("more", "More options", tap("note_menu", nid=nid))])
 
@@ -113,7 +115,7 @@ def open_rename(ctx: Ctx) -> None:
 def _put(ctx: Ctx, nid: str, **changes: Any) -> None:
     n = dict(get_note(ctx.world, ctx.data, nid))
     n.update(changes, modified=TODAY.isoformat())
-    ctx.data["put"][nid] = n
+    records.put(ctx.data, n)
 
 
 def note_menu(ctx: Ctx, p: dict[str, Any]) -> None:
@@ -133,18 +135,11 @@ def move(ctx: Ctx, p: dict[str, Any]) -> None:
     ctx.toast(f"Moved to {p['folder']}")
 
 
-def ask_delete(ctx: Ctx, p: dict[str, Any]) -> None:
-    n = get_note(ctx.world, ctx.data, p["nid"])
-    on_note = ctx.page["screen"] == "note"
-    ctx.dialog("Delete this note?", f"\u201c{n['title']}\u201d will be deleted permanently.",
-               buttons=[("Cancel", tap("dismiss")),
-                        ("Delete", tap("delete_open" if on_note else "delete", nid=n["id"]))])
+ask_delete = effects.ask_delete(get_note, "nid", "Delete this note?",
+                                lambda n: f"\u201c{n['title']}\u201d will be deleted permanently.", detail="note")
 
 
-def delete(ctx: Ctx, p: dict[str, Any]) -> None:
-    ctx.data["put"].pop(p["nid"], None)
-    ctx.data["deleted"][p["nid"]] = True
-    ctx.toast("Note deleted")
+delete = effects.delete("nid", "Note deleted")
 
 
 def guard_save(ctx: Ctx, p: dict[str, Any]) -> str | None:
@@ -156,10 +151,8 @@ def save(ctx: Ctx, p: dict[str, Any]) -> None:
     if ctx.page["screen"] == "edit":
         _put(ctx, ctx.params["nid"], title=title, body=body)
     else:
-        n = ctx.data["next_id"]
-        ctx.data["next_id"] = n + 1
-        ctx.data["put"][f"n{n}"] = {"id": f"n{n}", "title": title, "body": body, "folder": ctx.params["into"],
-                                    "modified": TODAY.isoformat()}
+        records.put(ctx.data, {"id": records.new_id(ctx.data), "title": title, "body": body,
+                               "folder": ctx.params["into"], "modified": TODAY.isoformat()})
     ctx.toast("Note saved")
 
 
@@ -193,9 +186,7 @@ TRANSITIONS = {t.id: t for t in [
     Transition("open_rename", LISTS + ("note",), "rename"),
     Transition("ask_move", LISTS + ("note",), None, ask_move),
     Transition("move", LISTS + ("note",), None, move),
-    Transition("ask_delete", LISTS + ("note",), None, ask_delete),
-    Transition("delete", LISTS, None, delete),
-    Transition("delete_open", ("note",), BACK, delete),
+    *effects.delete_transitions(LISTS, "note", ask_delete, delete),
     Transition("save", ("edit", "create"), BACK, save, guard_save),
     Transition("rename", ("rename",), BACK, rename, guard_rename),
     Transition("dismiss", ("*",), None, None),

@@ -11,6 +11,7 @@ from phonesim.apps.expenses.world import CATEGORIES as EXPENSE_CATEGORIES
 from phonesim.apps.expenses.world import all_expenses, money, totals
 from phonesim.apps.notes.world import FOLDERS, all_notes, get_note
 from phonesim.apps.recipes.world import all_recipes
+from phonesim.records import Lookup
 from phonesim.tasks import TaskTemplate
 
 NEW_NOTES = [("Call the plumber", "Kitchen tap drips, ask about Thursday"),
@@ -24,17 +25,8 @@ NEW_BODIES = ("Moved to the shared drive", "Nothing left to do here", "Ask again
               "Confirmed by email")
 
 
-def notes(phone) -> list[dict]:
-    return all_notes(phone.world("notes"), phone.data("notes"))
-
-
-def note(phone, nid: str) -> dict | None:
-    return get_note(phone.world("notes"), phone.data("notes"), nid)
-
-
-def attr(phone, nid: str, key: str):
-    n = note(phone, nid)
-    return None if n is None else n[key]
+NOTES = Lookup("notes", all_notes, get_note)
+notes, note, attr = NOTES.records, NOTES.record, NOTES.attr
 
 
 def pick(rng: random.Random, phone) -> dict:

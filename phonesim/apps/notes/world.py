@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import random
 import string
-from datetime import date, timedelta
+from datetime import timedelta
 from typing import Any
 
-TODAY = date(2024, 3, 4)  # the system date, Mon, Mar 4
+from phonesim import records
+from phonesim.dates import TODAY
+
 FOLDERS = ("Personal", "Work", "Ideas", "Travel", "Shopping")
 # (folder, title, body template, fact label or ""); {v} is the seeded fact value
 NOTES = [
@@ -64,25 +66,17 @@ def make_world(seed: int) -> dict[str, Any]:
 
 
 def initial_data(world: dict[str, Any]) -> dict[str, Any]:
-    return {"put": {}, "deleted": {}, "next_id": 1}
+    return records.overlay()
 
 
 def all_notes(world: dict[str, Any], data: dict[str, Any]) -> list[dict[str, Any]]:
     """Merged notes, most recently modified first."""
-    merged = {**world["notes"], **data["put"]}
-    return sorted((n for nid, n in merged.items() if nid not in data["deleted"]),
+    return sorted(records.merged(world["notes"], data),
                   key=lambda n: (n["modified"], n["id"]), reverse=True)
 
 
 def get_note(world: dict[str, Any], data: dict[str, Any], nid: str) -> dict[str, Any] | None:
-    if nid in data["deleted"]:
-        return None
-    return data["put"].get(nid) or world["notes"].get(nid)
-
-
-def short_date(iso: str) -> str:
-    d = date.fromisoformat(iso)
-    return f"{d:%b} {d.day}, {d.year}"
+    return records.get(world["notes"], data, nid)
 
 
 def view(world: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from phonesim import effects, records
 from phonesim.app import BACK, Screen, Transition
 from phonesim.apps.recipes.world import CATEGORIES, all_recipes, get_recipe
 from phonesim.context import Ctx
@@ -108,20 +109,14 @@ def _edited(ctx: Ctx, key: str) -> dict[str, Any]:
     return r
 
 
-def set_tab(ctx: Ctx, p: dict[str, Any]) -> None:
-    ctx.set_ui("tab", p["tab"])
-    ctx.page["scroll"] = 0
+set_tab = effects.set_ui_from_tap("tab", rescroll=True)
 
 
-def ask_filter(ctx: Ctx, p: dict[str, Any]) -> None:
-    current = ctx.ui("cat", "")
-    ctx.dialog("Filter by category", options=[(c or "All categories", tap("set_filter", category=c), c == current)
-                                               for c in ("",) + CATEGORIES], buttons=[("Cancel", tap("dismiss"))])
+ask_filter = effects.choice_dialog("Filter by category", "cat", ("",) + CATEGORIES, "set_filter", default="",
+                                    param="category", label=lambda c: c or "All categories")
 
 
-def set_filter(ctx: Ctx, p: dict[str, Any]) -> None:
-    ctx.set_ui("cat", p["category"])
-    ctx.page["scroll"] = 0
+set_filter = effects.set_ui_from_tap("cat", "category", rescroll=True)
 
 
 def list_menu(ctx: Ctx, p: dict[str, Any]) -> None:
@@ -130,20 +125,17 @@ def list_menu(ctx: Ctx, p: dict[str, Any]) -> None:
     ctx.menu([(label, tap("set_sort", sort=key))])
 
 
-def set_sort(ctx: Ctx, p: dict[str, Any]) -> None:
-    ctx.set_ui("sort", p["sort"])
-    ctx.page["scroll"] = 0
+set_sort = effects.set_ui_from_tap("sort", rescroll=True)
 
 
 def toggle_favorite(ctx: Ctx, p: dict[str, Any]) -> None:
     r = _edited(ctx, p["recipe"])
     r["favorite"] = not r["favorite"]
-    ctx.data["put"][r["id"]] = r
+    records.put(ctx.data, r)
     ctx.toast("Added to favourites" if r["favorite"] else "Removed from favourites")
 
 
-def detail_menu(ctx: Ctx, p: dict[str, Any]) -> None:
-    ctx.menu([("Delete", tap("ask_delete", recipe=p["recipe"]))])
+detail_menu = effects.delete_menu("recipe")
 
 
 def recipe_menu(ctx: Ctx, p: dict[str, Any]) -> None:
@@ -154,28 +146,17 @@ def recipe_menu(ctx: Ctx, p: dict[str, Any]) -> None:
         ("Delete", tap("ask_delete", recipe=r["id"]), False)])
 
 
-def ask_delete(ctx: Ctx, p: dict[str, Any]) -> None:
-    r = get_recipe(ctx.world, ctx.data, p["recipe"])
-    on_detail = ctx.page["screen"] == "detail"
-    ctx.dialog("Delete this recipe?", f"{r['title']} will be removed from your cookbook.",
-               buttons=[("Cancel", tap("dismiss")),
-                        ("Delete", tap("delete_open" if on_detail else "delete", recipe=r["id"]))])
+ask_delete = effects.ask_delete(get_recipe, "recipe", "Delete this recipe?",
+                                lambda r: f"{r['title']} will be removed from your cookbook.", detail="detail")
 
 
-def delete(ctx: Ctx, p: dict[str, Any]) -> None:
-    ctx.data["put"].pop(p["recipe"], None)
-    ctx.data["deleted"][p["recipe"]] = True
-    ctx.toast("Recipe deleted")
+delete = effects.delete("recipe", "Recipe deleted")
 
 
-def ask_category(ctx: Ctx, p: dict[str, Any]) -> None:
-    current = ctx.ui("category")
-    ctx.dialog("Category", options=[(c, tap("pick_category", category=c), c == current) for c in CATEGORIES],
-               buttons=[("Cancel", tap("dismiss"))])
+ask_category = effects.choice_dialog("Category", "category", CATEGORIES, "pick_category")
 
 
-def pick_category(ctx: Ctx, p: dict[str, Any]) -> None:
-    ctx.set_ui("category", p["category"])
+pick_category = effects.set_ui_from_tap("category")
 
 
 def guard_save(ctx: Ctx, p: dict[str, Any]) -> str | None:
@@ -194,12 +175,10 @@ def save(ctx: Ctx, p: dict[str, Any]) -> None:
     if ctx.page["screen"] == "edit":
         record = _edited(ctx, ctx.params["recipe"])
     else:
-        n = ctx.data["next_id"]
-        ctx.data["next_id"] = n + 1
-        record = {"id": f"n{n}", "ingredients": [], "directions": "", "favorite": False}
+        record = {"id": records.new_id(ctx.data), "ingredients": [], "directions": "", "favorite": False}
     record.update(title=ctx.field("title").strip(), servings=parse_count(ctx.field("servings")),
                   prep=parse_count(ctx.field("prep")) or 0, category=ctx.ui("category"))
-    ctx.data["put"][record["id"]] = record
+    records.put(ctx.data, record)
     ctx.toast("Recipe saved")
 
 
@@ -210,7 +189,7 @@ def guard_ingredient(ctx: Ctx, p: dict[str, Any]) -> str | None:
 def add_ingredient(ctx: Ctx, p: dict[str, Any]) -> None:
     r = _edited(ctx, ctx.params["recipe"])
     r["ingredients"].append(ctx.field("new").strip())
-    ctx.data["put"][r["id"]] = r
+    records.put(ctx.data, r)
     ctx.set_field("new", "")
     ctx.page["focus"] = None
 
@@ -224,7 +203,7 @@ def ask_remove(ctx: Ctx, p: dict[str, Any]) -> None:
 def remove_ingredient(ctx: Ctx, p: dict[str, Any]) -> None:
     r = _edited(ctx, ctx.params["recipe"])
     del r["ingredients"][p["i"]]
-    ctx.data["put"][r["id"]] = r
+    records.put(ctx.data, r)
 
 
 SCREENS = {s.id: s for s in [
@@ -248,9 +227,7 @@ TRANSITIONS = {t.id: t for t in [
     Transition("toggle_favorite", ("list", "detail"), None, toggle_favorite),
     Transition("recipe_menu", ("list",), None, recipe_menu),
     Transition("detail_menu", ("detail",), None, detail_menu),
-    Transition("ask_delete", ("list", "detail"), None, ask_delete),
-    Transition("delete", ("list",), None, delete),
-    Transition("delete_open", ("detail",), BACK, delete),
+    *effects.delete_transitions(("list",), "detail", ask_delete, delete),
     Transition("ask_category", ("add", "edit"), None, ask_category),
     Transition("pick_category", ("add", "edit"), None, pick_category),
     Transition("save", ("add", "edit"), BACK, save, guard_save),

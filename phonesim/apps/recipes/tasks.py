@@ -7,6 +7,7 @@ import random
 
 from phonesim.answers import AnswerSpec
 from phonesim.apps.recipes.world import BOOK, CATEGORIES, all_recipes, get_recipe
+from phonesim.records import Lookup
 from phonesim.tasks import TaskTemplate
 
 TITLES = tuple(sorted(t for book in BOOK.values() for t in book))
@@ -17,17 +18,8 @@ NEW_TITLES = {"Breakfast": ("Blueberry Muffins", "Breakfast Burrito"),
 EXTRA_INGREDIENTS = ("black pepper", "sea salt", "fresh parsley", "chili flakes", "lemon zest", "grated ginger")
 
 
-def recipes(phone) -> list[dict]:
-    return all_recipes(phone.world("recipes"), phone.data("recipes"))
-
-
-def recipe(phone, key: str) -> dict | None:
-    return get_recipe(phone.world("recipes"), phone.data("recipes"), key)
-
-
-def attr(phone, key: str, name: str):
-    r = recipe(phone, key)
-    return None if r is None else r[name]
+RECIPES = Lookup("recipes", all_recipes, get_recipe)
+recipes, recipe, attr = RECIPES.records, RECIPES.record, RECIPES.attr
 
 
 def pick(rng: random.Random, phone) -> dict:
@@ -76,11 +68,7 @@ def sample_new(rng, phone) -> dict:
 
 
 def set_favorite(value: bool):
-    def setup(phone, p):
-        r = dict(recipe(phone, p["recipe"]))
-        r["favorite"] = value
-        phone.data("recipes")["put"][r["id"]] = r
-    return setup
+    return lambda phone, p: RECIPES.edit(phone, p["recipe"], favorite=value)
 
 
 def created(phone, p) -> list[dict]:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from phonesim import records
+
 CATEGORIES = ("Breakfast", "Main", "Salad", "Soup", "Dessert")
 BOOK = {  # category -> title -> ingredients
     "Breakfast": {
@@ -74,20 +76,17 @@ def make_world(seed: int) -> dict[str, Any]:
 
 
 def initial_data(world: dict[str, Any]) -> dict[str, Any]:
-    return {"put": {}, "deleted": {}, "next_id": 1}
+    return records.overlay()
 
 
 def all_recipes(world: dict[str, Any], data: dict[str, Any]) -> list[dict[str, Any]]:
     """Merged recipes sorted by title."""
-    merged = {**world["recipes"], **data["put"]}
-    return sorted((r for rid, r in merged.items() if rid not in data["deleted"]),
+    return sorted(records.merged(world["recipes"], data),
                   key=lambda r: (r["title"].casefold(), r["id"]))
 
 
 def get_recipe(world: dict[str, Any], data: dict[str, Any], rid: str) -> dict[str, Any] | None:
-    if rid in data["deleted"]:
-        return None
-    return data["put"].get(rid) or world["recipes"].get(rid)
+    return records.get(world["recipes"], data, rid)
 
 
 def view(world: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from phonesim import effects, records
 from phonesim.app import BACK, Screen, Transition
-from phonesim.apps.calendar import records
-from phonesim.apps.calendar.dates import TODAY, counted, long_date, short_date
 from phonesim.apps.recorder.world import all_recordings, get_recording, live_recordings, mmss
 from phonesim.context import Ctx
+from phonesim.dates import TODAY, counted, long_date, short_date
 from phonesim.widgets import (
     Page, action_bar, button, fab, field_row, header, icon_button, info, item, paragraph, search_bar, tap,
 )
@@ -90,15 +90,10 @@ def take_seconds(ctx: Ctx) -> int:
 
 # --- effects ----------------------------------------------------------------------------------
 
-def rec_menu(ctx: Ctx, p: dict[str, Any]) -> None:
-    r = get_recording(ctx.world, ctx.data, p["rec"])
-    ctx.dialog(r["name"], options=[("Rename", tap("open_rename", rec=r["id"]), False),
-                                   ("Delete", tap("trash", rec=r["id"]), False)])
+rec_menu = effects.record_dialog(get_recording, "rec", [("Rename", "open_rename"), ("Delete", "trash")])
 
 
-def trash(ctx: Ctx, p: dict[str, Any]) -> None:
-    records.edited(ctx.world["recordings"], ctx.data, p["rec"], trashed=True)
-    ctx.toast("Moved to trash")
+trash = effects.edit_record("recordings", "rec", "Moved to trash", trashed=True)
 
 
 def play(ctx: Ctx, p: dict[str, Any]) -> None:
@@ -110,20 +105,13 @@ def save_name(ctx: Ctx, p: dict[str, Any]) -> None:
     ctx.toast("Recording renamed")
 
 
-def trash_menu(ctx: Ctx, p: dict[str, Any]) -> None:
-    r = get_recording(ctx.world, ctx.data, p["rec"])
-    ctx.dialog(r["name"], options=[("Restore", tap("restore", rec=r["id"]), False),
-                                   ("Delete forever", tap("purge", rec=r["id"]), False)])
+trash_menu = effects.record_dialog(get_recording, "rec", [("Restore", "restore"), ("Delete forever", "purge")])
 
 
-def restore(ctx: Ctx, p: dict[str, Any]) -> None:
-    records.edited(ctx.world["recordings"], ctx.data, p["rec"], trashed=False)
-    ctx.toast("Recording restored")
+restore = effects.edit_record("recordings", "rec", "Recording restored", trashed=False)
 
 
-def purge(ctx: Ctx, p: dict[str, Any]) -> None:
-    records.delete(ctx.data, p["rec"])
-    ctx.toast("Deleted forever")
+purge = effects.delete("rec", "Deleted forever")
 
 
 def ask_empty(ctx: Ctx, p: dict[str, Any]) -> None:

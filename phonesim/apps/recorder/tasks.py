@@ -5,23 +5,20 @@ from __future__ import annotations
 import random
 
 from phonesim.answers import AnswerSpec
-from phonesim.apps.calendar.dates import counted, long_date
 from phonesim.apps.recorder.world import all_recordings, get_recording, live_recordings, mmss
-from phonesim.tasks import TaskTemplate
+from phonesim.dates import counted, long_date
+from phonesim.records import Lookup
+from phonesim.tasks import TaskTemplate, extend
 
 NEW_NAMES = ("Shopping reminder", "Lecture 7", "Voice note for Sam", "Melody sketch", "Parking spot", "Todo ideas")
 
 
-def recordings(phone) -> list[dict]:
-    return all_recordings(phone.world("recorder"), phone.data("recorder"))
+RECORDINGS = Lookup("recorder", all_recordings, get_recording)
+recordings, recording = RECORDINGS.records, RECORDINGS.record
 
 
 def live(phone) -> list[dict]:
     return live_recordings(phone.world("recorder"), phone.data("recorder"))
-
-
-def recording(phone, rec: str) -> dict | None:
-    return get_recording(phone.world("recorder"), phone.data("recorder"), rec)
 
 
 def pick(trashed: bool = False):
@@ -38,11 +35,7 @@ def trashed(phone, rec: str) -> bool | None:
 
 
 def with_new_name(base):
-    def sample(rng, phone):
-        p = base(rng, phone)
-        p["new"] = rng.choice(NEW_NAMES)
-        return p
-    return sample
+    return extend(base, lambda rng, phone, p: {"new": rng.choice(NEW_NAMES)})
 
 
 def created(phone) -> list[dict]:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from phonesim.apps.calendar import records
-from phonesim.apps.calendar.dates import day
+from phonesim import records
+from phonesim.dates import day
 
 NAMES = ["Biology lecture", "Meeting notes", "Song idea", "Interview with landlord", "Grocery list", "Podcast draft",
          "Guitar riff", "Birthday message", "Standup recap", "Call with bank", "Bird song", "Speech rehearsal",

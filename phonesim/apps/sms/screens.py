@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from phonesim.app import BACK, Screen, Transition
-from phonesim.apps.calendar.dates import counted, short_date
+from phonesim import effects
+from phonesim.app import Screen, Transition
 from phonesim.apps.sms.world import conversations, messages, now
 from phonesim.context import Ctx
+from phonesim.dates import counted, short_date
 from phonesim.widgets import Page, button, fab, field_row, header, icon_button, item, search_bar, tap
 
 
@@ -102,8 +103,6 @@ TRANSITIONS = {t.id: t for t in [
     Transition("open_thread", ("inbox", "new"), "thread"),
     Transition("open_new", ("inbox",), "new"),
     Transition("send", ("thread",), None, send),
-    Transition("ask_delete", ("inbox", "thread"), None, ask_delete),
-    Transition("delete", ("inbox",), None, delete),
-    Transition("delete_open", ("thread",), BACK, delete),
+    *effects.delete_transitions(("inbox",), "thread", ask_delete, delete),
     Transition("dismiss", ("*",), None, None),
 ]}

@@ -6,9 +6,9 @@ from __future__ import annotations
 import random
 
 from phonesim.answers import AnswerSpec
-from phonesim.apps.calendar.dates import counted, read_time
 from phonesim.apps.sms.world import PLACES, messages
-from phonesim.tasks import TaskTemplate
+from phonesim.dates import counted, read_time
+from phonesim.tasks import TaskTemplate, extend
 
 REPLIES = ("On my way!", "Running 10 minutes late", "Can we move it to tomorrow?", "Thanks, see you there",
            "Call me when you can")
@@ -34,11 +34,7 @@ def pick_thread(fact: str | None = None):
 
 
 def with_text(base):
-    def sample(rng, phone):
-        p = base(rng, phone)
-        p["text"] = rng.choice(REPLIES)
-        return p
-    return sample
+    return extend(base, lambda rng, phone, p: {"text": rng.choice(REPLIES)})
 
 
 def pick_stranger(rng: random.Random, phone) -> dict:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from phonesim.apps.calendar.dates import TODAY, day, hhmm
 from phonesim.apps.contacts.world import full_name, make_world as contacts_world
+from phonesim.dates import TODAY, day, hhmm
 
 N_THREADS = 12
 PLACES = ("Cafe Luna", "Central Library", "Blue Door Bistro", "Union Station", "Riverside Park", "Harbor Hall",

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from phonesim import effects, records
 from phonesim.app import BACK, Screen, Transition
-from phonesim.apps.calendar import records
-from phonesim.apps.calendar.dates import TODAY, counted, long_date, read_date, short_date
 from phonesim.apps.todo.world import LISTS, PRIORITIES, all_tasks, get_task
 from phonesim.context import Ctx
+from phonesim.dates import TODAY, counted, long_date, read_date, short_date
 from phonesim.widgets import (
     Page, action_bar, button, fab, field_row, header, icon_button, info, item, paragraph, search_bar, tabs, tap,
 )
@@ -120,9 +120,7 @@ def open_create(ctx: Ctx) -> None:
 
 # --- effects ----------------------------------------------------------------------------------
 
-def set_tab(ctx: Ctx, p: dict[str, Any]) -> None:
-    ctx.set_ui("tab", p["tab"])
-    ctx.page["scroll"] = 0
+set_tab = effects.set_ui_from_tap("tab", rescroll=True)
 
 
 def toggle_done(ctx: Ctx, p: dict[str, Any]) -> None:
@@ -138,17 +136,11 @@ def task_menu(ctx: Ctx, p: dict[str, Any]) -> None:
                                     ("Delete", tap("ask_delete", tid=t["id"]), False)])
 
 
-def ask_delete(ctx: Ctx, p: dict[str, Any]) -> None:
-    t = get_task(ctx.world, ctx.data, p["tid"])
-    on_detail = ctx.page["screen"] == "task"
-    ctx.dialog("Delete this task?", f"“{t['title']}” will be deleted.",
-               buttons=[("Cancel", tap("dismiss")),
-                        ("Delete", tap("delete_open" if on_detail else "delete", tid=t["id"]))])
+ask_delete = effects.ask_delete(get_task, "tid", "Delete this task?", lambda t: f"“{t['title']}” will be deleted.",
+                                detail="task")
 
 
-def delete(ctx: Ctx, p: dict[str, Any]) -> None:
-    records.delete(ctx.data, p["tid"])
-    ctx.toast("Task deleted")
+delete = effects.delete("tid", "Task deleted")
 
 
 def ask_priority(ctx: Ctx, p: dict[str, Any]) -> None:
@@ -161,24 +153,16 @@ def set_priority(ctx: Ctx, p: dict[str, Any]) -> None:
     records.edited(ctx.world["tasks"], ctx.data, p["tid"], priority=p["priority"])
 
 
-def ask_form_priority(ctx: Ctx, p: dict[str, Any]) -> None:
-    current = ctx.ui("priority", "None")
-    ctx.dialog("Priority", options=[(pr, tap("choose_priority", priority=pr), pr == current) for pr in PRIORITIES],
-               buttons=[("Cancel", tap("dismiss"))])
+ask_form_priority = effects.choice_dialog("Priority", "priority", PRIORITIES, "choose_priority", default="None")
 
 
-def choose_priority(ctx: Ctx, p: dict[str, Any]) -> None:
-    ctx.set_ui("priority", p["priority"])
+choose_priority = effects.set_ui_from_tap("priority")
 
 
-def ask_list(ctx: Ctx, p: dict[str, Any]) -> None:
-    current = ctx.ui("list", "My Tasks")
-    ctx.dialog("Move to list", options=[(lst, tap("choose_list", lst=lst), lst == current) for lst in LISTS],
-               buttons=[("Cancel", tap("dismiss"))])
+ask_list = effects.choice_dialog("Move to list", "list", LISTS, "choose_list", default="My Tasks", param="lst")
 
 
-def choose_list(ctx: Ctx, p: dict[str, Any]) -> None:
-    ctx.set_ui("list", p["lst"])
+choose_list = effects.set_ui_from_tap("list", "lst")
 
 
 def guard_save(ctx: Ctx, p: dict[str, Any]) -> str | None:
@@ -216,9 +200,7 @@ TRANSITIONS = {t.id: t for t in [
     Transition("open_create", ("home", "list"), "create"),
     Transition("toggle_done", ("home", "list", "task"), None, toggle_done),
     Transition("task_menu", ("home", "list"), None, task_menu),
-    Transition("ask_delete", ("home", "list", "task"), None, ask_delete),
-    Transition("delete", ("home", "list"), None, delete),
-    Transition("delete_open", ("task",), BACK, delete),
+    *effects.delete_transitions(("home", "list"), "task", ask_delete, delete),
     Transition("ask_priority", ("task",), None, ask_priority),
     Transition("set_priority", ("task",), None, set_priority),
     Transition("ask_form_priority", ("edit", "create"), None, ask_form_priority),

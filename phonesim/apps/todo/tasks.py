@@ -5,22 +5,14 @@ from __future__ import annotations
 import random
 
 from phonesim.answers import AnswerSpec
-from phonesim.apps.calendar.dates import TODAY, counted, day, long_date
 from phonesim.apps.todo.world import LISTS, NEW_TITLES, PRIORITIES, all_tasks, get_task
-from phonesim.tasks import TaskTemplate
+from phonesim.dates import TODAY, counted, day, long_date
+from phonesim.records import Lookup
+from phonesim.tasks import TaskTemplate, extend
 
 
-def tasks(phone) -> list[dict]:
-    return all_tasks(phone.world("todo"), phone.data("todo"))
-
-
-def task(phone, tid: str) -> dict | None:
-    return get_task(phone.world("todo"), phone.data("todo"), tid)
-
-
-def attr(phone, tid: str, key: str):
-    t = task(phone, tid)
-    return None if t is None else t[key]
+TASKS = Lookup("todo", all_tasks, get_task)
+tasks, task, attr = TASKS.records, TASKS.record, TASKS.attr
 
 
 def pick(where=lambda t: True):
@@ -31,11 +23,7 @@ def pick(where=lambda t: True):
 
 
 def set_done(value: bool):
-    def setup(phone, p):
-        data, t = phone.data("todo"), dict(task(phone, p["tid"]))
-        t["done"] = value
-        data["put"][t["id"]] = t
-    return setup
+    return lambda phone, p: TASKS.edit(phone, p["tid"], done=value)
 
 
 def path(p, key: str = "") -> str:
@@ -53,20 +41,15 @@ def sample_new(rng, phone) -> dict:
 
 
 def with_other_priority(base):
-    def sample(rng, phone):
-        p = base(rng, phone)
-        p["priority"] = rng.choice([x for x in PRIORITIES if x != task(phone, p["tid"])["priority"]])
-        return p
-    return sample
+    return extend(base, lambda rng, phone, p: {
+        "priority": rng.choice([x for x in PRIORITIES if x != task(phone, p["tid"])["priority"]])})
 
 
 def with_new_due(base):
-    def sample(rng, phone):
-        p = base(rng, phone)
+    def add(rng, phone, p):
         p["due"] = rng.choice([d for d in (day(k) for k in range(1, 25)) if d != task(phone, p["tid"])["due"]])
-        p["due_long"] = long_date(p["due"])
-        return p
-    return sample
+        return {"due_long": long_date(p["due"])}
+    return extend(base, add)
 
 
 def sample_list(rng, phone) -> dict:

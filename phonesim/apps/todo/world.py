@@ -6,8 +6,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from phonesim.apps.calendar import records
-from phonesim.apps.calendar.dates import day
+from phonesim import records
+from phonesim.dates import day
 
 LISTS = ("My Tasks", "Work", "Groceries", "Personal")
 PRIORITIES = ("High", "Medium", "Low", "None")

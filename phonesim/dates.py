@@ -1,6 +1,6 @@
-"""Shared calendar facts for the productivity apps (calendar, tasks, clock, sms, recorder):
-the simulated today (it matches the status-bar date "Mon, Mar 4") and how dates and times
-are shown and read back from text fields (same parsers as the typed answers)."""
+"""Shared date facts for every app: the simulated today (it matches the status-bar date
+"Mon, Mar 4") and how dates and times are shown and read back from text fields (same parsers
+as the typed answers)."""
 
 from __future__ import annotations
 
@@ -26,6 +26,12 @@ def short_date(iso: str) -> str:
     """'Tue, Mar 5' (list rows)."""
     d = date.fromisoformat(iso)
     return f"{d:%a}, {d:%b} {d.day}"
+
+
+def month_day_year(iso: str) -> str:
+    """'Mar 5, 2024' (expenses, notes and files rows)."""
+    d = date.fromisoformat(iso)
+    return f"{d:%b} {d.day}, {d.year}"
 
 
 def read_date(text: str) -> str | None:
