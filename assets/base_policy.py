@@ -1,8 +1,8 @@
 """base_policy: the embedded starting policy, pretrained once on generic grounding data and reused.
 
-It never sees curriculum or benchmark tasks: only synthetic screens with instructions like
-"tap the element labelled X", "type Y into the field", "go back", "open app Z" (see
-training/grounding_data.py). Shared by every experiment; `mobileforge run` builds it only when
+It never sees curriculum or benchmark tasks: only generic instructions like "tap X", "type Y",
+"go back", "scroll", "open app Z" on synthetic screens and on simulator screens reached by
+random walks (training/grounding_data.py, training/sim_grounding.py). Shared by every experiment; `mobileforge run` builds it only when
 it is missing (or with --rebuild-shared). A real model replaces it by pointing the policy
 resource at a checkpoint or an endpoint.
 """
@@ -28,13 +28,14 @@ class BasePolicyConfig(dg.Config):
           description="Tiny Qwen2-VL policy pretrained on generic grounding data (checkpoint URI + report).")
 def base_policy(context: dg.AssetExecutionContext, config: BasePolicyConfig, artifact_store: ArtifactStore) -> dict:
     from training.base_pretrain import BasePretrainConfig, pretrain_base_policy
-    from training.grounding_data import synthetic_sample
+    from training.sim_grounding import sim_sampler
 
     pretrain_config = BasePretrainConfig(max_seconds=config.max_seconds, seed=config.seed,
                                          eval_samples=config.eval_samples)
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "base_policy"
-        report = pretrain_base_policy(out, pretrain_config, synthetic_sample)
+        # held-out samples come from another seed's screens and another sample stream
+        report = pretrain_base_policy(out, pretrain_config, sim_sampler(seed=config.seed))
         (out / "pretrain_report.json").write_text(report.to_json())
         uri = artifact_store.put_dir(out, f"base_policy/{context.run_id}")
     version = f"base:{context.run_id[:8]}"

@@ -23,7 +23,7 @@ from resources.storage import ArtifactStore, StorageLocation
 
 class BenchmarkConfig(dg.Config):
     k: int = Field(default=3, ge=1, description="Attempts per task: reports Pass@1..k.")
-    seeds_per_template: int = Field(default=2, ge=1, description="Parameter seeds per held-out template.")
+    seeds_per_template: int = Field(default=1, ge=1, description="Parameter seeds per held-out template.")
     max_templates: int | None = Field(default=None, ge=1, description="Evaluate only the first N test templates.")
     temperature: float = Field(default=0.7, ge=0, description="Sampling temperature, so the k attempts differ.")
     seed: int = Field(default=0, description="Sampling seed of the local policies.")

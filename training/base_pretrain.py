@@ -276,7 +276,7 @@ def pretrain_base_policy(out_dir: str | Path, config: BasePretrainConfig, sample
     model.save_pretrained(out)
 
     eval_rng = random.Random(config.eval_seed)
-    held_out = [sample_fn(eval_rng, True) for _ in range(config.eval_samples)]
+    held_out = [sample_fn(eval_rng, bool(config.image_pool)) for _ in range(config.eval_samples)]
     scores = evaluate_policy(model, encoder, held_out, with_images=bool(config.image_pool),
                              batch_size=config.eval_batch_size, max_new_tokens=config.max_new_tokens)
     window = max(1, min(50, len(losses) // 5))
