@@ -98,16 +98,18 @@ def test_element_prompt_lists_elements_before_the_task():
                 {"text": "Dark theme", "checkable": True, "checked": False}]
     messages = build_policy_prompt("elements", "Turn on Wi-Fi", ["Opened Settings"], [HINT], elements)
 
-    user_text = messages[1]["content"][-1]["text"]
-    assert user_text.splitlines()[:6] == [
-        "Elements:", "[0] Network & internet", "[1] Search settings", "[2] (Switch) [on]", "[3] Display",
-        "[4] Dark theme [off]",
-    ]
+    [user] = messages  # no system message: the embedded policy was pretrained without one
+    user_text = user["content"][-1]["text"]
+    lines = user_text.splitlines()
+    rows = lines[lines.index("- Network & internet #0"):][:5]
+    assert rows == ["- Network & internet #0", "- Search settings #1", "- (Switch) [on] #2", "- Display #3",
+                    "- Dark theme [off] #4"]
     assert user_text.rstrip().endswith("Task: Turn on Wi-Fi")
     assert "- Go to Network & internet, then Wi-Fi" in user_text  # compact: summaries only
     assert "Key Mistake" not in user_text
-    assert '"element"' in _text(messages[:1])
-    assert _images(messages) == [{"type": "image"}]
+    assert lines.index("Hints:") < lines.index("Done:") < lines.index("- Network & internet #0")
+    assert _images(messages) == []  # the embedded element-list policy is text-only by default
+    assert _images(build_policy_prompt("elements", "Go", [], [], elements, with_image=True)) == [{"type": "image"}]
 
 
 def test_element_prompt_without_image_and_errors():
