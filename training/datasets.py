@@ -80,8 +80,8 @@ def _parse_prompt(text: Any, row: int) -> list[dict[str, Any]]:
                 placeholders += part["type"] == "image"
         elif not isinstance(content, str):
             raise StepSampleError(f"row {row}: prompt message {i} content must be text or a list of parts")
-    if placeholders != 1:
-        raise StepSampleError(f"row {row}: prompt has {placeholders} image placeholders, expected exactly 1")
+    if placeholders > 1:
+        raise StepSampleError(f"row {row}: prompt has {placeholders} image placeholders, expected 0 or 1")
     return messages
 
 
@@ -174,7 +174,17 @@ def build_step_dataset(table: pl.DataFrame | pa.Table, *, require_response: bool
     if frame.is_empty():
         raise StepSampleError("no step samples: the table is empty")
     rows = [_convert_row(r, i, require_response) for i, r in enumerate(frame.iter_rows(named=True))]
-    return Dataset.from_list(rows, features=FEATURES)
+    with_image = {_has_image(r["prompt"]) for r in rows}
+    if len(with_image) > 1:
+        raise StepSampleError("step samples mix prompts with and without a screenshot placeholder")
+    dataset = Dataset.from_list(rows, features=FEATURES)
+    # text-only prompts (the embedded element-list policy): TRL must not feed the screenshot
+    return dataset if with_image.pop() else dataset.remove_columns("image")
+
+
+def _has_image(prompt: list[dict[str, Any]]) -> bool:
+    return any(isinstance(m["content"], list) and any(p.get("type") == "image" for p in m["content"])
+               for m in prompt)
 
 
 def dataset_fingerprint(dataset: Dataset) -> str:
@@ -224,7 +234,7 @@ def load_step_dataset(path: str | Path) -> Dataset:
             f"{path}: step dataset format {info.get('format_version')}, expected {FORMAT_VERSION}"
         )
     dataset = load_from_disk(str(path))
-    if not isinstance(dataset, Dataset) or set(dataset.column_names) != set(FEATURES):
+    if not isinstance(dataset, Dataset) or set(dataset.column_names) - {"image"} != set(FEATURES) - {"image"}:
         raise StepSampleError(
             f"{path}: columns {getattr(dataset, 'column_names', None)} are not a step dataset's"
         )

@@ -19,6 +19,21 @@ def parse_overrides(pairs: tuple[str, ...]) -> dict[str, dict[str, Any]]:
     return config
 
 
+def print_benchmark(io_manager, experiment: str, k: int) -> None:
+    """The Pass@k comparison of the experiment's stored benchmark_results."""
+    import dagster as dg
+    import polars as pl
+
+    from ops.benchmark import pass_at_k
+    from resources.storage import UNPARTITIONED, PartitionAddress
+
+    results = io_manager.load(dg.AssetKey("benchmark_results"), PartitionAddress(experiment, UNPARTITIONED))
+    table = pass_at_k(results, k).filter(pl.col("difficulty") == "all").drop("difficulty")
+    with pl.Config(tbl_rows=20, tbl_cols=20, float_precision=3, tbl_hide_dataframe_shape=True):
+        click.echo(f"\nHeld-out benchmark ({results['task_id'].n_unique()} tasks, {k} attempts each):")
+        click.echo(table)
+
+
 @click.command()
 @click.option("--experiment", default="default", show_default=True,
               help="Experiment partition; different experiments are stored side by side.")
@@ -36,5 +51,6 @@ def run(experiment: str, config_file, overrides: tuple[str, ...], rebuild_shared
     for asset, fields in parse_overrides(overrides).items():
         config.setdefault(asset, {}).update(fields)
     timings = run_experiment(ASSETS, CHECKS, defs.resources, experiment, config, rebuild_shared)
+    print_benchmark(defs.resources["io_manager"], experiment, config.get("benchmark_results", {}).get("k", 3))
     click.echo(json.dumps({"experiment": experiment, "seconds": {k: round(v, 1) for k, v in timings.items()},
                            "total_seconds": round(sum(timings.values()), 1)}, indent=2))
