@@ -202,9 +202,10 @@ def resolve_dataset(dataset: Dataset | str | Path) -> tuple[Dataset, str | None]
 def token_count(processor: ProcessorMixin, example: dict[str, Any], *, with_completion: bool) -> int:
     """Tokens (text + image) of a step sample's prompt, plus its completion if asked."""
     turns = example["prompt"] + (example["completion"] if with_completion else [])
-    messages = prepare_multimodal_messages(turns, images=[example["image"]])
+    images = [example["image"]] if "image" in example else []  # text-only datasets have no image column
+    messages = prepare_multimodal_messages(turns, images=images) if images else turns
     text = processor.apply_chat_template(messages, tokenize=False, add_generation_prompt=not with_completion)
-    return len(processor(text=[text], images=[example["image"]])["input_ids"][0])
+    return len(processor(text=[text], images=images or None)["input_ids"][0])
 
 
 def drop_overlong(

@@ -109,7 +109,7 @@ def prepare_sft(
             f"{missing} of {len(data)} step samples have no target_response; SFT needs one for every sample"
         )
     processor = load_processor(base, image_max_pixels=config.image_max_pixels)
-    train = data.select_columns(["prompt", "completion", "image"])
+    train = data.select_columns([c for c in ("prompt", "completion", "image") if c in data.column_names])
     train, n_long = drop_overlong(train, processor, config.max_length, with_completion=True)
     if len(train) == 0:
         raise ValueError(f"every sample is longer than max_length={config.max_length}")

@@ -85,7 +85,8 @@ def test_optional_columns_may_be_absent():
     ("column", "value", "message"),
     [
         ("prompt", "not json", "row 1: prompt is not JSON"),
-        ("prompt", json.dumps([{"role": "user", "content": "no image"}]), "0 image placeholders"),
+        ("prompt", json.dumps([{"role": "user", "content": [{"type": "image"}, {"type": "image"}]}]),
+         "2 image placeholders, expected 0 or 1"),
         (
             "prompt",
             json.dumps([{"role": "user", "content": [{"type": "image"}, {"type": "image"}]}]),
