@@ -9,7 +9,6 @@ the next one starts, so a crash loses at most the attempts in flight.
 from __future__ import annotations
 
 import logging
-import time
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Protocol

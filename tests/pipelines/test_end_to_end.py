@@ -7,7 +7,6 @@ TRL training steps; only sizes are smaller than `mobileforge run` (see FAST).
 from pathlib import Path
 
 import nbformat
-import polars as pl
 import pytest
 from nbclient import NotebookClient
 from safetensors.torch import load_file
