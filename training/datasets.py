@@ -20,6 +20,7 @@ import polars as pl
 import pyarrow as pa
 from datasets import Dataset, Features, Image, Json, List, Value, load_from_disk
 
+from ops.prompts.messages import count_image_placeholders
 from ops.actions.model import POINTED_TYPES, Action, ActionError
 from ops.reward import RewardInputError, element_boxes
 
@@ -174,17 +175,13 @@ def build_step_dataset(table: pl.DataFrame | pa.Table, *, require_response: bool
     if frame.is_empty():
         raise StepSampleError("no step samples: the table is empty")
     rows = [_convert_row(r, i, require_response) for i, r in enumerate(frame.iter_rows(named=True))]
-    with_image = {_has_image(r["prompt"]) for r in rows}
+    with_image = {count_image_placeholders(r["prompt"]) > 0 for r in rows}
     if len(with_image) > 1:
         raise StepSampleError("step samples mix prompts with and without a screenshot placeholder")
     dataset = Dataset.from_list(rows, features=FEATURES)
     # text-only prompts (the embedded element-list policy): TRL must not feed the screenshot
     return dataset if with_image.pop() else dataset.remove_columns("image")
 
-
-def _has_image(prompt: list[dict[str, Any]]) -> bool:
-    return any(isinstance(m["content"], list) and any(p.get("type") == "image" for p in m["content"])
-               for m in prompt)
 
 
 def dataset_fingerprint(dataset: Dataset) -> str:
