@@ -30,6 +30,7 @@ class Frame:
     clip: tuple[int, int] = (0, CANVAS_H)  # visible y-range of the body
     _elements: list[dict[str, Any]] | None = field(default=None, repr=False)
     _element_nodes: list[Node] | None = field(default=None, repr=False)
+    _ops: tuple | None = field(default=None, repr=False)  # renderer's draw ops, (dark, ops) once computed
 
 
 def status_bar(clock: str, icons: str) -> Node:

@@ -1,14 +1,20 @@
-"""Pillow renderer: a `Frame` becomes a list of draw ops (logical units), then pixels.
+"""Pillow renderer: a `Frame` becomes a tuple of draw ops (logical units), then pixels.
 
-Identical screens (same ops, size, theme) are rendered once and shared across phones via
-small LRU caches of images and PNG bytes, so thousands of phones showing common screens
-cost one rasterization each. PNGs are 8-bit with a per-screen palette (`encode_png`).
+Rendering only happens when an observation's screenshot or PNG is read. Results are cached
+per process and shared by all phones, by content: whole screens, and horizontal bands of a
+screen (their pixels and their compressed PNG rows), so a screen seen before costs a lookup
+and a screen that differs from seen ones in a few elements re-renders only the bands those
+elements touch (see "caches" below). Output is pixel-identical to `rasterize` of the whole
+screen. PNGs are 8-bit with a per-screen palette (`encode_png`, `render_png`).
 """
 
 from __future__ import annotations
 
 import io
+import math
 import os
+import struct
+import threading
 import zlib
 from collections import OrderedDict
 from functools import lru_cache
@@ -258,17 +264,32 @@ def _status_short(desc: str) -> str:
 
 # --- ops -> pixels ------------------------------------------------------------------------
 
-def rasterize(ops: list[Op], size: tuple[int, int]) -> Image.Image:
-    """Draw ops onto a new RGB image of `size` pixels (no caching; the benchmark baseline)."""
+def rasterize(ops: list[Op] | tuple[Op, ...], size: tuple[int, int]) -> Image.Image:
+    """Draw ops onto a new RGB image of `size` pixels: the from-scratch reference rendering
+    (no caching; the benchmark baseline). Cached screenshots are pixel-identical to it."""
+    img = Image.new("RGB", size, ops[0][5])
+    _draw(img, ops[1:], size)
+    return img
+
+
+def _draw(img: Image.Image, ops, size: tuple[int, int], clip: tuple[int, int] | None = None) -> None:
+    """Paint `ops` in order. With `clip` = pixel rows [top, bottom), only those rows are meant
+    to be right: plain rectangles and scrims are cut to them (exact: Pillow's rounding of a box
+    edge is monotonic and keeps integers), every other op is drawn whole at its usual place, so
+    each pixel in the clip gets exactly the paint operations a full render would give it."""
     W, H = size
     sx, sy = W / CANVAS_W, H / CANVAS_H
-    img = Image.new("RGB", size, ops[0][5])
     d = ImageDraw.Draw(img)
-    for op in ops[1:]:
+    for op in ops:
         kind = op[0]
         if kind == "rect":
             _, x1, y1, x2, y2, fill, radius, outline, *rest = op
             box = (x1 * sx, y1 * sy, max(x1 * sx, x2 * sx - 1), max(y1 * sy, y2 * sy - 1))
+            if clip is not None and not radius and not outline:
+                top, bottom = max(box[1], clip[0]), min(box[3], clip[1] - 1)
+                if top > bottom:
+                    continue
+                box = (box[0], top, box[2], bottom)
             width = round((rest[0] if rest else 1) * sx) if outline else 0
             if radius:
                 d.rounded_rectangle(box, radius * sx, fill=fill, outline=outline, width=width)
@@ -287,10 +308,12 @@ def rasterize(ops: list[Op], size: tuple[int, int]) -> Image.Image:
                       width=max(1, round(width * sx)) if outline else 0)
         elif kind == "dim":
             _, x1, y1, x2, y2 = op
-            box = (round(x1 * sx), round(y1 * sy), round(x2 * sx), round(y2 * sy))
-            img.paste((0, 0, 0), box, _dim_mask(box[2] - box[0], box[3] - box[1]))
+            box = [round(x1 * sx), round(y1 * sy), round(x2 * sx), round(y2 * sy)]
+            if clip is not None:
+                box[1], box[3] = max(box[1], clip[0]), min(box[3], clip[1])
+            if box[3] > box[1] and box[2] > box[0]:
+                img.paste((0, 0, 0), tuple(box), _dim_mask(box[2] - box[0], box[3] - box[1]))
             d = ImageDraw.Draw(img)
-    return img
 
 
 @lru_cache(maxsize=8192)
@@ -317,46 +340,215 @@ def _dim_mask(w: int, h: int) -> Image.Image:
     return Image.new("L", (w, h), _DIM)
 
 
+# --- caches ---------------------------------------------------------------------------------
+#
+# Screens are cached at two grains, process-wide and shared by every phone:
+#   * whole frames: (size, draw ops) → screenshot image / PNG bytes. Repeated screens (the
+#     launcher, an app's home, a task's start screen after every reset or fork) cost a lookup.
+#   * horizontal bands of `band_height(H)` pixel rows: (size, band, the ops touching the band)
+#     → the band's pixels, and (palette, that key) → the band's compressed PNG rows. A screen
+#     that differs from a cached one in a few elements (a switch toggled, a character typed,
+#     a dialog's buttons) re-rasterizes and re-compresses only the bands those elements touch;
+#     status bar, app bar, navigation bar and unchanged rows are reused.
+# Everything is keyed by content, never by phone, so a hit is right by construction; the
+# tests compare cached output with `rasterize` pixel for pixel over random action sequences.
+
 class _LRU(OrderedDict):
-    def __init__(self, cap: int):
+    """LRU map bounded by a byte budget (`size_of(value)` bytes per entry)."""
+
+    def __init__(self, budget: int, size_of):
         super().__init__()
-        self.cap = cap
+        self.budget, self.size_of, self.used = budget, size_of, 0
 
-    def get_or(self, key, make):
-        if key in self:
+    def get(self, key, default=None):
+        try:
             self.move_to_end(key)
-            return self[key]
-        value = make()
+        except KeyError:
+            return default
+        return self[key]
+
+    def put(self, key, value) -> None:
+        if key in self or self.budget <= 0:
+            return
         self[key] = value
-        if len(self) > self.cap:
-            self.popitem(last=False)
-        return value
+        self.used += self.size_of(value)
+        while self.used > self.budget:
+            _, old = self.popitem(last=False)
+            self.used -= self.size_of(old)
+
+    def clear(self) -> None:
+        super().clear()
+        self.used = 0
 
 
-_IMAGES = _LRU(12)  # full-resolution RGB images are ~7.8 MB each at 1080×2400
-_PNGS = _LRU(512)
+def _image_bytes(img: Image.Image) -> int:
+    return img.size[0] * img.size[1] * 4 + 200  # Pillow stores RGB as 4 bytes per pixel
+
+
+DEFAULT_CACHE_MB = float(os.environ.get("PHONESIM_RENDER_CACHE_MB", 320))  # per process, all caches together
+CACHE_MB = DEFAULT_CACHE_MB
+_IMAGES = _LRU(int(CACHE_MB * 0.30 * 2**20), _image_bytes)  # whole screenshots
+_BANDS = _LRU(int(CACHE_MB * 0.45 * 2**20), _image_bytes)  # band pixels
+_PNG_BANDS = _LRU(int(CACHE_MB * 0.15 * 2**20), lambda v: len(v[0]) + 120)  # (IDAT chunk, adler32, raw length)
+_PNGS = _LRU(int(CACHE_MB * 0.10 * 2**20), lambda v: len(v) + 100)  # whole PNGs
+_LAYOUTS = _LRU(256, lambda v: 1)  # frame key → band layout (entry count)
+STATS: dict[str, int] = {}
+
+
+def _count(name: str, n: int = 1) -> None:
+    STATS[name] = STATS.get(name, 0) + n
+
+
+def set_cache_budget(mb: float) -> None:
+    """Resize the render caches of this process (total megabytes; 0 disables caching)."""
+    global CACHE_MB
+    CACHE_MB = mb
+    for cache, share in ((_IMAGES, 0.30), (_BANDS, 0.45), (_PNG_BANDS, 0.15), (_PNGS, 0.10)):
+        cache.budget = int(mb * share * 2**20)
+        cache.clear()
 
 
 def clear_caches() -> None:
     """Forget rendered screens (benchmarks use it to time cold renders)."""
-    _IMAGES.clear()
-    _PNGS.clear()
+    for cache in (_IMAGES, _BANDS, _PNG_BANDS, _PNGS, _LAYOUTS):
+        cache.clear()
 
 
-def _key(frame: Frame, size: tuple[int, int], dark: bool) -> tuple:
-    return (size, tuple(frame_ops(frame, DARK if dark else LIGHT)))
+def cache_stats(reset: bool = False) -> dict[str, float]:
+    """Hit counts and rates of the frame and band caches since the last reset, plus bytes held."""
+    out: dict[str, float] = dict(STATS)
+    for name in ("frame_png", "frame_image", "band_png", "band_pixels"):
+        hit, miss = STATS.get(f"{name}_hit", 0), STATS.get(f"{name}_miss", 0)
+        out[f"{name}_hit_rate"] = hit / (hit + miss) if hit + miss else float("nan")
+    out["cache_mb"] = sum(c.used for c in (_IMAGES, _BANDS, _PNG_BANDS, _PNGS)) / 2**20
+    if reset:
+        STATS.clear()
+    return out
+
+
+def band_height(height: int) -> int:
+    """Pixel rows per cached band: 1/50 of the screen (48 rows at 2400)."""
+    return max(8, height // 50)
+
+
+def _frame_ops(frame: Frame, dark: bool) -> tuple[Op, ...]:
+    cached = frame._ops
+    if cached is not None and cached[0] == dark:
+        return cached[1]
+    ops = tuple(frame_ops(frame, DARK if dark else LIGHT))
+    frame._ops = (dark, ops)
+    return ops
+
+
+def _op_rows(op: Op, sx: float, sy: float) -> tuple[int, int]:
+    """Pixel rows [top, bottom) an op can touch (generous: anti-aliasing and stroke widths)."""
+    kind = op[0]
+    if kind == "text":
+        _, x, y, s, px, bold, color, anchor = op
+        mask, dx, dy = _text_mask(s, max(6, round(px * sx)), bold, anchor)
+        top = round(y * sy) + dy
+        return top - 1, top + mask.size[1] + 1
+    if kind == "line":
+        w = max(1, round(op[6] * sx))
+        lo, hi = (op[2], op[4]) if op[2] <= op[4] else (op[4], op[2])
+        return math.floor(lo * sy) - w - 2, math.ceil(hi * sy) + w + 2
+    return math.floor(op[2] * sy) - 2, math.ceil(op[4] * sy) + 2  # rect, ellipse, dim: (kind, x1, y1, x2, y2, ...)
+
+
+class _Bands:
+    """How one screen's ops fall into bands: per band the ops touching it and its cache key."""
+
+    __slots__ = ("size", "height", "members", "keys")
+
+    def __init__(self, ops: tuple[Op, ...], size: tuple[int, int]):
+        W, H = size
+        sx, sy = W / CANVAS_W, H / CANVAS_H
+        bh = band_height(H)
+        n = -(-H // bh)
+        members: list[list[int]] = [[0] for _ in range(n)]  # the background fills every band
+        for i in range(1, len(ops)):
+            top, bottom = _op_rows(ops[i], sx, sy)
+            for b in range(max(0, top // bh), min(n - 1, (bottom - 1) // bh) + 1):
+                members[b].append(i)
+        self.size, self.height, self.members = size, bh, members
+        self.keys = [(size, b, tuple([ops[i] for i in m])) for b, m in enumerate(members)]
+
+
+def _layout(key: tuple) -> _Bands:
+    lay = _LAYOUTS.get(key)
+    if lay is None:
+        lay = _Bands(key[1], key[0])
+        _LAYOUTS.put(key, lay)
+    return lay
+
+
+_SCRATCH: dict[tuple[int, int], Image.Image] = {}
+_LOCK = threading.Lock()
+
+
+def _band_images(ops: tuple[Op, ...], lay: _Bands, wanted) -> dict[int, Image.Image]:
+    """Pixels of the `wanted` bands: cached ones looked up, the rest rasterized together per run
+    of adjacent bands on a reusable full-size scratch canvas, drawing only the ops they touch."""
+    out: dict[int, Image.Image] = {}
+    todo: list[int] = []
+    for b in wanted:
+        img = _BANDS.get(lay.keys[b])
+        if img is None:
+            todo.append(b)
+        else:
+            out[b] = img
+    _count("band_pixels_hit", len(out))
+    if not todo:
+        return out
+    _count("band_pixels_miss", len(todo))
+    W, H = lay.size
+    bh = lay.height
+    runs: list[list[int]] = []
+    for b in todo:
+        if runs and runs[-1][-1] == b - 1:
+            runs[-1].append(b)
+        else:
+            runs.append([b])
+    with _LOCK:
+        scratch = _SCRATCH.get(lay.size)
+        if scratch is None:
+            scratch = _SCRATCH[lay.size] = Image.new("RGB", lay.size)
+        for run in runs:
+            top, bottom = run[0] * bh, min(H, (run[-1] + 1) * bh)
+            idx = sorted(set().union(*(lay.members[b] for b in run)))
+            _draw(scratch, [ops[i] for i in idx], lay.size, (top, bottom))
+            for b in run:
+                img = scratch.crop((0, b * bh, W, min(H, (b + 1) * bh)))
+                _BANDS.put(lay.keys[b], img)
+                out[b] = img
+    return out
 
 
 def render_frame(frame: Frame, size: tuple[int, int], dark: bool = False) -> Image.Image:
-    """The screenshot of `frame` (shared; copy before drawing on it)."""
-    key = _key(frame, size, dark)
-    return _IMAGES.get_or(key, lambda: rasterize(list(key[1]), size))
+    """The screenshot of `frame` (shared between phones: copy before drawing on it)."""
+    key = (size, _frame_ops(frame, dark))
+    img = _IMAGES.get(key)
+    if img is not None:
+        _count("frame_image_hit")
+        return img
+    _count("frame_image_miss")
+    lay = _layout(key)
+    bands = _band_images(key[1], lay, range(len(lay.keys)))
+    img = Image.new("RGB", size, None)  # uninitialised: every row is pasted below
+    for b, band in bands.items():
+        img.paste(band, (0, b * lay.height))
+    _IMAGES.put(key, img)
+    return img
 
 
-def ui_palette(ops: list[Op]) -> Image.Image:
+def ui_palette(ops: list[Op] | tuple[Op, ...]) -> Image.Image:
     """A fixed palette for one screen: every solid colour its ops use (dimmed copies too when a
     scrim is drawn) plus anti-aliasing ramps from each text/line colour to each fill colour.
     Screens use a few dozen colours, so ≤ 256 entries reproduce them almost exactly."""
+    return _palette(*_palette_key(ops))[0]
+
+
+def _palette_key(ops) -> tuple[tuple, tuple, bool]:
     fills, inks = [_rgb(ops[0][5])], []
     dim = False
     for op in ops[1:]:
@@ -373,11 +565,12 @@ def ui_palette(ops: list[Op]) -> Image.Image:
             inks.append(_rgb(op[5]))
         else:
             dim = True
-    return _palette(tuple(sorted(set(fills))), tuple(sorted(set(inks))), dim)
+    return tuple(sorted(set(fills))), tuple(sorted(set(inks))), dim
 
 
 @lru_cache(maxsize=256)
-def _palette(fills: tuple, inks: tuple, dim: bool) -> Image.Image:
+def _palette(fills: tuple, inks: tuple, dim: bool) -> tuple[Image.Image, bytes, int]:
+    """(palette image for `quantize`, its PLTE chunk, a small id for cache keys)."""
     solids = list(dict.fromkeys(fills + inks))
     if dim:
         solids += [tuple(round(v * (1 - _DIM / 255)) for v in c) for c in solids]
@@ -394,15 +587,22 @@ def _palette(fills: tuple, inks: tuple, dim: bool) -> Image.Image:
         near = ((np.array(ramps)[:, None, :] - corner[None]) ** 2).sum(2)
         ramps = [r for r, ok in zip(ramps, (near > own[None]).all(1)) if ok]
     colours = list(dict.fromkeys(solids + ramps))[:256]
+    entries = [v for c in colours for v in c] + [0, 0, 0] * (256 - len(colours))
     pal = Image.new("P", (1, 1))
-    pal.putpalette([v for c in colours for v in c] + [0, 0, 0] * (256 - len(colours)))
-    return pal
+    pal.putpalette(entries)
+    global _PALETTE_IDS
+    _PALETTE_IDS += 1
+    return pal, _chunk(b"PLTE", bytes(entries)), _PALETTE_IDS
+
+
+_PALETTE_IDS = 0
 
 
 def encode_png(img: Image.Image, ops: list[Op] | None = None) -> bytes:
-    """PNG bytes of a screenshot. With the screen's `ops`, pixels are mapped to the screen's
-    fixed `ui_palette` (8-bit, no dithering; mean error 0.03 levels, text edges ≤ 23) and
-    deflated with zlib level 1, run-length strategy; without, plain RGB at level 1.
+    """PNG bytes of a whole screenshot by Pillow (the reference encoder; `render_png` writes
+    the same pixels band by band from its caches). With the screen's `ops`, pixels are mapped to
+    the screen's fixed `ui_palette` (8-bit, no dithering; mean error 0.03 levels, text edges
+    ≤ 23) and deflated with zlib level 1, run-length strategy; without, plain RGB at level 1.
 
     Contacts list (`phonesim.bench` reports both per run), CPU ms per encode, same run:
       1080×2400: RGB 43 ms / 112 KB → palette 12 ms / 52 KB (quantize 4 + deflate 8)
@@ -417,7 +617,81 @@ def encode_png(img: Image.Image, ops: list[Op] | None = None) -> bytes:
     return buf.getvalue()
 
 
+# --- band-wise PNG --------------------------------------------------------------------------
+#
+# The image data of a PNG is one zlib stream, which may be split over any number of IDAT
+# chunks. Each band's rows (filter byte + palette indices) are deflated on their own and
+# ended with a full flush — a byte-aligned, non-final block boundary — so compressed bands
+# concatenate into one valid deflate stream: 78 01 | band 0 | band 1 | … | 03 00 (an empty
+# final block) | adler32 of all raw rows. Each band is its own IDAT chunk, so its CRC is cached
+# with it, and the stream's adler32 is combined from per-band checksums (zlib's
+# adler32_combine). The first row of a band uses no filter, the others "Up" (byte minus the
+# byte above), which turns repeated rows into zero runs for the run-length strategy and keeps
+# a band's bytes independent of its neighbours.
+
+_PNG_SIG = b"\x89PNG\r\n\x1a\n"
+_ADLER_BASE = 65521
+
+
+def _chunk(tag: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(data, zlib.crc32(tag)))
+
+
+_ZLIB_HEAD = _chunk(b"IDAT", b"\x78\x01")
+_IEND = _chunk(b"IEND", b"")
+
+
+def adler32_combine(adler1: int, adler2: int, len2: int) -> int:
+    """adler32(a + b) from adler32(a), adler32(b) and len(b) (zlib's adler32_combine)."""
+    rem = len2 % _ADLER_BASE
+    s1 = ((adler1 & 0xFFFF) + (adler2 & 0xFFFF) - 1) % _ADLER_BASE
+    s2 = (rem * (adler1 & 0xFFFF) + (adler1 >> 16) + (adler2 >> 16) - rem) % _ADLER_BASE
+    return s1 | (s2 << 16)
+
+
+def _encode_band(img: Image.Image, pal: Image.Image) -> tuple[bytes, int, int]:
+    """(IDAT chunk of the band's deflated rows, adler32 of the raw rows, raw length)."""
+    w, h = img.size
+    q = np.frombuffer(img.quantize(palette=pal, dither=Image.Dither.NONE).tobytes(), np.uint8).reshape(h, w)
+    rows = np.empty((h, w + 1), np.uint8)
+    rows[:, 0] = 2
+    rows[0, 0] = 0
+    rows[0, 1:] = q[0]
+    np.subtract(q[1:], q[:-1], out=rows[1:, 1:])
+    raw = rows.tobytes()
+    z = zlib.compressobj(1, zlib.DEFLATED, -15, 8, zlib.Z_RLE)
+    data = z.compress(raw) + z.flush(zlib.Z_FULL_FLUSH)
+    return _chunk(b"IDAT", data), zlib.adler32(raw), len(raw)
+
+
 def render_png(frame: Frame, size: tuple[int, int], dark: bool = False) -> bytes:
-    key = _key(frame, size, dark)
-    return _PNGS.get_or(key, lambda: encode_png(_IMAGES.get_or(key, lambda: rasterize(list(key[1]), size)),
-                                                list(key[1])))
+    """The screenshot of `frame` as an 8-bit palette PNG (same pixels as `encode_png` of it)."""
+    key = (size, _frame_ops(frame, dark))
+    png = _PNGS.get(key)
+    if png is not None:
+        _count("frame_png_hit")
+        return png
+    _count("frame_png_miss")
+    ops = key[1]
+    lay = _layout(key)
+    pal, plte, pid = _palette(*_palette_key(ops))
+    parts = [None] * len(lay.keys)
+    missing = []
+    for b, k in enumerate(lay.keys):
+        parts[b] = _PNG_BANDS.get((pid, k))
+        if parts[b] is None:
+            missing.append(b)
+    _count("band_png_hit", len(parts) - len(missing))
+    _count("band_png_miss", len(missing))
+    if missing:
+        for b, img in _band_images(ops, lay, missing).items():
+            parts[b] = _encode_band(img, pal)
+            _PNG_BANDS.put((pid, lay.keys[b]), parts[b])
+    W, H = size
+    adler = 1
+    for _, a, n in parts:
+        adler = adler32_combine(adler, a, n)
+    png = b"".join([_PNG_SIG, _chunk(b"IHDR", struct.pack(">IIBBBBB", W, H, 8, 3, 0, 0, 0)), plte, _ZLIB_HEAD,
+                    *(p[0] for p in parts), _chunk(b"IDAT", b"\x03\x00" + struct.pack(">I", adler)), _IEND])
+    _PNGS.put(key, png)
+    return png

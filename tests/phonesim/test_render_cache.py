@@ -1,0 +1,149 @@
+"""Cached and band-wise rendering gives exactly the pixels of a from-scratch render.
+
+Random action sequences over every app, with the process-wide caches shared by several phones
+(so screens are assembled from bands cached for other screens): after each step the screenshot
+must equal `rasterize` of the whole screen pixel for pixel, and the band-wise PNG must be a
+valid PNG (CRCs, adler32) decoding to the same palette indices as Pillow's encoding of that
+reference image."""
+
+from __future__ import annotations
+
+import io
+import random
+import struct
+import zlib
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from ops.actions import Action
+from phonesim import Phone, render
+from phonesim.layout import element_nodes
+
+
+def random_action(phone: Phone, rng: random.Random) -> Action:
+    elements = [e for e in element_nodes(phone.frame())[0] if e["clickable"]]
+    r = rng.random()
+    if r < 0.1 or not elements:
+        return Action("system_button", button=rng.choice(["back", "back", "home"]))
+    if r < 0.2:
+        return Action("swipe", direction=rng.choice(["up", "up", "down"]))
+    if r < 0.28:
+        return Action("type", text=rng.choice(["Ann", "5", "Work lunch"]))
+    if r < 0.36:
+        return Action("open_app", app=rng.choice(list(phone.apps)))
+    e = rng.choice(elements)
+    x1, y1, x2, y2 = e["grid"]
+    return Action("long_press" if rng.random() < 0.05 else "click", point=((x1 + x2) // 2, (y1 + y2) // 2))
+
+
+def png_chunks(data: bytes) -> list[tuple[bytes, bytes]]:
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    out, i = [], 8
+    while i < len(data):
+        n = struct.unpack(">I", data[i:i + 4])[0]
+        tag, body = data[i + 4:i + 8], data[i + 8:i + 8 + n]
+        assert struct.unpack(">I", data[i + 8 + n:i + 12 + n])[0] == zlib.crc32(tag + body), tag
+        out.append((tag, body))
+        i += 12 + n
+    assert out[-1][0] == b"IEND"
+    return out
+
+
+def check_screen(phone: Phone) -> None:
+    obs = phone.observe()
+    dark = bool(phone.state["data"]["system"]["dark_theme"])
+    ops = render.frame_ops(phone.frame(), render.DARK if dark else render.LIGHT)
+    ref = render.rasterize(ops, phone.size)
+    assert obs.screenshot.tobytes() == ref.tobytes(), f"screenshot differs on {obs.app}/{obs.screen}"
+    png = obs.png
+    chunks = png_chunks(png)
+    idat = b"".join(body for tag, body in chunks if tag == b"IDAT")
+    zlib.decompress(idat)  # checks the combined adler32
+    got, want = Image.open(io.BytesIO(png)), Image.open(io.BytesIO(render.encode_png(ref, ops)))
+    assert got.mode == want.mode == "P" and got.size == want.size == phone.size
+    assert np.array_equal(np.asarray(got), np.asarray(want)), f"PNG differs on {obs.app}/{obs.screen}"
+    assert got.getpalette()[:768] == want.getpalette()[:768]
+
+
+@pytest.mark.parametrize("size,seed", [((540, 1200), 0), ((540, 1200), 1), ((411, 913), 2), ((1080, 2400), 3)])
+def test_cached_screens_equal_a_full_render(size, seed):
+    rng = random.Random(seed)
+    render.clear_caches()
+    render.cache_stats(reset=True)
+    phones = [Phone(0, size) for _ in range(3)]
+    steps = 25 if size[0] >= 1080 else 60
+    for i in range(steps):
+        phone = phones[i % 3] if rng.random() < 0.7 else phones[0]
+        if i == steps // 2:  # a theme switch re-colours every band
+            phones[1].state["data"]["system"]["dark_theme"] = True
+            phones[1].invalidate()
+        phone.step(random_action(phone, rng))
+        check_screen(phone)
+        if rng.random() < 0.1:  # a fork shows the same screen: a whole-frame hit
+            check_screen(phone.fork())
+    stats = render.cache_stats()
+    assert stats["band_png_hit"] > 0 and stats["band_pixels_hit"] > 0  # the partial paths were exercised
+
+
+def test_snapshot_actions_restore_gives_the_same_state_and_screenshot():
+    rng = random.Random(7)
+    phone = Phone(0, (540, 1200))
+    for name in ("contacts", "settings", "notes"):
+        phone.step(Action("open_app", app=name))
+        for _ in range(4):
+            phone.step(random_action(phone, rng))
+        snap = phone.snapshot()
+        before = phone.observe()
+        png, pixels = before.png, before.screenshot.tobytes()
+        for _ in range(8):
+            phone.step(random_action(phone, rng))
+            phone.observe().png
+        phone.restore(snap)
+        assert phone.snapshot() == snap
+        after = phone.observe()
+        assert after.png == png and after.screenshot.tobytes() == pixels
+        assert after.elements == before.elements and after.a11y == before.a11y
+        render.clear_caches()  # and from cold caches: the same bytes again
+        assert phone.observe().png == png
+        check_screen(phone)
+
+
+def test_png_bytes_do_not_depend_on_cache_history():
+    phone = Phone(0, (540, 1200))
+    phone.step(Action("open_app", app="settings"))
+    render.clear_caches()
+    cold = phone.observe().png
+    rng = random.Random(3)
+    other = Phone(0, (540, 1200))
+    for _ in range(20):
+        other.step(random_action(other, rng))
+        other.observe().png
+    render._PNGS.clear()  # force assembly from (partly) cached bands
+    assert phone.fork().observe().png == cold
+
+
+def test_adler32_combine_matches_zlib():
+    rng = random.Random(0)
+    for _ in range(50):
+        a = bytes(rng.randrange(256) for _ in range(rng.randrange(0, 300)))
+        b = bytes(rng.randrange(256) for _ in range(rng.randrange(0, 70000, 7)))
+        assert render.adler32_combine(zlib.adler32(a), zlib.adler32(b), len(b)) == zlib.adler32(a + b)
+
+
+def test_caches_respect_their_budget():
+    try:
+        render.set_cache_budget(4)
+        rng = random.Random(1)
+        phone = Phone(0, (540, 1200))
+        for _ in range(30):
+            phone.step(random_action(phone, rng))
+            check_screen(phone)
+        assert render.cache_stats()["cache_mb"] <= 4
+        render.set_cache_budget(0)
+        phone.step(Action("open_app", app="contacts"))
+        check_screen(phone)
+        assert render.cache_stats()["cache_mb"] == 0
+    finally:
+        render.set_cache_budget(render.DEFAULT_CACHE_MB)
