@@ -18,6 +18,7 @@ from phonesim.widgets import CANVAS_H, CANVAS_W, PAD, Node, tap
 
 LAUNCHER, RECENTS = "launcher", "recents"
 DEFAULT_SIZE = (1080, 2400)
+APPS_PER_PAGE = 16  # launcher icons per page (4 × 4); more apps go to further pages
 
 _WORLDS: dict[tuple[str, int], dict[str, Any]] = {}  # shared read-only world data
 _BASES: dict[tuple[int, tuple[str, ...]], dict[str, Any]] = {}  # initial runtime state per world
@@ -248,15 +249,24 @@ class Phone:
         nodes.append(L.nav_bar())
         return L.Frame(package, screen, nodes, body, scroll_max, modal, kb, clip)
 
+    def launcher_pages(self) -> int:
+        return max(1, -(-len(self.apps) // APPS_PER_PAGE))
+
     def _launcher_nodes(self) -> list[Node]:
         system = self.state["data"]["system"]
         out = [Node("clock", "android.widget.TextClock", 0, 80, CANVAS_W, 120, text=system["clock"],
                     sub=system["date"], rid="clock")]
-        for i, app in enumerate(self.apps.values()):
+        pages = self.launcher_pages()
+        page = min(self.state["os"].get("launcher_page", 0), pages - 1)
+        shown = list(self.apps.values())[page * APPS_PER_PAGE:(page + 1) * APPS_PER_PAGE]
+        for i, app in enumerate(shown):
             col, row = i % 4, i // 4
             out.append(Node("appicon", "android.widget.TextView", 12 + col * 84, 260 + row * 110, 84, 104,
                             text=app.label, desc=app.label, tap=tap("os.launch", app=app.name),
                             value=(app.color, app.glyph), rid=f"icon_{app.name}"))
+        if pages > 1:  # swipe left / right to change page
+            out.append(Node("pagedots", "android.widget.LinearLayout", 0, 704, CANVAS_W, 24,
+                            desc=f"Page {page + 1} of {pages}", value=(page, pages), rid="page_indicator"))
         return out
 
     def _recents_nodes(self) -> list[Node]:
@@ -515,6 +525,16 @@ class Phone:
             dy = (a.end_point[1] - a.point[1]) * CANVAS_H / GRID
         if isinstance(start, str):
             return False, start, ""
+        if self.current_app == LAUNCHER and abs(dx) > abs(dy) and not frame.modal:
+            page = min(self.state["os"].get("launcher_page", 0), self.launcher_pages() - 1)
+            new = page + (1 if dx < 0 else -1)  # swipe left shows the next page
+            if not 0 <= new < self.launcher_pages():
+                return False, "no more launcher pages", ""
+            if new:
+                self.state["os"]["launcher_page"] = new
+            else:
+                self.state["os"].pop("launcher_page", None)  # page 0 is the default (absent key)
+            return True, None, f"launcher page {new + 1}"
         if start is not None and abs(dx) > abs(dy):
             node = L.hit_test(frame, *start)
             if node is not None and node.kind == "slider" and a.end_point is not None:

@@ -68,9 +68,14 @@ def _fit(text: str, px: int, bold: bool, max_w: float) -> str:
     f = font(px, bold)
     if f.getlength(text) <= max_w:
         return text
-    while text and f.getlength(text + "…") > max_w:
-        text = text[:-1]
-    return text + "…"
+    lo, hi = 0, len(text)  # the longest prefix that fits with an ellipsis (length is monotonic)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if f.getlength(text[:mid] + "…") <= max_w:
+            lo = mid
+        else:
+            hi = mid - 1
+    return text[:lo] + "…"
 
 
 @lru_cache(maxsize=2048)
@@ -119,8 +124,49 @@ def _glyph(ops, name, x, y, w, h, color):
         ops.append(("ellipse", cx - r, cy - r, cx + r, cy + r, None, color, 2))
         ops.append(("line", cx + r * 0.7, cy + r * 0.7, x + w * 0.82, y + h * 0.82, color, 2))
         return
+    if name in _DRAWN:
+        _DRAWN[name](ops, x, y, w, h, color)
+        return
     ch = GLYPHS.get(name, name[:1].upper())
     ops.append(("text", x + w / 2, y + h / 2, ch, int(min(w, h) * 0.8), False, color, "mm"))
+
+
+# Icons whose characters DejaVu Sans lacks (they would show as boxes) are drawn from shapes.
+def _trash(ops, x, y, w, h, color):
+    lw = max(1.5, w / 14)
+    ops.append(("line", x + w * 0.18, y + h * 0.24, x + w * 0.82, y + h * 0.24, color, lw))
+    ops.append(("rect", x + w * 0.40, y + h * 0.12, x + w * 0.60, y + h * 0.24, None, 0, color, lw))
+    ops.append(("rect", x + w * 0.26, y + h * 0.30, x + w * 0.74, y + h * 0.88, None, w * 0.06, color, lw))
+    for fx in (0.42, 0.58):
+        ops.append(("line", x + w * fx, y + h * 0.42, x + w * fx, y + h * 0.76, color, lw * 0.8))
+
+
+def _pin(ops, x, y, w, h, color):
+    r = min(w, h) * 0.26
+    cx, cy = x + w / 2, y + h * 0.38
+    lw = max(1.5, w / 12)
+    ops.append(("ellipse", cx - r, cy - r, cx + r, cy + r, None, color, lw))
+    ops.append(("line", cx - r * 0.75, cy + r * 0.66, cx, y + h * 0.9, color, lw))
+    ops.append(("line", cx + r * 0.75, cy + r * 0.66, cx, y + h * 0.9, color, lw))
+    ops.append(("ellipse", cx - r * 0.3, cy - r * 0.3, cx + r * 0.3, cy + r * 0.3, color, None, 0))
+
+
+def _info(ops, x, y, w, h, color):
+    r = min(w, h) * 0.4
+    cx, cy = x + w / 2, y + h / 2
+    ops.append(("ellipse", cx - r, cy - r, cx + r, cy + r, None, color, max(1.5, w / 14)))
+    ops.append(("text", cx, cy + r * 0.1, "i", int(min(w, h) * 0.5), True, color, "mm"))
+
+
+def _bluetooth(ops, x, y, w, h, color):
+    cx, top, bottom, lw = x + w / 2, y + h * 0.12, y + h * 0.88, max(1.5, w / 14)
+    rx, lx = cx + w * 0.2, cx - w * 0.2
+    for a, b in (((cx, top), (cx, bottom)), ((lx, y + h * 0.32), (rx, y + h * 0.68)), ((rx, y + h * 0.68), (cx, bottom)),
+                 ((lx, y + h * 0.68), (rx, y + h * 0.32)), ((rx, y + h * 0.32), (cx, top))):
+        ops.append(("line", a[0], a[1], b[0], b[1], color, lw))
+
+
+_DRAWN = {"delete": _trash, "location": _pin, "info": _info, "bluetooth": _bluetooth}
 
 
 def _node_ops(n: Node, ops: list[Op], p: dict[str, str]) -> None:
@@ -241,6 +287,13 @@ def _node_ops(n: Node, ops: list[Op], p: dict[str, str]) -> None:
         ops.append(("rect", x + 14, y + 4, x + w - 14, y + 60, color, 16, None))
         _glyph(ops, glyph, x + 24, y + 12, w - 48, 40, "#ffffff")
         _text(ops, x + w / 2, y + 70, n.text, 13, p["text"], False, "mt", w)
+    elif k == "pagedots":
+        page, pages = n.value
+        x0 = x + w / 2 - (pages - 1) * 8
+        for i in range(pages):
+            r = 4 if i == page else 3
+            ops.append(("ellipse", x0 + 16 * i - r, y + h / 2 - r, x0 + 16 * i + r, y + h / 2 + r,
+                        p["text"] if i == page else p["track"], None, 0))
     elif k == "card":
         ops.append(("rect", x, y, x + w, y + h, p["card"], 16, p["divider"]))
         ops.append(("rect", x + 16, y + 18, x + 40, y + 42, n.value, 6, None))
@@ -323,7 +376,8 @@ def _text_mask(s: str, px: int, bold: bool, anchor: str) -> tuple[Image.Image, i
     f = font(px, bold)
     x0, y0, x1, y1 = f.getbbox(s, anchor=anchor)
     mask = Image.new("L", (max(1, x1 - x0), max(1, y1 - y0)), 0)
-    ImageDraw.Draw(mask).text((-x0, -y0), s, fill=255, font=f, anchor=anchor)
+    core, (ox, oy) = f.getmask2(s, "L", anchor=anchor)  # what ImageDraw.text draws, without its overhead
+    mask.paste(Image.Image()._new(core), (ox - x0, oy - y0))
     return mask, x0, y0
 
 
@@ -426,9 +480,12 @@ def cache_stats(reset: bool = False) -> dict[str, float]:
     return out
 
 
+BANDS_PER_SCREEN = int(os.environ.get("PHONESIM_RENDER_BANDS", 50))
+
+
 def band_height(height: int) -> int:
-    """Pixel rows per cached band: 1/50 of the screen (48 rows at 2400)."""
-    return max(8, height // 50)
+    """Pixel rows per cached band: 1/`BANDS_PER_SCREEN` of the screen (48 rows at 2400)."""
+    return max(8, height // BANDS_PER_SCREEN)
 
 
 def _frame_ops(frame: Frame, dark: bool) -> tuple[Op, ...]:
@@ -649,19 +706,35 @@ def adler32_combine(adler1: int, adler2: int, len2: int) -> int:
     return s1 | (s2 << 16)
 
 
-def _encode_band(img: Image.Image, pal: Image.Image) -> tuple[bytes, int, int]:
-    """(IDAT chunk of the band's deflated rows, adler32 of the raw rows, raw length)."""
-    w, h = img.size
-    q = np.frombuffer(img.quantize(palette=pal, dither=Image.Dither.NONE).tobytes(), np.uint8).reshape(h, w)
-    rows = np.empty((h, w + 1), np.uint8)
-    rows[:, 0] = 2
-    rows[0, 0] = 0
-    rows[0, 1:] = q[0]
+def _encode_bands(imgs: list[Image.Image], pal: Image.Image) -> list[tuple[bytes, int, int]]:
+    """Per band: (IDAT chunk of its deflated rows, adler32 of its raw rows, raw length). The bands
+    are quantized in one call (Pillow rebuilds its colour lookup per call) and filtered at once."""
+    w = imgs[0].size[0]
+    heights = [im.size[1] for im in imgs]
+    if len(imgs) == 1:
+        stack = imgs[0]
+    else:
+        stack = Image.new("RGB", (w, sum(heights)), None)
+        y = 0
+        for im, h in zip(imgs, heights):
+            stack.paste(im, (0, y))
+            y += h
+    q = np.frombuffer(stack.quantize(palette=pal, dither=Image.Dither.NONE).tobytes(), np.uint8).reshape(-1, w)
+    rows = np.empty((q.shape[0], w + 1), np.uint8)
+    rows[:, 0] = 2  # "Up"
     np.subtract(q[1:], q[:-1], out=rows[1:, 1:])
-    raw = rows.tobytes()
-    z = zlib.compressobj(1, zlib.DEFLATED, -15, 8, zlib.Z_RLE)
-    data = z.compress(raw) + z.flush(zlib.Z_FULL_FLUSH)
-    return _chunk(b"IDAT", data), zlib.adler32(raw), len(raw)
+    starts = np.cumsum([0] + heights[:-1])
+    rows[starts, 0] = 0  # a band's first row: no filter, so bands do not depend on each other
+    rows[starts, 1:] = q[starts]
+    raw = memoryview(rows.reshape(-1))
+    out, pos = [], 0
+    for h in heights:
+        band = raw[pos:pos + h * (w + 1)]
+        pos += h * (w + 1)
+        z = zlib.compressobj(1, zlib.DEFLATED, -15, 8, zlib.Z_RLE)
+        data = z.compress(band) + z.flush(zlib.Z_FULL_FLUSH)
+        out.append((_chunk(b"IDAT", data), zlib.adler32(band), len(band)))
+    return out
 
 
 def render_png(frame: Frame, size: tuple[int, int], dark: bool = False) -> bytes:
@@ -684,9 +757,10 @@ def render_png(frame: Frame, size: tuple[int, int], dark: bool = False) -> bytes
     _count("band_png_hit", len(parts) - len(missing))
     _count("band_png_miss", len(missing))
     if missing:
-        for b, img in _band_images(ops, lay, missing).items():
-            parts[b] = _encode_band(img, pal)
-            _PNG_BANDS.put((pid, lay.keys[b]), parts[b])
+        imgs = _band_images(ops, lay, missing)
+        for b, part in zip(missing, _encode_bands([imgs[b] for b in missing], pal)):
+            parts[b] = part
+            _PNG_BANDS.put((pid, lay.keys[b]), part)
     W, H = size
     adler = 1
     for _, a, n in parts:

@@ -80,7 +80,8 @@ def _keys(phone: Phone) -> tuple[bytes, bytes]:
     pages = [[p["screen"], p["params"], p["scroll"], {f: v for f, v in p["fields"].items() if v}, p["ui"],
               p["dialog"], p["menu"]] for p in os_["tasks"].get(os_["foreground"], [])]
     data = hashlib.blake2b(canonical_json(phone.state["data"]).encode(), digest_size=16)
-    rest = canonical_json([os_["foreground"], sorted(os_["tasks"]), pages, os_["answer"]]).encode()
+    rest = canonical_json([os_["foreground"], sorted(os_["tasks"]), pages, os_["answer"]]
+                          + ([os_["launcher_page"]] if os_.get("launcher_page") else [])).encode()
     state = data.copy()
     state.update(rest)
     return state.digest(), data.digest()
