@@ -183,17 +183,38 @@ def _screen_costs(size: tuple[int, int], reps: int = 10) -> dict[str, float]:
         forks = [phone.fork() for _ in range(reps)]
         total = 0.0
         for p in forks:
-            render.clear_caches()
+            render.clear_caches(text=False)  # text masks stay warm, as they are for the bare timing
             t0 = time.perf_counter()
             p.step(Action("swipe", direction="up"))
             _observe(p, mode)
             total += time.perf_counter() - t0
         return total / reps
     cold_image, cold_png = cold_step("image"), cold_step("png")
+
+    # a step that changes one row: brightness set to a new value each time on the Display page
+    # (new screen, but every band except the slider row's is cached from the screen before)
+    settings = Phone(0, size)
+    settings.step(Action("open_app", app="Settings"))
+    display = next(e for e in settings.observe().elements if e["text"].startswith("Display"))
+    settings.step(Action("click", element=display["index"]))
+    bar = next(e for e in settings.observe().elements if e["resource_id"] == "brightness_bar")
+    x1, y1, x2, y2 = bar["grid"]
+
+    def one_row_step(mode: str) -> float:
+        render.clear_caches(text=False)
+        total = 0.0
+        for i in range(reps + 1):
+            t0 = time.perf_counter()
+            settings.step(Action("click", point=(x1 + (x2 - x1) * (i * 37 % 100) // 100, (y1 + y2) // 2)))
+            _observe(settings, mode)
+            total += (time.perf_counter() - t0) if i else 0.0  # the first one warms the bands
+        return total / reps
+    row_image, row_png = one_row_step("image"), one_row_step("png")
     return {"bare_raster_ms": bare * 1e3, "png_encode_ms": encode * 1e3, "png_kb": len(png) / 1024,
             "png_encode_rgb_baseline_ms": encode_rgb * 1e3, "png_rgb_baseline_kb": len(png_rgb) / 1024,
             "step_render_cold_ms": cold_image * 1e3, "step_render_cold_over_bare": cold_image / bare,
-            "step_png_cold_ms": cold_png * 1e3, "step_png_cold_over_bare": cold_png / (bare + encode)}
+            "step_png_cold_ms": cold_png * 1e3, "step_png_cold_over_bare": cold_png / (bare + encode),
+            "step_render_one_row_changed_ms": row_image * 1e3, "step_png_one_row_changed_ms": row_png * 1e3}
 
 
 def _rollout_vs_bare(size: tuple[int, int], max_steps: int, sample: int = 4) -> dict[str, float]:

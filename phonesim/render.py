@@ -435,7 +435,9 @@ class _LRU(OrderedDict):
         self.used = 0
 
 
-def _image_bytes(img: Image.Image) -> int:
+def _image_bytes(img) -> int:
+    if type(img) is tuple:  # (whole screen, top, bottom): a band not cut out yet (see `_band_get`)
+        return img[0].size[0] * (img[2] - img[1]) * 4 + 200
     return img.size[0] * img.size[1] * 4 + 200  # Pillow stores RGB as 4 bytes per pixel
 
 
@@ -459,13 +461,17 @@ def set_cache_budget(mb: float) -> None:
     CACHE_MB = mb
     for cache, share in ((_IMAGES, 0.30), (_BANDS, 0.45), (_PNG_BANDS, 0.15), (_PNGS, 0.10)):
         cache.budget = int(mb * share * 2**20)
-        cache.clear()
+    clear_caches()
 
 
-def clear_caches() -> None:
-    """Forget rendered screens (benchmarks use it to time cold renders)."""
+def clear_caches(text: bool = True) -> None:
+    """Forget rendered screens and bands, and (`text`) text masks and fitted labels too
+    (benchmarks time cold renders)."""
     for cache in (_IMAGES, _BANDS, _PNG_BANDS, _PNGS, _LAYOUTS):
         cache.clear()
+    if text:
+        for fn in (_text_mask, _fit, _wrap):
+            fn.cache_clear()
 
 
 def cache_stats(reset: bool = False) -> dict[str, float]:
@@ -543,13 +549,40 @@ _SCRATCH: dict[tuple[int, int], Image.Image] = {}
 _LOCK = threading.Lock()
 
 
+def _band_get(key) -> Image.Image | None:
+    """A cached band's pixels. Bands of a screen rasterized whole are stored as references into
+    that image and cut out on first use (most are never reused; cutting all costs ~1.5 ms)."""
+    v = _BANDS.get(key)
+    if type(v) is tuple:
+        img, top, bottom = v
+        v = img.crop((0, top, img.size[0], bottom))
+        OrderedDict.__setitem__(_BANDS, key, v)  # same size, so the byte count is unchanged
+    return v
+
+
+def _put_band_refs(lay: _Bands, img: Image.Image) -> None:
+    H = lay.size[1]
+    for b, k in enumerate(lay.keys):
+        _BANDS.put(k, (img, b * lay.height, min(H, (b + 1) * lay.height)))
+
+
+def _whole(ops: tuple[Op, ...], lay: _Bands) -> Image.Image | None:
+    """The whole screen rasterized directly, if none of its bands is cached (a new screen)."""
+    if any(k in _BANDS for k in lay.keys):
+        return None
+    _count("band_pixels_miss", len(lay.keys))
+    img = rasterize(ops, lay.size)
+    _put_band_refs(lay, img)
+    return img
+
+
 def _band_images(ops: tuple[Op, ...], lay: _Bands, wanted) -> dict[int, Image.Image]:
     """Pixels of the `wanted` bands: cached ones looked up, the rest rasterized together per run
     of adjacent bands on a reusable full-size scratch canvas, drawing only the ops they touch."""
     out: dict[int, Image.Image] = {}
     todo: list[int] = []
     for b in wanted:
-        img = _BANDS.get(lay.keys[b])
+        img = _band_get(lay.keys[b])
         if img is None:
             todo.append(b)
         else:
@@ -590,10 +623,12 @@ def render_frame(frame: Frame, size: tuple[int, int], dark: bool = False) -> Ima
         return img
     _count("frame_image_miss")
     lay = _layout(key)
-    bands = _band_images(key[1], lay, range(len(lay.keys)))
-    img = Image.new("RGB", size, None)  # uninitialised: every row is pasted below
-    for b, band in bands.items():
-        img.paste(band, (0, b * lay.height))
+    img = _whole(key[1], lay)
+    if img is None:
+        bands = _band_images(key[1], lay, range(len(lay.keys)))
+        img = Image.new("RGB", size, None)  # uninitialised: every row is pasted below
+        for b, band in bands.items():
+            img.paste(band, (0, b * lay.height))
     _IMAGES.put(key, img)
     return img
 
@@ -706,14 +741,18 @@ def adler32_combine(adler1: int, adler2: int, len2: int) -> int:
     return s1 | (s2 << 16)
 
 
-def _encode_bands(imgs: list[Image.Image], pal: Image.Image) -> list[tuple[bytes, int, int]]:
+def _encode_bands(imgs: list[Image.Image], pal: Image.Image,
+                  heights: list[int] | None = None) -> list[tuple[bytes, int, int]]:
     """Per band: (IDAT chunk of its deflated rows, adler32 of its raw rows, raw length). The bands
-    are quantized in one call (Pillow rebuilds its colour lookup per call) and filtered at once."""
+    are quantized in one call (Pillow rebuilds its colour lookup per call) and filtered at once.
+    With `heights`, `imgs` is one image holding those bands stacked."""
     w = imgs[0].size[0]
-    heights = [im.size[1] for im in imgs]
-    if len(imgs) == 1:
+    if heights is not None:
         stack = imgs[0]
+    elif len(imgs) == 1:
+        stack, heights = imgs[0], [imgs[0].size[1]]
     else:
+        heights = [im.size[1] for im in imgs]
         stack = Image.new("RGB", (w, sum(heights)), None)
         y = 0
         for im, h in zip(imgs, heights):
@@ -756,9 +795,16 @@ def render_png(frame: Frame, size: tuple[int, int], dark: bool = False) -> bytes
             missing.append(b)
     _count("band_png_hit", len(parts) - len(missing))
     _count("band_png_miss", len(missing))
-    if missing:
+    whole = _whole(ops, lay) if len(missing) == len(parts) else None
+    if whole is not None:
+        H = size[1]
+        heights = [min(H, (b + 1) * lay.height) - b * lay.height for b in missing]
+        encoded = _encode_bands([whole], pal, heights)
+    elif missing:
         imgs = _band_images(ops, lay, missing)
-        for b, part in zip(missing, _encode_bands([imgs[b] for b in missing], pal)):
+        encoded = _encode_bands([imgs[b] for b in missing], pal)
+    if missing:
+        for b, part in zip(missing, encoded):
             parts[b] = part
             _PNG_BANDS.put((pid, lay.keys[b]), part)
     W, H = size
