@@ -1,16 +1,20 @@
-"""base_policy: the embedded starting policy, pretrained once on generic grounding data and reused.
+"""base_policy: the embedded starting policy, pretrained on generic grounding data and reused.
 
 It never sees curriculum or benchmark tasks: only generic instructions like "tap X", "type Y",
 "go back", "scroll", "open app Z" on synthetic screens and on simulator screens reached by
-random walks (training/grounding_data.py, training/sim_grounding.py). Shared by every experiment; `mobileforge run` builds it only when
-it is missing (or with --rebuild-shared). A real model replaces it by pointing the policy
-resource at a checkpoint or an endpoint.
+random walks (training/grounding_data.py, training/sim_grounding.py), some with an episode
+context: earlier steps to read, when to terminate, critic hints to follow
+(training/episode_skills.py). By default it is the bundled result of one step-budgeted run of
+that recipe (training/bundled_base.py explains why); `source: pretrain` reruns it. Shared by
+every experiment; `mobileforge run` builds it only when it is missing (or with
+--rebuild-shared). A real model replaces it by pointing the policy resource at a checkpoint or
+an endpoint.
 """
 
 import json
 import tempfile
-from dataclasses import asdict
 from pathlib import Path
+from typing import Literal
 
 import dagster as dg
 from pydantic import Field
@@ -19,34 +23,47 @@ from resources.storage import ArtifactStore
 
 
 class BasePolicyConfig(dg.Config):
-    max_seconds: float = Field(default=330.0, gt=0, description="Wall-clock budget of the pretraining loop.")
+    source: Literal["bundled", "pretrain"] = Field(default="bundled", description=(
+        "'bundled': the checkpoint shipped in training/embedded_base (checked against the current prompt "
+        "format); 'pretrain': run the same pretraining recipe now."))
+    max_steps: int = Field(default=6000, gt=0, description="Optimizer steps when pretraining (the bundled budget).")
+    max_seconds: float = Field(default=3600.0, gt=0, description="Wall-clock cap of the pretraining loop.")
     seed: int = Field(default=0, description="Seed of the model init and the synthetic data.")
     eval_samples: int = Field(default=300, ge=0, description="Held-out samples for the accuracy report.")
+    context_share: float = Field(default=0.5, ge=0, le=1, description=(
+        "Share of click samples turned into episode-context skills (Done list, terminate, critic hints; "
+        "training/episode_skills.py); 0 trains single-step grounding only."))
 
 
-@dg.asset(group_name="learning", code_version="base-policy-1",
+@dg.asset(group_name="learning", code_version="base-policy-2",
           description="Tiny Qwen2-VL policy pretrained on generic grounding data (checkpoint URI + report).")
 def base_policy(context: dg.AssetExecutionContext, config: BasePolicyConfig, artifact_store: ArtifactStore) -> dict:
-    from training.base_pretrain import BasePretrainConfig, pretrain_base_policy
-    from training.sim_grounding import sim_sampler
+    from training.base_pretrain import BasePretrainConfig
+    from training.bundled_base import BUNDLED_DIR, REPORT_FILE, load_bundled, pretrain_embedded_base
 
-    pretrain_config = BasePretrainConfig(max_seconds=config.max_seconds, seed=config.seed,
-                                         eval_samples=config.eval_samples)
     with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "base_policy"
-        # held-out samples come from another seed's screens and another sample stream
-        report = pretrain_base_policy(out, pretrain_config, sim_sampler(seed=config.seed))
-        (out / "pretrain_report.json").write_text(report.to_json())
-        uri = artifact_store.put_dir(out, f"base_policy/{context.run_id}")
+        if config.source == "bundled":
+            provenance, report = load_bundled()
+            source_dir = BUNDLED_DIR
+        else:
+            pretrain_config = BasePretrainConfig(max_steps=config.max_steps, max_seconds=config.max_seconds,
+                                                 seed=config.seed, eval_samples=config.eval_samples)
+            source_dir = Path(tmp) / "base_policy"
+            pretrain_embedded_base(
+                source_dir, pretrain_config, config.context_share, command=f"base_policy asset, run {context.run_id}",
+                progress=lambda step, loss, s: context.log.info(f"pretraining step {step}: loss {loss:.3f} ({s:.0f} s)"))
+            report = json.loads((source_dir / REPORT_FILE).read_text())
+            provenance = json.loads((source_dir / "provenance.json").read_text())
+        uri = artifact_store.put_dir(source_dir, f"base_policy/{context.run_id}")
     version = f"base:{context.run_id[:8]}"
     context.add_output_metadata({
-        "uri": uri, "version": version,
-        "click_accuracy": report.click_accuracy, "click_chance": report.click_chance,
-        "format_valid_rate": report.format_valid_rate, "steps": report.steps,
-        "train_seconds": round(report.train_seconds, 1),
-        "per_skill": dg.MetadataValue.json({k: asdict(v) for k, v in report.per_skill.items()}),
-        "data_seen": dg.MetadataValue.json(report.data_seen),
-        "config": dg.MetadataValue.json(json.loads(pretrain_config.model_dump_json())),
+        "uri": uri, "version": version, "source": config.source,
+        "click_accuracy": report["click_accuracy"], "click_chance": report["click_chance"],
+        "format_valid_rate": report["format_valid_rate"], "steps": report["steps"],
+        "train_seconds": round(report["train_seconds"], 1),
+        "per_skill": dg.MetadataValue.json(report["per_skill"]),
+        "data_seen": dg.MetadataValue.json(report["data_seen"]),
+        "provenance": dg.MetadataValue.json(provenance),
     })
-    return {"uri": uri, "version": version, "click_accuracy": report.click_accuracy,
-            "click_chance": report.click_chance}
+    return {"uri": uri, "version": version, "click_accuracy": report["click_accuracy"],
+            "click_chance": report["click_chance"]}

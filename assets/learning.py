@@ -15,6 +15,7 @@ from ops.attempt_store import collect_tables
 from ops.critic.programmatic import ProgrammaticCritic
 from ops.filtering import FilterConfig
 from ops.fork_pairs import detect_fork_pairs
+from ops.prompts import OUTPUT_FORMATS, PromptStyle
 from ops.forks import ForkConfig
 from ops.rollout import RolloutConfig, run_rollouts
 from ops.step_samples import build_step_samples
@@ -88,18 +89,19 @@ class HiFPOAssetConfig(dg.Config):
     overrides: dict[str, Any] = Field(default_factory=dict, description="HiFPOConfig fields to override.")
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="hifpo-1",
+@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="hifpo-2",
           description="Step-level GRPO with the adaptive GUI action reward on the step dataset (seed 000 §2.3.4).")
 def hifpo_checkpoint(context: dg.AssetExecutionContext, config: HiFPOAssetConfig, step_datasets: pl.DataFrame,
-                     base_policy: dict, artifact_store: ArtifactStore) -> dict:
+                     base_policy: dict, policy: PolicyResource, artifact_store: ArtifactStore) -> dict:
     from training.datasets import build_step_dataset
     from training.hifpo import HiFPOConfig, train_hifpo
 
     if step_datasets.height == 0:
         return _unchanged(context, "hifpo", base_policy, "the step dataset is empty: every task was filtered out",
                           lineage_metadata(context, config))
-    train_config = HiFPOConfig.cpu_tiny(**config.overrides) if config.preset == "cpu_tiny" \
-        else HiFPOConfig(**config.overrides)
+    # responses are scored in the format the policy writes (overrides may still name another)
+    overrides = {"action_format": OUTPUT_FORMATS[PromptStyle(policy.prompt_style)], **config.overrides}
+    train_config = HiFPOConfig.cpu_tiny(**overrides) if config.preset == "cpu_tiny" else HiFPOConfig(**overrides)
     with tempfile.TemporaryDirectory() as tmp:
         report = train_hifpo(artifact_store.local_path(base_policy["uri"]), build_step_dataset(step_datasets),
                              Path(tmp) / "hifpo", train_config)

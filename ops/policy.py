@@ -10,8 +10,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
-from ops.actions import ParseFailure, ParsedOutput, parse_with_context
-from ops.actions.formats import label_echo
+from ops.actions import ParsedOutput, parse_with_context
 from ops.episode import Hint, Observation, PolicyOutput, PolicyRequest
 from ops.llm import LLMCallError, LLMClient, LLMConfig
 from ops.prompts import (
@@ -53,12 +52,8 @@ class PromptedPolicy(ABC):
     def parse(self, raw_text: str, observation: Observation) -> ParsedOutput:
         """The action in one of this policy's outputs. The element-list style resolves the
         echoed element label against the observation's elements (see label_echo)."""
-        if self.style == PromptStyle.ELEMENTS:
-            labels = [element_label(e) for e in observation.elements]
-            action = label_echo.parse_output(raw_text, labels)
-            return ParsedOutput(action, conclusion=label_echo.split_echo(raw_text)[0],
-                                envelope_ok=not isinstance(action, ParseFailure))
-        return parse_with_context(raw_text, self.output_format)
+        labels = [element_label(e) for e in observation.elements] if self.style == PromptStyle.ELEMENTS else None
+        return parse_with_context(raw_text, self.output_format, labels=labels)
 
     @abstractmethod
     def act_batch(self, requests: Sequence[PolicyRequest]) -> list[PolicyOutput]:

@@ -323,10 +323,13 @@ def score_output(
     frame: CoordFrame = GRID_1000,
     target_box: Sequence[float] | None = None,
     elements: Sequence[Sequence[float]] | None = None,
+    labels: Sequence[str] | None = None,
     config: RewardConfig = DEFAULT_REWARD_CONFIG,
 ) -> RewardBreakdown:
-    """Parse a raw model response and score it; `format_ok` also requires the full template."""
-    parsed = parse_with_context(text, fmt, frame=frame)
+    """Parse a raw model response and score it; `format_ok` also requires the full template.
+    `labels` (the prompt's element labels) let a label-echo response pick its element by the
+    row it echoed, exactly as in rollouts."""
+    parsed = parse_with_context(text, fmt, frame=frame, labels=labels)
     return score_action(
         parsed.action,
         target,
@@ -364,6 +367,13 @@ def _json_column(value: Any, what: str) -> Any:
         return json.loads(value)
     except json.JSONDecodeError as exc:
         raise RewardInputError(f"column {what!r} is not JSON: {exc}") from None
+
+
+def element_labels(value: Any) -> list[str] | None:
+    """Element labels from an `elements` column of objects with `label`; None when any lacks one."""
+    if value is None or not all(isinstance(item, dict) and isinstance(item.get("label"), str) for item in value):
+        return None
+    return [item["label"] for item in value]
 
 
 def element_boxes(value: Any) -> list[Box] | None:
@@ -404,7 +414,7 @@ def make_trl_reward(
     """A TRL reward function `f(completions, **columns) -> list[float]`.
 
     Columns: `target_action` (canonical action JSON), optional `target_box` and `elements`
-    (JSON strings or already-decoded lists). With `config.shrink_stages`, the click threshold
+    (JSON strings or already-decoded lists of boxes, or of `{"box", "label"}` objects). With `config.shrink_stages`, the click threshold
     follows TRL's `trainer_state` (global_step / max_steps).
     """
     if component not in COMPONENTS:
@@ -419,13 +429,15 @@ def make_trl_reward(
         element_lists = columns.get("elements") or [None] * n
         out = []
         for i, completion in enumerate(completions):
+            elements = _json_column(element_lists[i], "elements")
             breakdown = score_output(
                 completion_text(completion),
                 fmt,
                 target_from_column(columns["target_action"][i]),
                 frame=frame,
                 target_box=_json_column(boxes[i], "target_box"),
-                elements=element_boxes(_json_column(element_lists[i], "elements")),
+                elements=element_boxes(elements),
+                labels=element_labels(elements),
                 config=step_config,
             )
             out.append(breakdown.component(component))

@@ -183,7 +183,7 @@ def _advance(ep: _Episode, out, parse: Callable, summary: RolloutSummary,
         conclusion=conclusion, latency_s=out.latency_s, env_ok=env_ok, env_reason=env_reason,
         state=state,
     ))
-    ep.history.append(conclusion or _describe(parsed))
+    ep.history.append(conclusion or describe_action(parsed))
     if isinstance(parsed, Action) and parsed.type == ActionType.TERMINATE:
         finish(ep, "terminated")
         return
@@ -198,7 +198,8 @@ def _advance(ep: _Episode, out, parse: Callable, summary: RolloutSummary,
         finish(ep, "loop")
 
 
-def _describe(parsed: Action | ParseFailure) -> str:
+def describe_action(parsed: Action | ParseFailure) -> str:
+    """The history line of a step whose output carried no conclusion."""
     if isinstance(parsed, ParseFailure):
         return f"(invalid output: {parsed.reason})"
     return f"{parsed.type.value} {parsed.args}"

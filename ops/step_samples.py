@@ -14,6 +14,7 @@ from typing import Any
 
 import polars as pl
 
+from ops.prompts import element_label
 from ops.filtering import AttemptLabels, FilterConfig, TaskSelection, select_steps
 from ops.schemas import from_rows
 
@@ -36,9 +37,23 @@ def attempt_labels(feedback: pl.DataFrame) -> dict[str, list[AttemptLabels]]:
     return out
 
 
-def element_boxes(elements: list[dict[str, Any]]) -> list[list[int]]:
-    """Element boxes on the 0–1000 grid, indexed like the element list (for the reward)."""
-    return [e["grid"] for e in elements]
+def reward_elements(elements: list[Any]) -> list[Any]:
+    """The observation's elements as the reward reads them, indexed like the element list:
+    `{"box": 0–1000 grid box, "label": the label the prompt listed}` per element (the label
+    lets a label-echo answer resolve to its element); bare boxes pass through.
+
+    Raises ValueError for an element without a grid box: pixel bounds alone cannot be placed
+    on the grid without the screen size.
+    """
+    out = []
+    for i, element in enumerate(elements):
+        if isinstance(element, list):
+            out.append(element)
+        elif isinstance(element, dict) and (element.get("box") or element.get("grid")):
+            out.append({"box": element.get("box") or element["grid"], "label": element_label(element)})
+        else:
+            raise ValueError(f"element {i} has no grid box ('box' or 'grid'): {element!r:.120}")
+    return out
 
 
 def target_box(action: dict[str, Any], elements: list[dict[str, Any]]) -> list[int] | None:
@@ -77,7 +92,7 @@ def build_step_samples(attempts: pl.DataFrame, steps: pl.DataFrame, feedback: pl
         rows.append({
             "prompt": r["prompt"], "image": r["screenshot_png"], "target_action": r["action"],
             "target_response": r["raw_output"], "target_box": json.dumps(box) if box else None,
-            "elements": json.dumps(element_boxes(elements)), "task_id": r["task_id"],
+            "elements": json.dumps(reward_elements(elements)), "task_id": r["task_id"],
             "attempt": r["attempt"], "step": r["step"],
             "has_hint": (r["task_id"], r["attempt"]) in hinted,
         })

@@ -20,6 +20,7 @@ import math
 import random
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -29,9 +30,12 @@ from pydantic import BaseModel, Field
 from ops.actions.model import Action, ActionType
 from training.grounding_data import GroundingSample, SampleFn
 from ops.actions.formats import label_echo
-from ops.prompts import build_policy_prompt
+from ops.prompts import build_policy_prompt, element_context
 from training.induction_format import add_index_tokens
 from training.tiny_model import TinyQwen2VLProcessor, build_tiny_model, load_tiny
+
+
+PROGRESS_EVERY = 100  # optimizer steps between progress reports
 
 
 class BasePretrainConfig(BaseModel, frozen=True):
@@ -129,7 +133,8 @@ class PolicyTextEncoder:
 
     def prompt(self, sample: GroundingSample, with_image: bool) -> str:
         prefix, suffix = self._frame[with_image]
-        return prefix + label_echo.prompt_text([e.label for e in sample.elements], sample.instruction) + suffix
+        context = element_context(sample.hints, sample.history)
+        return prefix + label_echo.prompt_text([e.label for e in sample.elements], sample.instruction, context) + suffix
 
     def answer(self, sample: GroundingSample) -> str:
         return label_echo.render_target(sample.target, [e.label for e in sample.elements]) + self.tokenizer.eos_token
@@ -206,7 +211,9 @@ def _tokenizer_corpus(sample_fn: SampleFn, n: int, seed: int) -> list[str]:
     for _ in range(n):
         s = sample_fn(rng, False)
         labels = [e.label for e in s.elements]
-        corpus.append(label_echo.prompt_text(labels, s.instruction) + "\n" + label_echo.render_target(s.target, labels))
+        context = element_context(s.hints, s.history)
+        corpus.append(label_echo.prompt_text(labels, s.instruction, context) + "\n"
+                      + label_echo.render_target(s.target, labels))
     return corpus
 
 
@@ -216,10 +223,12 @@ def _lr_at(config: BasePretrainConfig, step: int, progress: float) -> float:
     return config.learning_rate * warm * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, progress))))
 
 
-def pretrain_base_policy(out_dir: str | Path, config: BasePretrainConfig, sample_fn: SampleFn) -> BasePretrainReport:
+def pretrain_base_policy(out_dir: str | Path, config: BasePretrainConfig, sample_fn: SampleFn,
+                         progress: Callable[[int, float, float], None] | None = None) -> BasePretrainReport:
     """Build, train, evaluate and save the base policy; the report is also written as pretrain_report.json.
 
-    Sets torch's process-wide thread count to `config.threads`.
+    Sets torch's process-wide thread count to `config.threads`. `progress(step, mean loss,
+    seconds)` is called every `PROGRESS_EVERY` steps.
     """
     wall_start = time.time()
     torch.set_num_threads(config.threads)
@@ -272,6 +281,8 @@ def pretrain_base_policy(out_dir: str | Path, config: BasePretrainConfig, sample
         optimizer.zero_grad(set_to_none=True)
         losses.append(loss.item())
         step += 1
+        if progress is not None and step % PROGRESS_EVERY == 0:
+            progress(step, _mean(losses[-PROGRESS_EVERY:]), time.time() - train_start)
     train_seconds = time.time() - train_start
     model.save_pretrained(out)
 

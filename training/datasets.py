@@ -23,6 +23,7 @@ from datasets import Dataset, Features, Image, Json, List, Value, load_from_disk
 from ops.prompts.messages import count_image_placeholders
 from ops.actions.model import POINTED_TYPES, Action, ActionError
 from ops.reward import RewardInputError, element_boxes
+from ops.step_samples import reward_elements
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 FORMAT_VERSION = 1
@@ -238,28 +239,18 @@ def load_step_dataset(path: str | Path) -> Dataset:
     return dataset
 
 
-def element_grid_boxes(elements: str | None) -> str | None:
-    """An observation's element list (JSON) as the list of 0–1000 grid boxes the reward reads.
-
-    Elements are boxes already, or objects with a grid `box` or `grid` (phonesim observations
-    carry `grid` next to their pixel `bounds`). Anything else raises: pixel bounds alone
-    cannot be placed on the grid without the screen size.
-    """
+def reward_elements_json(elements: str | None) -> str | None:
+    """An observation's element list (JSON) as the reward reads it (`ops.step_samples.reward_elements`)."""
     if elements is None:
         return None
-    boxes = []
-    for i, element in enumerate(json.loads(elements)):
-        if isinstance(element, list):
-            boxes.append(element)
-        elif isinstance(element, dict) and (element.get("box") or element.get("grid")):
-            boxes.append(element.get("box") or element["grid"])
-        else:
-            raise StepSampleError(f"element {i} has no grid box ('box' or 'grid'): {element!r:.120}")
-    return json.dumps(boxes)
+    try:
+        return json.dumps(reward_elements(json.loads(elements)))
+    except ValueError as exc:
+        raise StepSampleError(str(exc)) from None
 
 
-def _grid_boxes_expr(column: str) -> pl.Expr:
-    return pl.col(column).map_elements(element_grid_boxes, return_dtype=pl.String, skip_nulls=True)
+def _reward_elements_expr(column: str) -> pl.Expr:
+    return pl.col(column).map_elements(reward_elements_json, return_dtype=pl.String, skip_nulls=True)
 
 
 def rft_samples(steps: pl.DataFrame, attempts: pl.DataFrame, *, verdict: str = "gt_success") -> pl.DataFrame:
@@ -284,7 +275,7 @@ def rft_samples(steps: pl.DataFrame, attempts: pl.DataFrame, *, verdict: str = "
             target_action=pl.col("action"),
             target_response=pl.col("raw_output"),
             target_box=pl.lit(None, pl.String),
-            elements=_grid_boxes_expr("elements"),
+            elements=_reward_elements_expr("elements"),
             task_id=pl.col("task_id"),
             attempt=pl.col("attempt"),
             step=pl.col("step"),
@@ -322,7 +313,7 @@ def grsd_samples(fork_pairs: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame:
         "target_action",
         target_response=pl.col("teacher_response"),
         target_box=pl.lit(None, pl.String),
-        elements=_grid_boxes_expr("elements"),
+        elements=_reward_elements_expr("elements"),
         task_id="task_id",
         attempt=pl.col("failed_attempt"),
         step=pl.col("failed_step"),

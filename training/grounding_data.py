@@ -24,6 +24,11 @@ class UIElement:
     label: str
     bbox: tuple[int, int, int, int]  # x0, y0, x1, y1 on the 0–GRID grid
     clickable: bool = True
+    text: str = ""  # first line of the visible text, as critics name the element ("" = the label)
+
+    @property
+    def name(self) -> str:
+        return self.text or self.label
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +38,9 @@ class GroundingSample:
     instruction: str
     target: Action
     kind: str  # generator's name for the skill, e.g. "click", "type", "back"
+    hints: tuple[str, ...] = ()  # one-line critic hints shown before the rows (rollout attempts >= 2)
+    history: tuple[str, ...] = ()  # the "Done:" lines: what earlier steps of the episode did
+    screen: str = ""  # the screen's name where known (critic hints name it)
 
     @property
     def n_clickable(self) -> int:

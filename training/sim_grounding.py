@@ -9,6 +9,7 @@ The walks tap random clickable elements; no task template, judge or solution is 
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 
 from ops.actions import Action, ActionType
 from ops.prompts import element_label
@@ -19,21 +20,39 @@ from training.grounding_data import CLICK_VERBS, WORDS, GroundingSample, SampleF
 SKILL_WEIGHTS = {"click": 20, "type": 2, "back": 1, "scroll": 1, "open_app": 2}
 
 
-def collect_screens(n_screens: int, seed: int, max_walk: int = 4) -> list[tuple[UIElement, ...]]:
-    """Element lists of `n_screens` screens reached by short random walks from each app's start."""
+@dataclass(frozen=True, slots=True)
+class SimScreen:
+    """A simulator screen as the policy sees it: its screen name and element list."""
+
+    name: str
+    elements: tuple[UIElement, ...]
+
+
+def _primary_text(element: dict) -> str:
+    return (element.get("text") or element.get("desc") or "").split("\n")[0].strip()
+
+
+def collect_screens(n_screens: int, seed: int, max_walk: int = 4) -> list[SimScreen]:
+    """`n_screens` screens reached by short random walks from each app's start."""
     rng = random.Random(seed)
     apps = sorted(load_apps())
     screens = []
     while len(screens) < n_screens:
         phone = Phone(world_seed=rng.randrange(3))
-        phone.launch(rng.choice(apps))
-        for _ in range(rng.randrange(max_walk + 1)):
-            clickable = [e for e in phone.observe().elements if e["clickable"]]
-            if not clickable:
-                break
-            phone.step(Action(ActionType.CLICK, element=rng.choice(clickable)["index"]))
-        elements = phone.observe().elements
-        screens.append(tuple(UIElement(element_label(e), tuple(e["grid"]), bool(e["clickable"])) for e in elements))
+        if rng.random() < 0.1:  # the launcher itself: every task starts there
+            phone.launch(rng.choice(apps))
+            phone.step(Action(ActionType.SYSTEM_BUTTON, button="home"))
+        else:
+            phone.launch(rng.choice(apps))
+            for _ in range(rng.randrange(max_walk + 1)):
+                clickable = [e for e in phone.observe().elements if e["clickable"]]
+                if not clickable:
+                    break
+                phone.step(Action(ActionType.CLICK, element=rng.choice(clickable)["index"]))
+        obs = phone.observe()
+        screens.append(SimScreen(obs.screen, tuple(
+            UIElement(element_label(e), tuple(e["grid"]), bool(e["clickable"]), _primary_text(e))
+            for e in obs.elements)))
     return screens
 
 
@@ -45,17 +64,21 @@ def sim_sampler(n_screens: int = 600, seed: int = 0, synthetic_share: float = 0.
     def sample(rng: random.Random, render: bool) -> GroundingSample:
         if render or rng.random() < synthetic_share:  # screenshots only exist for synthetic screens
             return synthetic_sample(rng, render)
-        elements = rng.choice(screens)
+        screen = rng.choice(screens)
+        elements = screen.elements
         clickable = [i for i, e in enumerate(elements) if e.clickable and e.label]
         kind = rng.choices(list(SKILL_WEIGHTS), list(SKILL_WEIGHTS.values()))[0]
         if kind == "click" and clickable:
             index = rng.choice(clickable)
-            label = elements[index].label.split(" [")[0]
-            return GroundingSample(None, elements, f"{rng.choice(CLICK_VERBS)} {label}",
-                                   Action(ActionType.CLICK, element=index), "click")
+            # the whole row, or only its first line of text: tasks name "Display", not its summary
+            name = elements[index].name if rng.random() < 0.5 else elements[index].label.split(" [")[0]
+            return GroundingSample(None, elements, f"{rng.choice(CLICK_VERBS)} {name}",
+                                   Action(ActionType.CLICK, element=index), "click", screen=screen.name)
         if kind == "type":
             text = " ".join(rng.sample(WORDS, rng.randint(1, 2)))
-            return GroundingSample(None, elements, f"Type {text}", Action(ActionType.TYPE, text=text), "type")
+            instruction = rng.choice((f"Type {text}", f'Enter "{text}"', f'Write "{text}" in the field',
+                                      f"Search for {text}"))
+            return GroundingSample(None, elements, instruction, Action(ActionType.TYPE, text=text), "type")
         if kind == "open_app":
             app = rng.choice(app_labels)
             return GroundingSample(None, elements, f"Open the {app} app", Action(ActionType.OPEN_APP, app=app),

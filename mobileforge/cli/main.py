@@ -10,6 +10,7 @@ import click
 # does not pay for importing torch or dagster.
 SUBCOMMANDS = {
     "actions": ("mobileforge.cli.actions", "actions"),
+    "base": ("mobileforge.cli.base", "base"),
     "sim": ("mobileforge.cli.sim", "sim"),
     "run": ("mobileforge.cli.run", "run"),
 }

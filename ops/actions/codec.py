@@ -8,9 +8,10 @@ write without loss (e.g. a drag in AndroidWorld).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from ops.actions.coords import GRID_1000, CoordFrame
-from ops.actions.formats import FORMATS, ParsedOutput
+from ops.actions.formats import FORMATS, ParsedOutput, label_echo
 from ops.actions.formats.base import first_json_object
 from ops.actions.formats.mobilegym import ACTION_NAMES as MOBILEGYM_NAMES
 from ops.actions.model import Action, ParseFailure
@@ -65,12 +66,19 @@ def detect_format(text: str) -> str | None:
     return None
 
 
-def parse_with_context(text: str, fmt: str, *, frame: CoordFrame = GRID_1000) -> ParsedOutput:
+def parse_with_context(text: str, fmt: str, *, frame: CoordFrame = GRID_1000,
+                       labels: Sequence[str] | None = None) -> ParsedOutput:
     """Parse `text` written in format `fmt` (or "auto"), keeping thinking and conclusion text.
 
     `frame` says how the model's coordinates map to the grid (see `ops.actions.coords`);
-    it is ignored by the canonical format, which is always in grid units.
+    it is ignored by the canonical format, which is always in grid units. `labels` (the
+    observation's element labels, as the prompt listed them) lets the label-echo format
+    resolve the echoed row to its element, as rollouts do; other formats ignore them.
     """
+    if fmt == label_echo.FORMAT_NAME and labels is not None:
+        action = label_echo.parse_output(text, labels)
+        return ParsedOutput(action, conclusion=label_echo.split_echo(text)[0],
+                            envelope_ok=not isinstance(action, ParseFailure))
     if fmt == AUTO:
         detected = detect_format(text)
         if detected is None:

@@ -116,8 +116,7 @@ class ProgrammaticCritic:
             what_to_avoid=[f"{did} on the '{step.screen}' screen"],
             suggested_approach=approach,
             important_insights=[reason],
-            hint_summary=(f"On '{step.screen}', {better} instead of {did}." if better
-                          else f"Avoid {did} on '{step.screen}'."),
+            hint_summary=corrective_summary(step.screen, better, did),
         )
 
     def _better_action(self, attempt: AttemptRecord, step: StepRecord) -> str | None:
@@ -134,16 +133,22 @@ class ProgrammaticCritic:
             return None
         if not plan:
             return "finish the task"
-        return _describe_action(plan[0], step.elements)
+        return describe_step_action(plan[0], step.elements)
 
 
 def _describe(step: StepRecord) -> str:
     if step.action is None:
         return "an unparseable output"
-    return _describe_action(Action.from_dict(step.action), step.elements)
+    return describe_step_action(Action.from_dict(step.action), step.elements)
 
 
-def _describe_action(action: Action, elements: list[dict]) -> str:
+def corrective_summary(screen: str, better: str | None, did: str) -> str:
+    """The one-line hint: what to do instead of `did` on `screen` (or what to avoid)."""
+    return f"On '{screen}', {better} instead of {did}." if better else f"Avoid {did} on '{screen}'."
+
+
+def describe_step_action(action: Action, elements: list[dict]) -> str:
+    """An action in words, naming the element it hit by its first line of text."""
     label = None
     if action.element is not None and 0 <= action.element < len(elements):
         label = (elements[action.element].get("text") or elements[action.element].get("desc") or "").split("\n")[0]

@@ -151,6 +151,20 @@ def _guiowl(instruction: str, history: Sequence[str], hints: Sequence[Hint]) -> 
     ]
 
 
+def element_context(hint_summaries: Sequence[str], history: Sequence[str]) -> list[str]:
+    """Context lines of the element-list prompt: hint summaries, then the steps done so far.
+
+    Base-policy pretraining builds its episode-context samples with this same function, so its
+    prompts match rollout prompts byte for byte.
+    """
+    context = []
+    if hint_summaries:
+        context += ["Hints:", *_bullets(hint_summaries)]
+    if history:
+        context += ["Done:", _numbered(history)]
+    return context
+
+
 def _elements(
     instruction: str,
     history: Sequence[str],
@@ -160,11 +174,7 @@ def _elements(
 ) -> list[Message]:
     # The label-echo format of the pretrained tiny policy (ops.actions.formats.label_echo):
     # element rows, then the instruction last; hints and progress go before the rows.
-    context = []
-    if hints:
-        context += ["Hints:", *_bullets([h.hint_summary for h in hints])]
-    if history:
-        context += ["Done:", _numbered(history)]
+    context = element_context([h.hint_summary for h in hints], history)
     text = label_echo.prompt_text([element_label(e) for e in elements], instruction, context)
     content: list[dict[str, Any]] = [dict(IMAGE_PLACEHOLDER)] if with_image else []
     content.append({"type": "text", "text": text})

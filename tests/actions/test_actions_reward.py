@@ -267,6 +267,22 @@ def test_trl_reward_accepts_element_objects_and_follows_trainer_progress():
     assert reward([near], trainer_state=late, **cols) == [0.0]
 
 
+def test_trl_reward_resolves_label_echo_rows_like_the_rollout():
+    # The tiny policy picks its element by the row it echoes; the JSON index after it is often
+    # wrong. With labels in the elements column the reward scores what the rollout would do.
+    elements = [{"box": [0, 0, 1000, 100], "label": "Wi-Fi [off]"}, {"box": [0, 800, 1000, 900], "label": "Bluetooth"}]
+    target = Action(type="click", element=1)
+    echo_right_index_wrong = '- Bluetooth #1\n{"type":"click","args":{"element":0}}'
+    echo_wrong = '- Wi-Fi [off] #0\n{"type":"click","args":{"element":1}}'
+    reward = make_trl_reward("label_echo")
+    cols = {"target_action": [target.to_json()] * 2, "elements": [json.dumps(elements)] * 2}
+    right, wrong = reward([echo_right_index_wrong, echo_wrong], **cols)
+    assert right == 1.0 and wrong < 0.5
+    boxes_only = {"target_action": [target.to_json()] * 2, "elements": [json.dumps([e["box"] for e in elements])] * 2}
+    right, wrong = reward([echo_right_index_wrong, echo_wrong], **boxes_only)  # the JSON index stands
+    assert right < 0.5 and wrong == 1.0
+
+
 def test_trl_reward_needs_target_column_and_valid_component():
     with pytest.raises(RewardInputError, match="target_action"):
         make_trl_reward("qwen3vl")(["x"], prompt=["p"])

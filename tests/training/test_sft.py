@@ -17,9 +17,9 @@ from training.datasets import (
     StepSampleError,
     build_step_dataset,
     dataset_fingerprint,
-    element_grid_boxes,
     grsd_samples,
     load_step_dataset,
+    reward_elements_json,
     rft_samples,
     save_step_dataset,
 )
@@ -165,18 +165,21 @@ def test_rft_samples_keep_parsed_steps_of_verified_successes():
         rft_samples(steps, attempts, verdict="judge")
 
 
-def test_observation_elements_become_grid_boxes():
+def test_observation_elements_become_reward_elements():
     phonesim_like = [
-        {"index": 0, "text": "Wi-Fi", "bounds": [0, 0, 1080, 400], "grid": [0, 0, 1000, 167]},
+        {"index": 0, "text": "Wi-Fi", "bounds": [0, 0, 1080, 400], "grid": [0, 0, 1000, 167],
+         "checkable": True, "checked": False},
         {"index": 1, "box": [0, 167, 1000, 333]},
+        [0, 333, 1000, 500],
     ]
-    assert json.loads(element_grid_boxes(json.dumps(phonesim_like))) == [
-        [0, 0, 1000, 167],
-        [0, 167, 1000, 333],
+    assert json.loads(reward_elements_json(json.dumps(phonesim_like))) == [
+        {"box": [0, 0, 1000, 167], "label": "Wi-Fi [off]"},  # the label exactly as the prompt lists it
+        {"box": [0, 167, 1000, 333], "label": "(unlabelled)"},
+        [0, 333, 1000, 500],
     ]
-    assert element_grid_boxes(None) is None
+    assert reward_elements_json(None) is None
     with pytest.raises(StepSampleError, match="element 0 has no grid box"):
-        element_grid_boxes(json.dumps([{"bounds": [0, 0, 1080, 400]}]))
+        reward_elements_json(json.dumps([{"bounds": [0, 0, 1080, 400]}]))
 
 
 def test_grsd_samples_pair_failed_context_with_teacher_response():

@@ -1,0 +1,91 @@
+"""Task-level figures of one or more local checkpoints on the simulator's template tasks:
+`python benchmarks/policy_tasks.py CKPT [CKPT ...] [--split test] [--k 3] [--seeds 1]`.
+
+Runs the same rollout engine, judge and Pass@k table as the `benchmark_results` asset (no
+Dagster, attempts staged in a temporary directory) and adds behaviour diagnostics the table
+does not show: how attempts end (terminate / budget / loop), invalid outputs, and the first
+action at the launcher, where every task starts. Prints one JSON object per checkpoint.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import polars as pl  # noqa: E402
+from pyarrow import fs as pafs  # noqa: E402
+
+from ops.attempt_store import ParquetAttemptStore, collect_tables  # noqa: E402
+from ops.benchmark import pass_at_k  # noqa: E402
+from ops.critic.programmatic import JudgeOnlyCritic  # noqa: E402
+from ops.episode import TaskSpec  # noqa: E402
+from ops.rollout import RolloutConfig, run_rollouts  # noqa: E402
+from ops.sim_env import SimEnvironment  # noqa: E402
+from phonesim.tasks import instantiate, templates  # noqa: E402
+from training.local_policy import GenerationSettings, LocalPolicy  # noqa: E402
+
+
+def template_tasks(split: str, seeds: int) -> list[tuple[TaskSpec, str]]:
+    out = []
+    for tmpl in templates(split=split):
+        for seed in range(seeds):
+            inst = instantiate(tmpl.id, seed)
+            out.append((TaskSpec(task_id=inst.id, instruction=inst.instruction, step_budget=inst.step_budget,
+                                 app=inst.apps[0], template_id=tmpl.id, seed=seed), f"L{inst.difficulty}"))
+    return out
+
+
+def evaluate(checkpoint: str, tasks: list[tuple[TaskSpec, str]], k: int, temperature: float) -> dict:
+    specs = [t for t, _ in tasks]
+    difficulty = {t.task_id: d for t, d in tasks}
+    agent = LocalPolicy(checkpoint, "elements", generation=GenerationSettings(max_new_tokens=48,
+                                                                              temperature=temperature, seed=0))
+    with tempfile.TemporaryDirectory() as tmp:
+        store = ParquetAttemptStore(pafs.LocalFileSystem(), tmp)
+        t0 = time.time()
+        run_rollouts(specs, lambda: SimEnvironment(size=(540, 1200)), agent, JudgeOnlyCritic(), store,
+                     RolloutConfig(attempts=k, use_hints=False, max_parallel_tasks=32))
+        seconds = time.time() - t0
+        attempts, steps, _ = collect_tables(store, agent.version, [t.task_id for t in specs])
+    results = pl.DataFrame([{
+        "policy_id": Path(checkpoint).name, "task_id": r["task_id"], "difficulty": difficulty[r["task_id"]],
+        "attempt": r["attempt"], "success": r["gt_success"], "progress": r["gt_progress"],
+        "false_complete": r["gt_false_complete"], "side_effects": r["gt_side_effects"], "overdue": r["gt_overdue"],
+        "steps": r["n_steps"]} for r in attempts.iter_rows(named=True)])
+    table = pass_at_k(results, k)
+    first = steps.filter((pl.col("step") == 0) & (pl.col("screen") == "launcher"))
+    first_actions = Counter()
+    for r in first.iter_rows(named=True):
+        first_actions[(r["conclusion"] or json.dumps(r["action"]) or "invalid")[:40]] += 1
+    return {
+        "checkpoint": checkpoint, "tasks": len(specs), "episodes": results.height, "seconds": round(seconds, 1),
+        "table": table.to_dicts(), "end_reasons": dict(Counter(attempts["end_reason"].to_list())),
+        "invalid_step_rate": round(float(steps["action"].is_null().mean()), 3),
+        "first_launcher_actions": dict(first_actions.most_common(8)),
+        "solved_templates": sorted({t.split("#")[0] for t in
+                                    results.filter(pl.col("success"))["task_id"].to_list()}),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("checkpoints", nargs="+")
+    parser.add_argument("--split", default="test", choices=["train", "test"])
+    parser.add_argument("--k", type=int, default=3)
+    parser.add_argument("--seeds", type=int, default=1)
+    parser.add_argument("--temperature", type=float, default=0.7)
+    args = parser.parse_args()
+    tasks = template_tasks(args.split, args.seeds)
+    for ckpt in args.checkpoints:
+        print(json.dumps(evaluate(ckpt, tasks, args.k, args.temperature), default=str))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,53 @@
+"""`mobileforge base`: pretrain the embedded base policy, or check the bundled one."""
+
+import json
+from pathlib import Path
+
+import click
+
+
+@click.group()
+def base() -> None:
+    """The embedded base policy (tiny Qwen2-VL, pretrained on generic grounding only)."""
+
+
+@base.command()
+@click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Checkpoint directory to write (training/embedded_base replaces the bundled base).")
+@click.option("--max-steps", default=6000, show_default=True, help="Optimizer steps (the bundled base's budget).")
+@click.option("--max-seconds", default=7200.0, show_default=True, help="Wall-clock cap of the training loop.")
+@click.option("--seed", default=0, show_default=True, help="Seed of the model init and the data.")
+@click.option("--context-share", default=0.5, show_default=True,
+              help="Share of click samples turned into episode-context skills (history, terminate, hints).")
+@click.option("--threads", default=1, show_default=True, help="torch CPU threads.")
+def pretrain(out: Path, max_steps: int, max_seconds: float, seed: int, context_share: float, threads: int) -> None:
+    """Pretrain the base policy into OUT and record its provenance."""
+    from training.base_pretrain import BasePretrainConfig
+    from training.bundled_base import pretrain_embedded_base
+
+    config = BasePretrainConfig(max_steps=max_steps, max_seconds=max_seconds, seed=seed, threads=threads)
+
+    def progress(step: int, loss: float, seconds: float) -> None:
+        click.echo(f"step {step}/{max_steps}  loss {loss:.3f}  {step / max(seconds, 1e-9):.1f} steps/s", err=True)
+
+    command = (f"mobileforge base pretrain --out {out} --max-steps {max_steps} --max-seconds {max_seconds:g} "
+               f"--seed {seed} --context-share {context_share:g} --threads {threads}")
+    report = pretrain_embedded_base(out, config, context_share, command, progress)
+    click.echo(json.dumps({"checkpoint": str(out), "steps": report.steps, "train_seconds": round(report.train_seconds),
+                           "click_accuracy": round(report.click_accuracy, 3),
+                           "click_chance": round(report.click_chance, 3),
+                           "per_skill_exact": {k: round(v.exact, 3) for k, v in report.per_skill.items()}}, indent=2))
+
+
+@base.command()
+def check() -> None:
+    """Check the bundled base against the current prompt format and print its provenance."""
+    from training.bundled_base import BUNDLED_DIR, BundledBaseError, load_bundled
+
+    try:
+        provenance, report = load_bundled()
+    except BundledBaseError as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(json.dumps({"directory": str(BUNDLED_DIR), **provenance,
+                           "click_accuracy": report["click_accuracy"], "click_chance": report["click_chance"],
+                           "steps": report["steps"]}, indent=2))

@@ -1,0 +1,114 @@
+"""Episode-context pretraining samples: each skill's target follows from its prompt, and the
+hint and history lines are the ones rollouts and the programmatic critic really write."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+
+import pytest
+
+from ops.actions import Action, ActionType
+from ops.actions.formats import label_echo
+from ops.critic.programmatic import ProgrammaticCritic
+from ops.episode import AttemptRecord, GroundTruth, StepRecord, TaskSpec
+from ops.prompts import build_policy_prompt, element_context
+from training.episode_skills import SKILLS, TASK_VERBS, with_episode_context
+from phonesim.tasks import instantiate
+from training.sim_grounding import sim_sampler
+
+
+@pytest.fixture(scope="module")
+def samples():
+    fn = with_episode_context(sim_sampler(n_screens=80, seed=0), share=0.6)
+    rng = random.Random(5)
+    return [fn(rng, False) for _ in range(1500)]
+
+
+def _rows(sample):
+    return [label_echo.render_row(i, e.label) for i, e in enumerate(sample.elements)]
+
+
+def test_every_skill_is_drawn(samples):
+    kinds = Counter(s.kind for s in samples)
+    assert set(SKILLS) <= set(kinds), kinds
+    assert kinds["click"] > 0 and any(s.history for s in samples if s.kind == "click")
+
+
+def test_done_means_the_named_element_was_the_last_step(samples):
+    for s in (s for s in samples if s.kind == "done"):
+        assert s.target == Action(ActionType.TERMINATE, status="success")
+        last = s.history[-1]
+        label = last.removeprefix("- ").rsplit(" #", 1)[0]
+        named = [s.instruction.removeprefix(f"{verb} ") for verb in TASK_VERBS if s.instruction.startswith(f"{verb} ")]
+        assert any(label.startswith(n) for n in named), (s.instruction, label)  # what was done is what it names
+
+
+def test_plain_clicks_never_show_their_target_as_done(samples):
+    for s in (s for s in samples if s.kind == "click" and s.history):
+        target = s.elements[s.target.element]
+        assert not any(line.startswith(f"- {target.name}") for line in s.history)
+
+
+def _named(part: str) -> str:
+    """The element a "<verb> <element>" instruction part names."""
+    for verb in sorted(TASK_VERBS, key=len, reverse=True):
+        for v in (verb, verb.lower()):
+            if part.startswith(f"{v} "):
+                return part.removeprefix(f"{v} ")
+    raise AssertionError(f"no verb in {part!r}")
+
+
+def test_sequence_targets_follow_the_done_list(samples):
+    for s in (s for s in samples if s.kind == "sequence"):
+        first, second = (_named(p) for p in s.instruction.split(", then ", 1))
+        done = [line.removeprefix("- ").rsplit(" #", 1)[0] for line in s.history]
+
+        def was_done(name: str) -> bool:
+            return any(d == name or d.startswith(f"{name} ") for d in done)
+
+        if s.target.type == ActionType.TERMINATE:
+            assert was_done(first) and was_done(second)
+        else:
+            assert not was_done(second)
+            assert s.elements[s.target.element].name == (second if was_done(first) else first)
+
+
+def test_hints_name_an_element_on_screen_or_the_instruction_does(samples):
+    for s in (s for s in samples if s.kind in ("hint", "stale_hint")):
+        [hint] = s.hints
+        target = s.elements[s.target.element]
+        if s.kind == "hint":
+            assert f"click '{target.name}' instead of" in hint
+            assert target.name not in s.instruction
+        else:
+            hinted = hint.split("click '", 1)[1].split("'", 1)[0]
+            assert hinted not in {e.name for e in s.elements}
+            assert target.name in s.instruction
+
+
+def test_hint_text_is_what_the_programmatic_critic_writes():
+    """The critic's hint for a wrong tap on the launcher, rendered into the policy prompt, has the
+    same shape as the pretraining hints ("On '<screen>', click '<X>' instead of click '<Y>'.")."""
+    task = instantiate("settings.toggle_dark_theme", 0)
+    phone = task.make_phone()
+    obs = phone.observe()
+    clock = next(e["index"] for e in obs.elements if e.get("text") == "Clock")
+    state = phone.snapshot()
+    phone.step(Action(ActionType.CLICK, element=clock))
+
+    step = StepRecord(step=0, screenshot_png=b"", elements=obs.elements, a11y=None, app=obs.app, screen=obs.screen,
+                      prompt="", raw_output="", action=Action(ActionType.CLICK, element=clock).to_dict(),
+                      parse_error=None, conclusion="", latency_s=0.0, env_ok=True, env_reason=None,
+                      state=json.dumps(state))
+    spec = TaskSpec(task_id=task.id, instruction=task.instruction, step_budget=task.step_budget, app="settings",
+                    template_id=task.template.id, seed=0)
+    record = AttemptRecord(task=spec, attempt=1, policy_version="p", hints=[], steps=[step], end_reason="budget",
+                           answer=None, final_state=json.dumps(phone.snapshot()),
+                           ground_truth=GroundTruth(success=False, progress=0.0, false_complete=False,
+                                                    side_effects=0, overdue=False))
+    hint = ProgrammaticCritic().evaluate(record).hint
+    assert hint.hint_summary == "On 'launcher', click 'Settings' instead of click 'Clock'."
+    [message] = build_policy_prompt("elements", task.instruction, [], [hint], obs.elements)
+    assert message["content"][0]["text"].startswith("\n".join(element_context([hint.hint_summary], [])))

@@ -1,0 +1,107 @@
+"""The embedded base policy shipped with the code, and how to rebuild it.
+
+Pretraining the tiny policy well takes thousands of optimizer steps (about half an hour on one
+core), more than a 15-minute embedded run can spend, and a time-budgeted run learns less on
+a busy machine than on an idle one. So the result of one step-budgeted run is kept in the
+repository (`training/embedded_base/`, ~1 MB) with its provenance: the exact command, the
+pretraining config, the data generator, the held-out report and a fingerprint of the prompt
+and answer format it was trained on. `base_policy` (source "bundled") copies it; source
+"pretrain" reruns the same recipe. When prompts, the answer format, critic hint wording or
+history lines change, the fingerprint no longer matches and the bundled base is refused with
+the command that rebuilds it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from ops.actions import Action, ActionType
+from ops.actions.formats import label_echo
+from ops.critic.programmatic import corrective_summary, describe_step_action
+from ops.episode import Hint
+from ops.prompts import build_policy_prompt
+from ops.rollout import describe_action
+
+BUNDLED_DIR = Path(__file__).resolve().parent / "embedded_base"
+PROVENANCE_FILE = "provenance.json"
+REPORT_FILE = "pretrain_report.json"
+REBUILD_COMMAND = "mobileforge base pretrain --out training/embedded_base"
+
+
+class BundledBaseError(RuntimeError):
+    """The bundled base is missing, incomplete or was trained for another prompt format."""
+
+
+def format_fingerprint() -> str:
+    """Hash of every text the base learns to read or write: the element-list prompt with hints
+    and history, the label-echo answers, the critic's hint wording and the history lines."""
+    elements = [{"text": "Wi-Fi", "checkable": True, "checked": False, "grid": [0, 0, 1000, 100]},
+                {"text": "Display\nBrightness", "grid": [0, 100, 1000, 200]}]
+    hint = Hint(attempt=1, key_mistake="k", what_to_avoid=["a"], suggested_approach=["s"],
+                important_insights=["i"],
+                hint_summary=corrective_summary("settings", describe_step_action(Action(ActionType.CLICK, element=1),
+                                                                                 elements),
+                                                describe_step_action(Action(ActionType.CLICK, element=0), elements)))
+    probe = {
+        "prompt": build_policy_prompt("elements", "Turn on Wi-Fi", ["- Settings #3", describe_action(
+            Action(ActionType.TYPE, text="hi"))], [hint], elements),
+        "answers": [label_echo.render_target(Action(ActionType.CLICK, element=1), ["Wi-Fi [off]", "Display"]),
+                    label_echo.render_target(Action(ActionType.TERMINATE, status="success"), []),
+                    label_echo.render_target(Action(ActionType.OPEN_APP, app="Settings"), [])],
+        "index_tokens": label_echo.index_tokens(),
+    }
+    return hashlib.sha256(json.dumps(probe, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def write_provenance(checkpoint: str | Path, command: str, config: dict[str, Any], sample_fn: str,
+                     git_commit: str | None) -> dict[str, Any]:
+    """Record how `checkpoint` was made next to it (provenance.json)."""
+    record = {"command": command, "config": config, "sample_fn": sample_fn, "git_commit": git_commit,
+              "format_fingerprint": format_fingerprint()}
+    (Path(checkpoint) / PROVENANCE_FILE).write_text(json.dumps(record, indent=2) + "\n")
+    return record
+
+
+def load_bundled(directory: str | Path = BUNDLED_DIR) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(provenance, pretrain report) of the bundled base after checking it is usable."""
+    directory = Path(directory)
+    missing = [f for f in (PROVENANCE_FILE, REPORT_FILE, "model.safetensors", "config.json", "tokenizer.json")
+               if not (directory / f).is_file()]
+    if missing:
+        raise BundledBaseError(f"bundled base {directory} lacks {missing}; rebuild it with `{REBUILD_COMMAND}` "
+                               "or set base_policy.source=pretrain")
+    provenance = json.loads((directory / PROVENANCE_FILE).read_text())
+    current = format_fingerprint()
+    if provenance.get("format_fingerprint") != current:
+        raise BundledBaseError(
+            f"bundled base {directory} was trained on prompt/answer format {provenance.get('format_fingerprint')}, "
+            f"the code now writes {current}; rebuild it with `{REBUILD_COMMAND}` or set base_policy.source=pretrain")
+    return provenance, json.loads((directory / REPORT_FILE).read_text())
+
+
+def _git_commit() -> str | None:
+    import subprocess
+
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=BUNDLED_DIR.parent, capture_output=True, text=True,
+                             timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
+
+
+def pretrain_embedded_base(out_dir: str | Path, config: Any, context_share: float, command: str,
+                           progress: Any = None) -> Any:
+    """Pretrain the embedded base (simulator-screen grounding + episode-context skills) into
+    `out_dir` and record its provenance; returns the `BasePretrainReport`."""
+    from training.base_pretrain import pretrain_base_policy
+    from training.episode_skills import with_episode_context
+    from training.sim_grounding import sim_sampler
+
+    sample_fn = with_episode_context(sim_sampler(seed=config.seed), context_share)
+    report = pretrain_base_policy(out_dir, config, sample_fn, progress=progress)
+    write_provenance(out_dir, command, config.model_dump(), report.sample_fn, _git_commit())
+    return report

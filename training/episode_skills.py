@@ -1,0 +1,131 @@
+"""Episode-context skills for base-policy pretraining: reading the steps already done and the
+critic's hints, on generic instructions (no task template, judge or solution is consulted).
+
+In a rollout the tiny policy's prompt carries more than one screen's instruction: a "Done:" list
+of the attempt's earlier steps and, from attempt 2 on, the critic's one-line hints
+(`ops.prompts.element_context`). A base pretrained only on single-step samples never saw either,
+so it ignores hints and never terminates (measured: 0 terminations in 546 curriculum attempts).
+`with_episode_context` wraps a single-step `SampleFn` and turns part of its click samples into:
+
+- ``done``: the last step done is the element the instruction names -> terminate with success;
+- ``sequence``: "Tap A, then tap B" -> the first part not in the Done list, terminate when both are;
+- ``hint``: a hint says which element to use on this screen -> that element, whatever the
+  (abstract) instruction says;
+- ``stale_hint``: the hinted element is not on this screen -> the element the instruction names;
+
+and gives the remaining clicks a Done list of unrelated earlier steps, so that a history alone
+never means "stop". Hint lines are written by the programmatic critic's own functions and Done
+lines by the rollout's, so the text matches what rollouts show.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+
+from ops.actions import Action, ActionType
+from ops.actions.formats import label_echo
+from ops.critic.programmatic import corrective_summary, describe_step_action
+from ops.rollout import describe_action
+from training.grounding_data import WORDS, GroundingSample, SampleFn, UIElement
+
+# Verbs of task-like instructions ("Turn on X"), beyond the grounding generators' "Tap X".
+TASK_VERBS = ("Tap", "Open", "Select", "Turn on", "Turn off", "Switch on", "Enable", "Choose", "Find", "Go to")
+SKILLS = {"done": 3, "sequence": 2, "hint": 3, "stale_hint": 1}
+OTHER_SCREENS = ("launcher", "home", "detail", "list", "settings", "editor", "search", "menu")
+
+
+def _element_dicts(elements: tuple[UIElement, ...]) -> list[dict]:
+    """The element dicts the critic's describer reads (first text line and grid box)."""
+    return [{"text": e.name, "grid": list(e.bbox)} for e in elements]
+
+
+def _clickable(elements: tuple[UIElement, ...]) -> list[int]:
+    return [i for i, e in enumerate(elements) if e.clickable and e.label]
+
+
+def _echo(elements: tuple[UIElement, ...], index: int) -> str:
+    """The Done line of a click on `index`: the row the policy echoed."""
+    return label_echo.render_row(index, elements[index].label)
+
+
+def _other_steps(rng: random.Random, other: GroundingSample, avoid: set[str], n: int) -> list[str]:
+    """`n` Done lines of earlier steps on another screen, none naming a label in `avoid`."""
+    rows = [i for i in _clickable(other.elements) if other.elements[i].name not in avoid]
+    lines = []
+    for _ in range(n):
+        if rows and rng.random() < 0.8:
+            lines.append(_echo(other.elements, rng.choice(rows)))
+        else:
+            lines.append(describe_action(Action(ActionType.TYPE, text=rng.choice(WORDS))))
+    return lines
+
+
+def _task_phrase(rng: random.Random) -> str:
+    """An abstract task that names no element of the screen (hints carry the element)."""
+    a, b = rng.sample(WORDS, 2)
+    return rng.choice((f"Change the {a} setting", f"Update my {a} for {b}", f"Set up {a} and {b}",
+                       f"Make sure {a} is ready", f"Organise the {a} list"))
+
+
+def with_episode_context(sample_fn: SampleFn, share: float = 0.5) -> SampleFn:
+    """`sample_fn` with `share` of its click samples turned into episode-context skills."""
+    if not 0 <= share <= 1:
+        raise ValueError(f"share must be within [0, 1], got {share}")
+
+    def sample(rng: random.Random, render: bool) -> GroundingSample:
+        base = sample_fn(rng, render)
+        rows = _clickable(base.elements)
+        if render or base.kind != "click" or len(rows) < 2:
+            return base
+        other = sample_fn(rng, False)  # a second screen: where earlier steps happened
+        target = base.target.element
+        name = base.elements[target].name
+        if rng.random() >= share:  # a plain click after unrelated earlier steps
+            done = _other_steps(rng, other, {name}, rng.randrange(4))
+            return replace(base, history=tuple(done))
+        kind = rng.choices(list(SKILLS), list(SKILLS.values()))[0]
+        verb = rng.choice(TASK_VERBS)
+        # unrelated earlier steps name nothing of this screen, so they never read as "already done"
+        earlier = _other_steps(rng, other, {e.name for e in base.elements}, rng.randrange(3))
+        if kind == "done":
+            # the named element was tapped on the previous screen; this screen is where it led
+            return GroundingSample(None, other.elements, f"{verb} {name}",
+                                   Action(ActionType.TERMINATE, status="success"), "done",
+                                   history=(*earlier, _echo(base.elements, target)))
+        if kind == "sequence":
+            first = rng.choice([i for i in rows if i != target])
+            first_name = base.elements[first].name
+            instruction = f"{verb} {first_name}, then {rng.choice(TASK_VERBS).lower()} {name}"
+            stage = rng.randrange(3)
+            if stage == 0:
+                return GroundingSample(None, base.elements, instruction, Action(ActionType.CLICK, element=first),
+                                       "sequence", history=tuple(earlier))
+            history = (*earlier, _echo(base.elements, first))
+            if stage == 1:
+                return GroundingSample(None, base.elements, instruction, base.target, "sequence", history=history)
+            return GroundingSample(None, other.elements, instruction, Action(ActionType.TERMINATE, status="success"),
+                                   "sequence", history=(*history, _echo(base.elements, target)))
+        if kind == "hint":
+            elements = _element_dicts(base.elements)
+            wrong = rng.choice([i for i in rows if i != target])
+            hint = corrective_summary(base.screen or rng.choice(OTHER_SCREENS),
+                                      describe_step_action(Action(ActionType.CLICK, element=target), elements),
+                                      describe_step_action(Action(ActionType.CLICK, element=wrong), elements))
+            return GroundingSample(None, base.elements, _task_phrase(rng), base.target, "hint",
+                                   hints=(hint,), history=tuple(earlier))
+        # stale hint: about two elements of another screen; the instruction names one of this one
+        here = {e.name for e in base.elements}
+        away = [i for i in _clickable(other.elements) if other.elements[i].name not in here]
+        if len(away) < 2:
+            return replace(base, history=tuple(earlier))
+        good, wrong = rng.sample(away, 2)
+        elements = _element_dicts(other.elements)
+        hint = corrective_summary(other.screen or rng.choice(OTHER_SCREENS),
+                                  describe_step_action(Action(ActionType.CLICK, element=good), elements),
+                                  describe_step_action(Action(ActionType.CLICK, element=wrong), elements))
+        return GroundingSample(None, base.elements, f"{verb} {name}", base.target, "stale_hint",
+                               hints=(hint,), history=tuple(earlier))
+
+    sample.__qualname__ = f"with_episode_context({getattr(sample_fn, '__qualname__', 'sample_fn')}, share={share})"
+    return sample
