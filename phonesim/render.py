@@ -566,11 +566,18 @@ def _put_band_refs(lay: _Bands, img: Image.Image) -> None:
         _BANDS.put(k, (img, b * lay.height, min(H, (b + 1) * lay.height)))
 
 
-def _whole(ops: tuple[Op, ...], lay: _Bands) -> Image.Image | None:
-    """The whole screen rasterized directly, if none of its bands is cached (a new screen)."""
-    if any(k in _BANDS for k in lay.keys):
+WHOLE_FRACTION = 0.6  # re-rasterize the whole screen when at least this share of its bands is new
+
+
+def _whole(ops: tuple[Op, ...], lay: _Bands, wanted: int) -> Image.Image | None:
+    """The whole screen rasterized directly when most of the `wanted` bands are not cached: cutting
+    out, re-assembling and quantizing band by band costs more than redrawing the cached ones."""
+    new = sum(1 for k in lay.keys if k not in _BANDS)
+    if new < WHOLE_FRACTION * len(lay.keys) or wanted < WHOLE_FRACTION * len(lay.keys):
         return None
-    _count("band_pixels_miss", len(lay.keys))
+    _count("band_pixels_miss", new)
+    _count("band_pixels_hit", len(lay.keys) - new)
+    _count("whole_rasters")
     img = rasterize(ops, lay.size)
     _put_band_refs(lay, img)
     return img
@@ -623,7 +630,7 @@ def render_frame(frame: Frame, size: tuple[int, int], dark: bool = False) -> Ima
         return img
     _count("frame_image_miss")
     lay = _layout(key)
-    img = _whole(key[1], lay)
+    img = _whole(key[1], lay, len(lay.keys))
     if img is None:
         bands = _band_images(key[1], lay, range(len(lay.keys)))
         img = Image.new("RGB", size, None)  # uninitialised: every row is pasted below
@@ -741,35 +748,37 @@ def adler32_combine(adler1: int, adler2: int, len2: int) -> int:
     return s1 | (s2 << 16)
 
 
-def _encode_bands(imgs: list[Image.Image], pal: Image.Image,
-                  heights: list[int] | None = None) -> list[tuple[bytes, int, int]]:
-    """Per band: (IDAT chunk of its deflated rows, adler32 of its raw rows, raw length). The bands
-    are quantized in one call (Pillow rebuilds its colour lookup per call) and filtered at once.
-    With `heights`, `imgs` is one image holding those bands stacked."""
-    w = imgs[0].size[0]
-    if heights is not None:
-        stack = imgs[0]
-    elif len(imgs) == 1:
-        stack, heights = imgs[0], [imgs[0].size[1]]
-    else:
-        heights = [im.size[1] for im in imgs]
-        stack = Image.new("RGB", (w, sum(heights)), None)
-        y = 0
-        for im, h in zip(imgs, heights):
-            stack.paste(im, (0, y))
-            y += h
-    q = np.frombuffer(stack.quantize(palette=pal, dither=Image.Dither.NONE).tobytes(), np.uint8).reshape(-1, w)
-    rows = np.empty((q.shape[0], w + 1), np.uint8)
+def _quantize(img: Image.Image, pal: Image.Image) -> np.ndarray:
+    """Palette indices, one call per image (Pillow rebuilds its colour lookup per call)."""
+    q = img.quantize(palette=pal, dither=Image.Dither.NONE)
+    return np.frombuffer(q.tobytes(), np.uint8).reshape(img.size[1], img.size[0])
+
+
+def _stack(imgs: list[Image.Image]) -> Image.Image:
+    if len(imgs) == 1:
+        return imgs[0]
+    stack = Image.new("RGB", (imgs[0].size[0], sum(im.size[1] for im in imgs)), None)
+    y = 0
+    for im in imgs:
+        stack.paste(im, (0, y))
+        y += im.size[1]
+    return stack
+
+
+def _encode_rows(q: np.ndarray, spans: list[tuple[int, int]]) -> list[tuple[bytes, int, int]]:
+    """Per span of rows of `q` (one band each): (IDAT chunk of its deflated rows, adler32 of its
+    raw rows, raw length)."""
+    h, w = q.shape
+    rows = np.empty((h, w + 1), np.uint8)
     rows[:, 0] = 2  # "Up"
     np.subtract(q[1:], q[:-1], out=rows[1:, 1:])
-    starts = np.cumsum([0] + heights[:-1])
+    starts = [a for a, _ in spans]
     rows[starts, 0] = 0  # a band's first row: no filter, so bands do not depend on each other
     rows[starts, 1:] = q[starts]
     raw = memoryview(rows.reshape(-1))
-    out, pos = [], 0
-    for h in heights:
-        band = raw[pos:pos + h * (w + 1)]
-        pos += h * (w + 1)
+    out = []
+    for a, b in spans:
+        band = raw[a * (w + 1):b * (w + 1)]
         z = zlib.compressobj(1, zlib.DEFLATED, -15, 8, zlib.Z_RLE)
         data = z.compress(band) + z.flush(zlib.Z_FULL_FLUSH)
         out.append((_chunk(b"IDAT", data), zlib.adler32(band), len(band)))
@@ -795,14 +804,19 @@ def render_png(frame: Frame, size: tuple[int, int], dark: bool = False) -> bytes
             missing.append(b)
     _count("band_png_hit", len(parts) - len(missing))
     _count("band_png_miss", len(missing))
-    whole = _whole(ops, lay) if len(missing) == len(parts) else None
-    if whole is not None:
-        H = size[1]
-        heights = [min(H, (b + 1) * lay.height) - b * lay.height for b in missing]
-        encoded = _encode_bands([whole], pal, heights)
-    elif missing:
+    whole = _whole(ops, lay, len(missing)) if missing else None
+    H, bh = size[1], lay.height
+    if whole is not None:  # quantize the whole screen, encode the missing bands
+        encoded = _encode_rows(_quantize(whole, pal), [(b * bh, min(H, (b + 1) * bh)) for b in missing])
+    elif missing:  # quantize and encode only the missing bands, stacked
         imgs = _band_images(ops, lay, missing)
-        encoded = _encode_bands([imgs[b] for b in missing], pal)
+        stack = _stack([imgs[b] for b in missing])
+        spans, y = [], 0
+        for b in missing:
+            h = imgs[b].size[1]
+            spans.append((y, y + h))
+            y += h
+        encoded = _encode_rows(_quantize(stack, pal), spans)
     if missing:
         for b, part in zip(missing, encoded):
             parts[b] = part

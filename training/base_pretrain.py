@@ -224,10 +224,10 @@ def _lr_at(config: BasePretrainConfig, step: int, progress: float) -> float:
 
 
 def pretrain_base_policy(out_dir: str | Path, config: BasePretrainConfig, sample_fn: SampleFn,
-                         progress: Callable[[int, float, float], None] | None = None) -> BasePretrainReport:
+                         on_progress: Callable[[int, float, float], None] | None = None) -> BasePretrainReport:
     """Build, train, evaluate and save the base policy; the report is also written as pretrain_report.json.
 
-    Sets torch's process-wide thread count to `config.threads`. `progress(step, mean loss,
+    Sets torch's process-wide thread count to `config.threads`. `on_progress(step, mean loss,
     seconds)` is called every `PROGRESS_EVERY` steps.
     """
     wall_start = time.time()
@@ -281,8 +281,8 @@ def pretrain_base_policy(out_dir: str | Path, config: BasePretrainConfig, sample
         optimizer.zero_grad(set_to_none=True)
         losses.append(loss.item())
         step += 1
-        if progress is not None and step % PROGRESS_EVERY == 0:
-            progress(step, _mean(losses[-PROGRESS_EVERY:]), time.time() - train_start)
+        if on_progress is not None and step % PROGRESS_EVERY == 0:
+            on_progress(step, _mean(losses[-PROGRESS_EVERY:]), time.time() - train_start)
     train_seconds = time.time() - train_start
     model.save_pretrained(out)
 

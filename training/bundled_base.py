@@ -102,6 +102,6 @@ def pretrain_embedded_base(out_dir: str | Path, config: Any, context_share: floa
     from training.sim_grounding import sim_sampler
 
     sample_fn = with_episode_context(sim_sampler(seed=config.seed), context_share)
-    report = pretrain_base_policy(out_dir, config, sample_fn, progress=progress)
+    report = pretrain_base_policy(out_dir, config, sample_fn, on_progress=progress)
     write_provenance(out_dir, command, config.model_dump(), report.sample_fn, _git_commit())
     return report
