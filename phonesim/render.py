@@ -374,11 +374,11 @@ def _text_mask(s: str, px: int, bold: bool, anchor: str) -> tuple[Image.Image, i
     """Antialiased coverage mask of a string plus its offset from the anchor point. Cached:
     screens repeat the same labels, and pasting a mask is far cheaper than shaping text."""
     f = font(px, bold)
-    x0, y0, x1, y1 = f.getbbox(s, anchor=anchor)
-    mask = Image.new("L", (max(1, x1 - x0), max(1, y1 - y0)), 0)
-    core, (ox, oy) = f.getmask2(s, "L", anchor=anchor)  # what ImageDraw.text draws, without its overhead
-    mask.paste(Image.Image()._new(core), (ox - x0, oy - y0))
-    return mask, x0, y0
+    core, (x0, y0) = f.getmask2(s, "L", anchor=anchor)  # what ImageDraw.text draws, without its overhead
+    if core.size[0] and core.size[1]:
+        return Image.Image()._new(core), x0, y0
+    x0, y0, x1, y1 = f.getbbox(s, anchor=anchor)  # no ink (blank text): an empty mask
+    return Image.new("L", (max(1, x1 - x0), max(1, y1 - y0)), 0), x0, y0
 
 
 @lru_cache(maxsize=64)
