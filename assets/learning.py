@@ -18,7 +18,7 @@ from ops.fork_pairs import detect_fork_pairs
 from ops.prompts import OUTPUT_FORMATS, PromptStyle
 from ops.forks import ForkConfig
 from ops.rollout import RolloutConfig, run_rollouts
-from ops.step_samples import build_step_samples
+from ops.step_samples import build_step_samples, with_hint_free_copies
 from pipelines.experiments import experiment_of, experiment_partitions, lineage_metadata
 from resources.environment import SimulatorResource
 from resources.policy import PolicyResource
@@ -32,9 +32,13 @@ class StepDatasetConfig(dg.Config):
     sr_max: float = Field(default=0.9, ge=0, le=1, description="Keep tasks with SR(x) <= sr_max; 0.9 drops mastered tasks.")
     best_attempt: bool = Field(default=True, description="Train on the best attempt k* only (eq. 13).")
     reasonable_only: bool = Field(default=True, description="Keep only steps the critic marked reasonable (eq. 14).")
+    hint_free_copies: bool = Field(default=True, description=(
+        "Also add each hinted step with its prompt as it would read without the hints, so training covers the "
+        "hint-free prompts of test time (a policy that copies the hinted action learns nothing transferable from "
+        "hinted prompts alone). false = hint-contextualized prompts only, exactly seed 000's recipe."))
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="step-datasets-1",
+@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="step-datasets-2",
           description="Filtered step samples: hint-contextualized prompt, screenshot, target action (also an HF dataset).")
 def step_datasets(context: dg.AssetExecutionContext, config: StepDatasetConfig, rollout_attempts: pl.DataFrame,
                   rollout_steps: pl.DataFrame, critic_feedback: pl.DataFrame,
@@ -43,7 +47,8 @@ def step_datasets(context: dg.AssetExecutionContext, config: StepDatasetConfig, 
 
     samples, report = build_step_samples(rollout_attempts, rollout_steps, critic_feedback,
                                          FilterConfig(config.sr_min, config.sr_max, config.best_attempt,
-                                                      config.reasonable_only))
+                                                      config.reasonable_only),
+                                         hint_free_copies=config.hint_free_copies)
     with tempfile.TemporaryDirectory() as tmp:
         hf_uri = artifact_store.put_hf_dataset(build_step_dataset(samples), f"{experiment_of(context)}/step_datasets/"
                                                f"{context.run_id}", Path(tmp) / "ds") if samples.height else None
@@ -53,6 +58,7 @@ def step_datasets(context: dg.AssetExecutionContext, config: StepDatasetConfig, 
         "tasks_kept": report.kept_tasks, "tasks_dropped": dg.MetadataValue.json(dict(report.dropped)),
         "samples_by_action_type": dg.MetadataValue.json(dict(report.samples_by_type)),
         "with_hint": int(samples["has_hint"].sum()) if samples.height else 0,
+        "hint_free_copies": report.hint_free_copies,
         "sr_histogram": counts(round(v, 2) for v in sr),
     })
     return samples
@@ -161,9 +167,11 @@ class RFTAssetConfig(SFTAssetConfig):
                                      description="Round r re-instantiates template tasks with seed + r * offset (fresh variants).")
     attempts: int = Field(default=3, ge=1, description="Attempts per task in rounds after the first.")
     max_tasks: int | None = Field(default=60, ge=1, description="Fresh task variants per round after the first.")
+    hint_free_copies: bool = Field(default=True, description=(
+        "Also train on each hinted step's prompt as it would read without hints (see step_datasets)."))
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="rft-1",
+@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="rft-2",
           description="Iterative rejection fine-tuning on verified-successful trajectories (seed 003 §3.2).")
 def rft_checkpoint(context: dg.AssetExecutionContext, config: RFTAssetConfig, curriculum_tasks: pl.DataFrame,
                    rollout_attempts: pl.DataFrame, rollout_steps: pl.DataFrame, base_policy: dict,
@@ -187,6 +195,8 @@ def rft_checkpoint(context: dg.AssetExecutionContext, config: RFTAssetConfig, cu
                              RolloutConfig(attempts=config.attempts, use_hints=False))
                 attempts, steps, _ = collect_tables(store, agent.version, [t.task_id for t in tasks])
             samples = rft_samples(steps, attempts, verdict="critic_decision")
+            if config.hint_free_copies:
+                samples = with_hint_free_copies(samples, attempts)
             per_round.append({"round": r, "successful_attempts": int((attempts["critic_decision"] == 1).sum()),
                               "samples": samples.height})
             if samples.height == 0:

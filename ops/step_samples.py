@@ -14,7 +14,7 @@ from typing import Any
 
 import polars as pl
 
-from ops.prompts import element_label
+from ops.prompts import element_label, messages_to_json, without_hints
 from ops.filtering import AttemptLabels, FilterConfig, TaskSelection, select_steps
 from ops.schemas import from_rows
 
@@ -25,6 +25,7 @@ class SelectionReport:
     kept_tasks: int = 0
     dropped: Counter = field(default_factory=Counter)
     samples_by_type: Counter = field(default_factory=Counter)
+    hint_free_copies: int = 0  # rows added as the hint-free twin of a hinted step
 
 
 def attempt_labels(feedback: pl.DataFrame) -> dict[str, list[AttemptLabels]]:
@@ -70,8 +71,14 @@ def target_box(action: dict[str, Any], elements: list[dict[str, Any]]) -> list[i
 
 
 def build_step_samples(attempts: pl.DataFrame, steps: pl.DataFrame, feedback: pl.DataFrame,
-                       config: FilterConfig = FilterConfig()) -> tuple[pl.DataFrame, SelectionReport]:
-    """Filter tasks and steps (eq. 10–14) and turn the kept steps into `training_samples` rows."""
+                       config: FilterConfig = FilterConfig(), *,
+                       hint_free_copies: bool = False) -> tuple[pl.DataFrame, SelectionReport]:
+    """Filter tasks and steps (eq. 10–14) and turn the kept steps into `training_samples` rows.
+
+    Each row keeps the prompt exactly as the policy saw it. With `hint_free_copies`, a kept step
+    whose prompt carried hints also appears with the prompt it would have had without them
+    (`has_hint` false), so training also covers the hint-free prompts the policy meets at test time.
+    """
     labels = attempt_labels(feedback)
     hinted = {(r["task_id"], r["attempt"]) for r in attempts.iter_rows(named=True) if r["hints_used"]}
     report = SelectionReport([select_steps(task, attempts, config) for task, attempts in labels.items()])
@@ -93,8 +100,25 @@ def build_step_samples(attempts: pl.DataFrame, steps: pl.DataFrame, feedback: pl
             "prompt": r["prompt"], "image": r["screenshot_png"], "target_action": r["action"],
             "target_response": r["raw_output"], "target_box": json.dumps(box) if box else None,
             "elements": json.dumps(reward_elements(elements)), "task_id": r["task_id"],
-            "attempt": r["attempt"], "step": r["step"],
-            "has_hint": (r["task_id"], r["attempt"]) in hinted,
+            "attempt": r["attempt"], "step": r["step"], "has_hint": (r["task_id"], r["attempt"]) in hinted,
         })
-    return from_rows(rows, "training_samples"), report
+    samples = from_rows(rows, "training_samples")
+    if hint_free_copies:
+        twinned = with_hint_free_copies(samples, attempts)
+        report.hint_free_copies = twinned.height - samples.height
+        samples = twinned
+    return samples, report
+
+
+def with_hint_free_copies(samples: pl.DataFrame, attempts: pl.DataFrame) -> pl.DataFrame:
+    """`samples` plus, for each row whose prompt carried hints, the same row with the prompt it
+    would have had without them (`has_hint` false). Hint counts come from `attempts.hints_used`."""
+    counts = attempts.select("task_id", "attempt", _n_hints=pl.col("hints_used").list.len())
+    hinted = samples.join(counts, on=["task_id", "attempt"], how="inner").filter(pl.col("_n_hints") > 0)
+    copies = hinted.with_columns(
+        prompt=pl.struct("prompt", "_n_hints").map_elements(
+            lambda r: messages_to_json(without_hints(json.loads(r["prompt"]), r["_n_hints"])), return_dtype=pl.String),
+        has_hint=pl.lit(False),
+    ).drop("_n_hints")
+    return pl.concat([samples, copies.select(samples.columns)])
 

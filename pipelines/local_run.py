@@ -23,6 +23,9 @@ def default_instance() -> dg.DagsterInstance:
     """The persistent instance under $DAGSTER_HOME, defaulting to the project's own folder."""
     home = Path(os.environ.setdefault("DAGSTER_HOME", str(REPO / ".mobileforge" / "dagster_home")))
     home.mkdir(parents=True, exist_ok=True)
+    settings = home / "dagster.yaml"
+    if not settings.exists():  # the project's own home runs offline: no usage telemetry
+        settings.write_text("telemetry:\n  enabled: false\n")
     return dg.DagsterInstance.get()
 
 

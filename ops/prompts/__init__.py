@@ -33,6 +33,7 @@ from ops.prompts.policy import (
     element_label,
     render_element_list,
     render_hint_block,
+    without_hints,
 )
 
 __all__ = [
@@ -62,4 +63,5 @@ __all__ = [
     "redact_images",
     "render_element_list",
     "render_hint_block",
+    "without_hints",
 ]

@@ -32,6 +32,7 @@ OUTPUT_FORMATS: dict[PromptStyle, str] = {
 }
 
 HINTS_HEADER = "EVALUATION HINTS FROM PREVIOUS ATTEMPTS"
+HINTS_LABEL = "Hints:"  # first context line of the element-list prompt when it carries hints
 HINTS_FOOTER = "END OF EVALUATION HINTS"
 
 
@@ -158,8 +159,8 @@ def element_context(hint_summaries: Sequence[str], history: Sequence[str]) -> li
     prompts match rollout prompts byte for byte.
     """
     context = []
-    if hint_summaries:
-        context += ["Hints:", *_bullets(hint_summaries)]
+    if hint_summaries:  # one line per hint, so `without_hints` can take them out exactly
+        context += [HINTS_LABEL, *_bullets([" ".join(h.split()) for h in hint_summaries])]
     if history:
         context += ["Done:", _numbered(history)]
     return context
@@ -179,6 +180,31 @@ def _elements(
     content: list[dict[str, Any]] = [dict(IMAGE_PLACEHOLDER)] if with_image else []
     content.append({"type": "text", "text": text})
     return [{"role": "user", "content": content}]
+
+
+def without_hints(messages: Sequence[Message], n_hints: int) -> list[Message]:
+    """The same step prompt as if the attempt had carried no hints: the hint block of any style
+    taken out, everything else byte-identical (`n_hints`: how many hints the prompt carries)."""
+    out = []
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, list):
+            content = [dict(part, text=_strip_hint_text(part["text"], n_hints)) if part.get("type") == "text" else part
+                       for part in content]
+        elif isinstance(content, str):
+            content = _strip_hint_text(content, n_hints)
+        out.append({**message, "content": content})
+    return out
+
+
+def _strip_hint_text(text: str, n_hints: int) -> str:
+    start = text.find(HINTS_HEADER)
+    if start >= 0:  # prompt-5 block appended to the instruction after a blank line
+        end = text.index(HINTS_FOOTER, start) + len(HINTS_FOOTER)
+        return text[:start].removesuffix("\n\n") + text[end:]
+    if n_hints and text.startswith(HINTS_LABEL + "\n"):
+        return "\n".join(text.split("\n")[1 + n_hints:])
+    return text
 
 
 def build_policy_prompt(

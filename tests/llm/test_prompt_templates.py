@@ -26,6 +26,7 @@ from ops.prompts import (
     png_data_url,
     redact_images,
     render_hint_block,
+    without_hints,
 )
 from tests.support.images import solid_png
 
@@ -123,6 +124,19 @@ def test_element_prompt_without_image_and_errors():
         build_policy_prompt("guiowl", "  ", [], [])
     with pytest.raises(ValueError):
         build_policy_prompt("unknown-style", "Go back", [], [])
+
+
+@pytest.mark.parametrize("style", list(PromptStyle))
+@pytest.mark.parametrize("history", [[], ["- Settings #3", "type {'text': 'hi'}"]])
+def test_without_hints_gives_the_prompt_of_an_unhinted_attempt(style, history):
+    second = Hint(attempt=3, key_mistake="k", what_to_avoid=[], suggested_approach=[], important_insights=[],
+                  hint_summary="On 'display', click 'Dark theme'\ninstead of  click 'Font size'.")
+    elements = ["Display", "Dark theme [off]"]
+    hinted = build_policy_prompt(style, "Turn on dark theme", history, [HINT, second], elements)
+    plain = build_policy_prompt(style, "Turn on dark theme", history, [], elements)
+    assert hinted != plain
+    assert without_hints(hinted, 2) == plain
+    assert without_hints(plain, 0) == plain
 
 
 def test_image_placeholders_are_filled_with_data_urls_and_redacted_back():

@@ -1,5 +1,7 @@
 import json
 
+import polars as pl
+
 from ops.attempt_store import collect_tables
 from ops.filtering import FilterConfig
 from ops.schemas import validate
@@ -21,6 +23,25 @@ def test_step_samples_keep_reasonable_steps_of_best_attempt_with_rollout_prompts
         assert r["has_hint"] == (r["attempt"] > 1)
     every = build_step_samples(attempts, steps, feedback, FilterConfig(reasonable_only=False, best_attempt=False))[0]
     assert every.height >= samples.height
+
+
+def test_hint_free_copies_pair_each_hinted_step_with_its_unhinted_prompt(tmp_path):
+    store, _ = _run(tmp_path, attempts=3)
+    attempts, steps, feedback = collect_tables(store, "random", [t.task_id for t in sim_tasks()])
+    config = FilterConfig(reasonable_only=False, best_attempt=False)
+    plain = build_step_samples(attempts, steps, feedback, config)[0]
+    twinned, report = build_step_samples(attempts, steps, feedback, config, hint_free_copies=True)
+    assert validate(twinned, "training_samples") == []
+    hinted = plain.filter(pl.col("has_hint"))
+    assert hinted.height > 0 and report.hint_free_copies == hinted.height
+    assert twinned.height == plain.height + hinted.height
+    copies = twinned.join(hinted.select("task_id", "attempt", "step", hinted_prompt="prompt"),
+                          on=["task_id", "attempt", "step"]).filter(~pl.col("has_hint"))
+    assert copies.height == hinted.height
+    for r in copies.iter_rows(named=True):
+        assert "Hints:" not in r["prompt"] and "Hints:" in r["hinted_prompt"]
+        # the copy is the hinted prompt minus its hint lines, nothing else
+        assert json.loads(r["prompt"])[0]["content"][-1]["text"] in json.loads(r["hinted_prompt"])[0]["content"][-1]["text"]
 
 
 def test_target_box_by_index_and_by_point():

@@ -1,0 +1,64 @@
+"""The bundled base policy: usable, current with the prompt format, refused when stale; and
+the base_policy asset from both sources."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import dagster as dg
+import pytest
+
+from assets.base_policy import base_policy
+from ops.actions import Action
+from ops.benchmark import held_out_tasks
+from ops.episode import PolicyRequest
+from ops.sim_env import SimEnvironment
+from resources.storage import ArtifactStore, StorageLocation
+from training.bundled_base import BUNDLED_DIR, PROVENANCE_FILE, BundledBaseError, format_fingerprint, load_bundled
+from training.local_policy import GenerationSettings, LocalPolicy
+
+
+def test_bundled_base_is_current_and_documented():
+    # Fails after any change to prompts, answers, hint wording or history lines: rebuild the base
+    # with the command in the error (training/bundled_base.py).
+    provenance, report = load_bundled()
+    assert provenance["format_fingerprint"] == format_fingerprint()
+    assert provenance["command"].startswith("mobileforge base pretrain")
+    assert report["steps"] == provenance["config"]["max_steps"]  # step-budgeted, not time-budgeted
+    assert report["click_accuracy"] > 2 * report["click_chance"]
+
+
+def test_stale_or_incomplete_bundle_is_refused_with_the_rebuild_command(tmp_path):
+    stale = shutil.copytree(BUNDLED_DIR, tmp_path / "stale")
+    record = json.loads((stale / PROVENANCE_FILE).read_text())
+    (stale / PROVENANCE_FILE).write_text(json.dumps({**record, "format_fingerprint": "0" * 16}))
+    with pytest.raises(BundledBaseError, match="mobileforge base pretrain --out training/embedded_base"):
+        load_bundled(stale)
+    (stale / "model.safetensors").unlink()
+    with pytest.raises(BundledBaseError, match="lacks \\['model.safetensors'\\]"):
+        load_bundled(stale)
+
+
+def test_bundled_base_acts_on_a_simulator_screen():
+    spec, _ = held_out_tasks(1, max_templates=1)[0]
+    observation = SimEnvironment(size=(540, 1200)).reset(spec)
+    policy = LocalPolicy(BUNDLED_DIR, "elements", generation=GenerationSettings(max_new_tokens=48, temperature=0))
+    [out] = policy.act_batch([PolicyRequest(observation, "Open the Clock app", [], [])])
+    assert isinstance(policy.parse(out.raw_text, observation).action, Action), out.raw_text
+
+
+@pytest.mark.parametrize("source", ["bundled", "pretrain"])
+def test_base_policy_asset_stores_a_loadable_checkpoint(tmp_path, source):
+    store = ArtifactStore(location=StorageLocation(root=str(tmp_path / "storage")))
+    config = {"source": source, "max_steps": 3, "eval_samples": 4}
+    result = dg.materialize([base_policy], resources={"artifact_store": store},
+                            run_config={"ops": {"base_policy": {"config": config}}})
+    assert result.success
+    value = result.output_for_node("base_policy")
+    local = store.local_path(value["uri"])
+    assert (local / "model.safetensors").is_file() and (local / PROVENANCE_FILE).is_file()
+    meta = result.asset_materializations_for_node("base_policy")[0].metadata
+    assert meta["source"].value == source
+    if source == "pretrain":
+        assert meta["steps"].value == 3
