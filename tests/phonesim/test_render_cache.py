@@ -56,8 +56,8 @@ def check_screen(phone: Phone) -> None:
     dark = bool(phone.state["data"]["system"]["dark_theme"])
     ops = render.frame_ops(phone.frame(), render.DARK if dark else render.LIGHT)
     ref = render.rasterize(ops, phone.size)
+    png = obs.png  # first, so the PNG is built from cached and re-drawn bands, not from the screenshot
     assert obs.screenshot.tobytes() == ref.tobytes(), f"screenshot differs on {obs.app}/{obs.screen}"
-    png = obs.png
     chunks = png_chunks(png)
     idat = b"".join(body for tag, body in chunks if tag == b"IDAT")
     zlib.decompress(idat)  # checks the combined adler32
@@ -81,6 +81,12 @@ def test_cached_screens_equal_a_full_render(size, seed):
             phones[1].invalidate()
         phone.step(random_action(phone, rng))
         check_screen(phone)
+        if i % 5 == 0:  # the PNG made from the cached screenshot is the same file
+            png = phone.observe().png
+            render._PNGS.clear()
+            other = phone.fork()
+            other.observe().screenshot
+            assert other.observe().png == png
         if rng.random() < 0.1:  # a fork shows the same screen: a whole-frame hit
             check_screen(phone.fork())
     stats = render.cache_stats()
