@@ -430,23 +430,57 @@ class _LRU(OrderedDict):
             _, old = self.popitem(last=False)
             self.used -= self.size_of(old)
 
+    def discard(self, key) -> None:
+        if key in self:
+            self.used -= self.size_of(self.pop(key))
+
     def clear(self) -> None:
         super().clear()
         self.used = 0
 
 
-def _image_bytes(img) -> int:
-    if type(img) is tuple:  # (whole screen, top, bottom): a band not cut out yet (see `_band_get`)
-        return img[0].size[0] * (img[2] - img[1]) * 4 + 200
-    return img.size[0] * img.size[1] * 4 + 200  # Pillow stores RGB as 4 bytes per pixel
+def _entry_bytes(v) -> int:
+    if isinstance(v, Image.Image):  # Pillow stores RGB as 4 bytes per pixel
+        return v.size[0] * v.size[1] * 4 + 200
+    if isinstance(v, bytes):  # a whole PNG
+        return len(v) + 100
+    if isinstance(v[0], Image.Image):  # (whole screen, top, bottom): a band not cut out yet (`_band_get`)
+        return v[0].size[0] * (v[2] - v[1]) * 4 + 200
+    return len(v[0]) + 120  # (IDAT chunk, adler32, raw length) of a band
 
 
-DEFAULT_CACHE_MB = float(os.environ.get("PHONESIM_RENDER_CACHE_MB", 320))  # per process, all caches together
-CACHE_MB = DEFAULT_CACHE_MB
-_IMAGES = _LRU(int(CACHE_MB * 0.30 * 2**20), _image_bytes)  # whole screenshots
-_BANDS = _LRU(int(CACHE_MB * 0.45 * 2**20), _image_bytes)  # band pixels
-_PNG_BANDS = _LRU(int(CACHE_MB * 0.15 * 2**20), lambda v: len(v[0]) + 120)  # (IDAT chunk, adler32, raw length)
-_PNGS = _LRU(int(CACHE_MB * 0.10 * 2**20), lambda v: len(v) + 100)  # whole PNGs
+class _Kind:
+    """One kind of entry in the shared cache: all kinds compete for one byte budget, so a process
+    that only asks for PNGs (or only for images) gets the whole budget for what it uses."""
+
+    __slots__ = ("tag",)
+
+    def __init__(self, tag: str):
+        self.tag = tag
+
+    def get(self, key):
+        return _CACHE.get((self.tag, key))
+
+    def put(self, key, value) -> None:
+        _CACHE.put((self.tag, key), value)
+
+    def replace(self, key, value) -> None:  # same byte size: order and count unchanged
+        OrderedDict.__setitem__(_CACHE, (self.tag, key), value)
+
+    def __contains__(self, key) -> bool:
+        return (self.tag, key) in _CACHE
+
+    def clear(self) -> None:
+        for k in [k for k in _CACHE if k[0] == self.tag]:
+            _CACHE.discard(k)
+
+
+DEFAULT_CACHE_MB = float(os.environ.get("PHONESIM_RENDER_CACHE_MB", 256))  # per process, all kinds together
+_CACHE = _LRU(int(DEFAULT_CACHE_MB * 2**20), _entry_bytes)
+_IMAGES = _Kind("image")  # whole screenshots
+_BANDS = _Kind("band")  # band pixels
+_PNG_BANDS = _Kind("png band")  # (IDAT chunk, adler32, raw length) per (palette, band)
+_PNGS = _Kind("png")  # whole PNGs
 _LAYOUTS = _LRU(256, lambda v: 1)  # frame key → band layout (entry count)
 STATS: dict[str, int] = {}
 
@@ -456,19 +490,16 @@ def _count(name: str, n: int = 1) -> None:
 
 
 def set_cache_budget(mb: float) -> None:
-    """Resize the render caches of this process (total megabytes; 0 disables caching)."""
-    global CACHE_MB
-    CACHE_MB = mb
-    for cache, share in ((_IMAGES, 0.30), (_BANDS, 0.45), (_PNG_BANDS, 0.15), (_PNGS, 0.10)):
-        cache.budget = int(mb * share * 2**20)
+    """Resize the render cache of this process (megabytes; 0 disables caching) and empty it."""
+    _CACHE.budget = int(mb * 2**20)
     clear_caches()
 
 
 def clear_caches(text: bool = True) -> None:
     """Forget rendered screens and bands, and (`text`) text masks and fitted labels too
     (benchmarks time cold renders)."""
-    for cache in (_IMAGES, _BANDS, _PNG_BANDS, _PNGS, _LAYOUTS):
-        cache.clear()
+    _CACHE.clear()
+    _LAYOUTS.clear()
     if text:
         for fn in (_text_mask, _fit, _wrap):
             fn.cache_clear()
@@ -480,7 +511,7 @@ def cache_stats(reset: bool = False) -> dict[str, float]:
     for name in ("frame_png", "frame_image", "band_png", "band_pixels"):
         hit, miss = STATS.get(f"{name}_hit", 0), STATS.get(f"{name}_miss", 0)
         out[f"{name}_hit_rate"] = hit / (hit + miss) if hit + miss else float("nan")
-    out["cache_mb"] = sum(c.used for c in (_IMAGES, _BANDS, _PNG_BANDS, _PNGS)) / 2**20
+    out["cache_mb"] = _CACHE.used / 2**20
     if reset:
         STATS.clear()
     return out
@@ -556,7 +587,7 @@ def _band_get(key) -> Image.Image | None:
     if type(v) is tuple:
         img, top, bottom = v
         v = img.crop((0, top, img.size[0], bottom))
-        OrderedDict.__setitem__(_BANDS, key, v)  # same size, so the byte count is unchanged
+        _BANDS.replace(key, v)
     return v
 
 
@@ -630,11 +661,10 @@ def render_frame(frame: Frame, size: tuple[int, int], dark: bool = False) -> Ima
         return img
     _count("frame_image_miss")
     # Always drawn whole: a new 1080×2400 image costs its allocation either way, and cutting out
-    # and pasting 50 cached bands (~5 ms) is not cheaper than drawing them (measured). Its bands
-    # are registered for the PNG path and for screens that share them.
+    # and pasting 50 cached bands (~5 ms) is not cheaper than drawing them (measured). The PNG of
+    # this screen, if asked for, is made from this image.
     img = rasterize(key[1], size)
     _count("whole_rasters")
-    _put_band_refs(_layout(key), img)
     _IMAGES.put(key, img)
     return img
 

@@ -50,7 +50,7 @@ def step_dataset():
 def hifpo_run(warm_base, step_dataset, tmp_path_factory):
     out = tmp_path_factory.mktemp("hifpo_out") / "ckpt"
     # No weight decay: any weight change must come from the GRPO gradient.
-    config = HiFPOConfig.cpu_tiny(max_steps=3, learning_rate=1e-3, weight_decay=0.0)
+    config = HiFPOConfig.cpu_tiny(max_steps=3, learning_rate=1e-3, weight_decay=0.0, action_format="canonical")
     return train_hifpo(warm_base, step_dataset, out, config)
 
 
@@ -113,7 +113,7 @@ def test_gpu_defaults_follow_table_13(tmp_path):
 @pytest.mark.parametrize(
     ("overrides", "field"),
     [
-        ({"num_generations": 3}, "num_generations"),  # 4 x 2 completions per round is not a multiple of 3
+        ({"num_generations": 3}, "num_generations"),  # 16 completions per round is not a multiple of 3
         ({"top_p": 1.5}, "top_p"),
         ({"beta": -0.1}, "beta"),
         ({"vllm_mode": "remote"}, "vllm_mode"),
@@ -173,7 +173,7 @@ def test_launch_dry_run_builds_the_trainer(warm_base, step_dataset, tmp_path):
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout[result.stdout.index("{") :])
     assert summary["trainer"] == "GRPOTrainer" and summary["train_rows"] == len(step_dataset)
-    assert summary["generation_batch_size"] == 16  # 4 per device x 4 micro-steps per rollout
+    assert summary["generation_batch_size"] == 64  # 16 per device x 4 micro-steps per rollout
     assert summary["config"]["max_steps"] == 7
     assert not (tmp_path / "out" / "model.safetensors").exists()
 
