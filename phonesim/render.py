@@ -450,37 +450,41 @@ def _entry_bytes(v) -> int:
 
 
 class _Kind:
-    """One kind of entry in the shared cache: all kinds compete for one byte budget, so a process
-    that only asks for PNGs (or only for images) gets the whole budget for what it uses."""
+    """One kind of entry in a shared pool: kinds in a pool compete for its byte budget."""
 
-    __slots__ = ("tag",)
+    __slots__ = ("tag", "pool")
 
-    def __init__(self, tag: str):
-        self.tag = tag
+    def __init__(self, tag: str, pool: _LRU):
+        self.tag, self.pool = tag, pool
 
     def get(self, key):
-        return _CACHE.get((self.tag, key))
+        return self.pool.get((self.tag, key))
 
     def put(self, key, value) -> None:
-        _CACHE.put((self.tag, key), value)
+        self.pool.put((self.tag, key), value)
 
     def replace(self, key, value) -> None:  # same byte size: order and count unchanged
-        OrderedDict.__setitem__(_CACHE, (self.tag, key), value)
+        OrderedDict.__setitem__(self.pool, (self.tag, key), value)
 
     def __contains__(self, key) -> bool:
-        return (self.tag, key) in _CACHE
+        return (self.tag, key) in self.pool
 
     def clear(self) -> None:
-        for k in [k for k in _CACHE if k[0] == self.tag]:
-            _CACHE.discard(k)
+        for k in [k for k in self.pool if k[0] == self.tag]:
+            self.pool.discard(k)
 
 
-DEFAULT_CACHE_MB = float(os.environ.get("PHONESIM_RENDER_CACHE_MB", 256))  # per process, all kinds together
-_CACHE = _LRU(int(DEFAULT_CACHE_MB * 2**20), _entry_bytes)
-_IMAGES = _Kind("image")  # whole screenshots
-_BANDS = _Kind("band")  # band pixels
-_PNG_BANDS = _Kind("png band")  # (IDAT chunk, adler32, raw length) per (palette, band)
-_PNGS = _Kind("png")  # whole PNGs
+# Two pools: pixels (screenshots, band pixels) and PNG bytes (whole files, compressed bands).
+# PNG entries are ~200× smaller than a screenshot, so sharing one LRU with pixels would let a
+# few new screenshots evict hundreds of PNGs; each pool is a cap, not a reservation.
+DEFAULT_CACHE_MB = float(os.environ.get("PHONESIM_RENDER_CACHE_MB", 320))  # per process, both pools
+PNG_SHARE = 0.2
+_PIXELS = _LRU(int(DEFAULT_CACHE_MB * (1 - PNG_SHARE) * 2**20), _entry_bytes)
+_PNG_POOL = _LRU(int(DEFAULT_CACHE_MB * PNG_SHARE * 2**20), _entry_bytes)
+_IMAGES = _Kind("image", _PIXELS)  # whole screenshots
+_BANDS = _Kind("band", _PIXELS)  # band pixels
+_PNG_BANDS = _Kind("png band", _PNG_POOL)  # (IDAT chunk, adler32, raw length) per (palette, band)
+_PNGS = _Kind("png", _PNG_POOL)  # whole PNGs
 _LAYOUTS = _LRU(256, lambda v: 1)  # frame key → band layout (entry count)
 STATS: dict[str, int] = {}
 
@@ -491,14 +495,16 @@ def _count(name: str, n: int = 1) -> None:
 
 def set_cache_budget(mb: float) -> None:
     """Resize the render cache of this process (megabytes; 0 disables caching) and empty it."""
-    _CACHE.budget = int(mb * 2**20)
+    _PIXELS.budget = int(mb * (1 - PNG_SHARE) * 2**20)
+    _PNG_POOL.budget = int(mb * PNG_SHARE * 2**20)
     clear_caches()
 
 
 def clear_caches(text: bool = True) -> None:
     """Forget rendered screens and bands, and (`text`) text masks and fitted labels too
     (benchmarks time cold renders)."""
-    _CACHE.clear()
+    _PIXELS.clear()
+    _PNG_POOL.clear()
     _LAYOUTS.clear()
     if text:
         for fn in (_text_mask, _fit, _wrap):
@@ -511,7 +517,7 @@ def cache_stats(reset: bool = False) -> dict[str, float]:
     for name in ("frame_png", "frame_image", "band_png", "band_pixels"):
         hit, miss = STATS.get(f"{name}_hit", 0), STATS.get(f"{name}_miss", 0)
         out[f"{name}_hit_rate"] = hit / (hit + miss) if hit + miss else float("nan")
-    out["cache_mb"] = _CACHE.used / 2**20
+    out["cache_mb"] = (_PIXELS.used + _PNG_POOL.used) / 2**20
     if reset:
         STATS.clear()
     return out
