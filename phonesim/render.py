@@ -620,42 +620,50 @@ def _whole(ops: tuple[Op, ...], lay: _Bands, wanted: int) -> Image.Image | None:
     return img
 
 
-def _band_images(ops: tuple[Op, ...], lay: _Bands, wanted) -> dict[int, Image.Image]:
-    """Pixels of the `wanted` bands: cached ones looked up, the rest rasterized together per run
-    of adjacent bands on a reusable full-size scratch canvas, drawing only the ops they touch."""
-    out: dict[int, Image.Image] = {}
+def _encode_missing(ops: tuple[Op, ...], lay: _Bands, missing: list[int], pal: Image.Image) -> list:
+    """PNG parts of the `missing` bands. Bands whose pixels are cached are stacked and quantized
+    in one call; the others are rasterized per run of adjacent bands on a reusable full-size
+    scratch canvas (drawing only the ops touching the run), cut out once per run and quantized
+    from that; their pixels are cached as references into the run's image."""
+    W, H = lay.size
+    bh = lay.height
+    out: dict[int, tuple] = {}
+    cached: dict[int, Image.Image] = {}
     todo: list[int] = []
-    for b in wanted:
+    for b in missing:
         img = _band_get(lay.keys[b])
         if img is None:
             todo.append(b)
         else:
-            out[b] = img
-    _count("band_pixels_hit", len(out))
-    if not todo:
-        return out
+            cached[b] = img
+    _count("band_pixels_hit", len(cached))
     _count("band_pixels_miss", len(todo))
-    W, H = lay.size
-    bh = lay.height
+    if cached:
+        spans, y = [], 0
+        for img in cached.values():
+            spans.append((y, y + img.size[1]))
+            y += img.size[1]
+        out.update(zip(cached, _encode_rows(_quantize(_stack(list(cached.values())), pal), spans)))
     runs: list[list[int]] = []
     for b in todo:
         if runs and runs[-1][-1] == b - 1:
             runs[-1].append(b)
         else:
             runs.append([b])
-    with _LOCK:
-        scratch = _SCRATCH.get(lay.size)
-        if scratch is None:
-            scratch = _SCRATCH[lay.size] = Image.new("RGB", lay.size)
-        for run in runs:
-            top, bottom = run[0] * bh, min(H, (run[-1] + 1) * bh)
-            idx = sorted(set().union(*(lay.members[b] for b in run)))
+    for run in runs:
+        top, bottom = run[0] * bh, min(H, (run[-1] + 1) * bh)
+        idx = sorted(set().union(*(lay.members[b] for b in run)))
+        with _LOCK:
+            scratch = _SCRATCH.get(lay.size)
+            if scratch is None:
+                scratch = _SCRATCH[lay.size] = Image.new("RGB", lay.size)
             _draw(scratch, [ops[i] for i in idx], lay.size, (top, bottom))
-            for b in run:
-                img = scratch.crop((0, b * bh, W, min(H, (b + 1) * bh)))
-                _BANDS.put(lay.keys[b], img)
-                out[b] = img
-    return out
+            img = scratch.crop((0, top, W, bottom))
+        spans = [(b * bh - top, min(H, (b + 1) * bh) - top) for b in run]
+        for b, span in zip(run, spans):
+            _BANDS.put(lay.keys[b], (img, *span))
+        out.update(zip(run, _encode_rows(_quantize(img, pal), spans)))
+    return [out[b] for b in missing]
 
 
 def render_frame(frame: Frame, size: tuple[int, int], dark: bool = False) -> Image.Image:
@@ -843,15 +851,8 @@ def render_png(frame: Frame, size: tuple[int, int], dark: bool = False) -> bytes
     H, bh = size[1], lay.height
     if whole is not None:  # quantize the whole screen, encode the missing bands
         encoded = _encode_rows(_quantize(whole, pal), [(b * bh, min(H, (b + 1) * bh)) for b in missing])
-    elif missing:  # quantize and encode only the missing bands, stacked
-        imgs = _band_images(ops, lay, missing)
-        stack = _stack([imgs[b] for b in missing])
-        spans, y = [], 0
-        for b in missing:
-            h = imgs[b].size[1]
-            spans.append((y, y + h))
-            y += h
-        encoded = _encode_rows(_quantize(stack, pal), spans)
+    elif missing:  # quantize and encode only the missing bands
+        encoded = _encode_missing(ops, lay, missing, pal)
     if missing:
         for b, part in zip(missing, encoded):
             parts[b] = part
