@@ -62,3 +62,14 @@ def test_base_policy_asset_stores_a_loadable_checkpoint(tmp_path, source):
     assert meta["source"].value == source
     if source == "pretrain":
         assert meta["steps"].value == 3
+
+
+def test_base_check_command_prints_the_provenance():
+    from click.testing import CliRunner
+
+    from mobileforge.cli.base import base
+
+    result = CliRunner().invoke(base, ["check"])
+    assert result.exit_code == 0, result.output
+    shown = json.loads(result.output)
+    assert shown["format_fingerprint"] == format_fingerprint() and shown["steps"] > 0
