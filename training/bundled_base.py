@@ -101,7 +101,8 @@ def pretrain_embedded_base(out_dir: str | Path, config: Any, context_share: floa
     from training.episode_skills import with_episode_context
     from training.sim_grounding import sim_sampler
 
+    commit = _git_commit()  # the code that generates the data is the code at the start
     sample_fn = with_episode_context(sim_sampler(seed=config.seed), context_share)
     report = pretrain_base_policy(out_dir, config, sample_fn, on_progress=progress)
-    write_provenance(out_dir, command, config.model_dump(), report.sample_fn, _git_commit())
+    write_provenance(out_dir, command, config.model_dump(), report.sample_fn, commit)
     return report
