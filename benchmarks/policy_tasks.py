@@ -61,9 +61,10 @@ def evaluate(checkpoint: str, tasks: list[tuple[TaskSpec, str]], k: int, tempera
         "steps": r["n_steps"]} for r in attempts.iter_rows(named=True)])
     table = pass_at_k(results, k)
     first = steps.filter((pl.col("step") == 0) & (pl.col("screen") == "launcher"))
-    first_actions = Counter()
+    first_actions = Counter()  # the echoed row of element actions, else the action type
     for r in first.iter_rows(named=True):
-        first_actions[(r["conclusion"] or json.dumps(r["action"]) or "invalid")[:40]] += 1
+        kind = json.loads(r["action"])["type"] if r["action"] else "invalid"
+        first_actions[f"{kind} {r['conclusion']}".strip()[:48]] += 1
     return {
         "checkpoint": checkpoint, "tasks": len(specs), "episodes": results.height, "seconds": round(seconds, 1),
         "table": table.to_dicts(), "end_reasons": dict(Counter(attempts["end_reason"].to_list())),
