@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ops.actions import Action, ActionType
 from ops.actions.formats import label_echo
@@ -28,6 +30,9 @@ from ops.rollout import describe_action
 BUNDLED_DIR = Path(__file__).resolve().parent / "embedded_base"
 PROVENANCE_FILE = "provenance.json"
 REPORT_FILE = "pretrain_report.json"
+if TYPE_CHECKING:  # torch stays unimported until a pretraining actually runs
+    from training.base_pretrain import BasePretrainConfig, BasePretrainReport
+
 REBUILD_COMMAND = "mobileforge base pretrain --out training/embedded_base"
 
 
@@ -83,8 +88,6 @@ def load_bundled(directory: str | Path = BUNDLED_DIR) -> tuple[dict[str, Any], d
 
 
 def _git_commit() -> str | None:
-    import subprocess
-
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=BUNDLED_DIR.parent, capture_output=True, text=True,
                              timeout=10)
@@ -93,8 +96,8 @@ def _git_commit() -> str | None:
     return out.stdout.strip() or None
 
 
-def pretrain_embedded_base(out_dir: str | Path, config: Any, context_share: float, command: str,
-                           progress: Any = None) -> Any:
+def pretrain_embedded_base(out_dir: str | Path, config: BasePretrainConfig, context_share: float, command: str,
+                           progress: Callable[[int, float, float], None] | None = None) -> BasePretrainReport:
     """Pretrain the embedded base (simulator-screen grounding + episode-context skills) into
     `out_dir` and record its provenance; returns the `BasePretrainReport`."""
     from training.base_pretrain import pretrain_base_policy
