@@ -493,6 +493,13 @@ def _count(name: str, n: int = 1) -> None:
     STATS[name] = STATS.get(name, 0) + n
 
 
+def _lookup(cache, key, stat: str):
+    """A cached value or None, counted as `<stat>_hit` / `<stat>_miss`."""
+    value = cache.get(key)
+    _count(f"{stat}_hit" if value is not None else f"{stat}_miss")
+    return value
+
+
 def set_cache_budget(mb: float) -> None:
     """Resize the render cache of this process (megabytes; 0 disables caching) and empty it."""
     _PIXELS.budget = int(mb * (1 - PNG_SHARE) * 2**20)
@@ -669,11 +676,9 @@ def _encode_missing(ops: tuple[Op, ...], lay: _Bands, missing: list[int], pal: I
 def render_frame(frame: Frame, size: tuple[int, int], dark: bool = False) -> Image.Image:
     """The screenshot of `frame` (shared between phones: copy before drawing on it)."""
     key = (size, _frame_ops(frame, dark))
-    img = _IMAGES.get(key)
+    img = _lookup(_IMAGES, key, "frame_image")
     if img is not None:
-        _count("frame_image_hit")
         return img
-    _count("frame_image_miss")
     # Always drawn whole: a new 1080×2400 image costs its allocation either way, and cutting out
     # and pasting 50 cached bands (~5 ms) is not cheaper than drawing them (measured). The PNG of
     # this screen, if asked for, is made from this image.
@@ -831,11 +836,9 @@ def _encode_rows(q: np.ndarray, spans: list[tuple[int, int]]) -> list[tuple[byte
 def render_png(frame: Frame, size: tuple[int, int], dark: bool = False) -> bytes:
     """The screenshot of `frame` as an 8-bit palette PNG (same pixels as `encode_png` of it)."""
     key = (size, _frame_ops(frame, dark))
-    png = _PNGS.get(key)
+    png = _lookup(_PNGS, key, "frame_png")
     if png is not None:
-        _count("frame_png_hit")
         return png
-    _count("frame_png_miss")
     ops = key[1]
     lay = _layout(key)
     pal, plte, pid = _palette(*_palette_key(ops))
