@@ -11,7 +11,6 @@ every experiment; `mobileforge run` builds it only when it is missing (or with
 an endpoint.
 """
 
-import json
 import tempfile
 from pathlib import Path
 from typing import Literal
@@ -39,21 +38,18 @@ class BasePolicyConfig(dg.Config):
           description="Tiny Qwen2-VL policy pretrained on generic grounding data (checkpoint URI + report).")
 def base_policy(context: dg.AssetExecutionContext, config: BasePolicyConfig, artifact_store: ArtifactStore) -> dict:
     from training.base_pretrain import BasePretrainConfig
-    from training.bundled_base import BUNDLED_DIR, REPORT_FILE, load_bundled, pretrain_embedded_base
+    from training.bundled_base import BUNDLED_DIR, load_bundled, pretrain_embedded_base
 
     with tempfile.TemporaryDirectory() as tmp:
-        if config.source == "bundled":
-            provenance, report = load_bundled()
-            source_dir = BUNDLED_DIR
-        else:
+        source_dir = BUNDLED_DIR
+        if config.source == "pretrain":
             pretrain_config = BasePretrainConfig(max_steps=config.max_steps, max_seconds=config.max_seconds,
                                                  seed=config.seed, eval_samples=config.eval_samples)
             source_dir = Path(tmp) / "base_policy"
             pretrain_embedded_base(
                 source_dir, pretrain_config, config.context_share, command=f"base_policy asset, run {context.run_id}",
                 progress=lambda step, loss, s: context.log.info(f"pretraining step {step}: loss {loss:.3f} ({s:.0f} s)"))
-            report = json.loads((source_dir / REPORT_FILE).read_text())
-            provenance = json.loads((source_dir / "provenance.json").read_text())
+        provenance, report = load_bundled(source_dir)
         uri = artifact_store.put_dir(source_dir, f"base_policy/{context.run_id}")
     version = f"base:{context.run_id[:8]}"
     context.add_output_metadata({

@@ -15,8 +15,8 @@ from ops.attempt_store import collect_tables
 from ops.critic.programmatic import ProgrammaticCritic
 from ops.filtering import FilterConfig
 from ops.fork_pairs import detect_fork_pairs
-from ops.prompts import OUTPUT_FORMATS, PromptStyle
 from ops.forks import ForkConfig
+from ops.prompts import OUTPUT_FORMATS, PromptStyle
 from ops.rollout import RolloutConfig, run_rollouts
 from ops.step_samples import build_step_samples, with_hint_free_copies
 from pipelines.experiments import experiment_of, experiment_partitions, lineage_metadata

@@ -112,6 +112,17 @@ class BasePretrainReport:
         return json.dumps(asdict(self), indent=2)
 
 
+def _prompt_text(sample: GroundingSample) -> str:
+    """The user text of a sample's prompt: hints and Done lines, element rows, instruction."""
+    context = element_context(sample.hints, sample.history)
+    return label_echo.prompt_text([e.label for e in sample.elements], sample.instruction, context)
+
+
+def _answer_text(sample: GroundingSample) -> str:
+    """The label-echo answer the sample teaches."""
+    return label_echo.render_target(sample.target, [e.label for e in sample.elements])
+
+
 class PolicyTextEncoder:
     """Chat-formatted policy prompts without re-running the Jinja template per sample.
 
@@ -133,11 +144,10 @@ class PolicyTextEncoder:
 
     def prompt(self, sample: GroundingSample, with_image: bool) -> str:
         prefix, suffix = self._frame[with_image]
-        context = element_context(sample.hints, sample.history)
-        return prefix + label_echo.prompt_text([e.label for e in sample.elements], sample.instruction, context) + suffix
+        return prefix + _prompt_text(sample) + suffix
 
     def answer(self, sample: GroundingSample) -> str:
-        return label_echo.render_target(sample.target, [e.label for e in sample.elements]) + self.tokenizer.eos_token
+        return _answer_text(sample) + self.tokenizer.eos_token
 
     def batch(self, samples: list[GroundingSample], *, with_images: bool, answers: bool) -> dict[str, torch.Tensor]:
         """Left-padded model inputs; with `answers`, also `labels` (answer tokens only)."""
@@ -210,10 +220,7 @@ def _tokenizer_corpus(sample_fn: SampleFn, n: int, seed: int) -> list[str]:
     corpus = []
     for _ in range(n):
         s = sample_fn(rng, False)
-        labels = [e.label for e in s.elements]
-        context = element_context(s.hints, s.history)
-        corpus.append(label_echo.prompt_text(labels, s.instruction, context) + "\n"
-                      + label_echo.render_target(s.target, labels))
+        corpus.append(_prompt_text(s) + "\n" + _answer_text(s))
     return corpus
 
 

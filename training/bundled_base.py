@@ -71,7 +71,8 @@ def write_provenance(checkpoint: str | Path, command: str, config: dict[str, Any
 
 
 def load_bundled(directory: str | Path = BUNDLED_DIR) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(provenance, pretrain report) of the bundled base after checking it is usable."""
+    """(provenance, pretrain report) of a base checkpoint directory (the bundled one by default)
+    after checking it is complete and trained on the current prompt format."""
     directory = Path(directory)
     missing = [f for f in (PROVENANCE_FILE, REPORT_FILE, "model.safetensors", "config.json", "tokenizer.json")
                if not (directory / f).is_file()]

@@ -27,7 +27,7 @@ from ops.actions import Action, ActionType
 from ops.actions.formats import label_echo
 from ops.critic.programmatic import corrective_summary, describe_step_action
 from ops.rollout import describe_action
-from training.grounding_data import WORDS, GroundingSample, SampleFn, UIElement
+from training.grounding_data import WORDS, GroundingSample, SampleFn, UIElement, clickable_rows
 
 # Verbs of task-like instructions ("Turn on X"), beyond the grounding generators' "Tap X".
 TASK_VERBS = ("Tap", "Open", "Select", "Turn on", "Turn off", "Switch on", "Enable", "Choose", "Find", "Go to")
@@ -40,10 +40,6 @@ def _element_dicts(elements: tuple[UIElement, ...]) -> list[dict]:
     return [{"text": e.name, "grid": list(e.bbox)} for e in elements]
 
 
-def _clickable(elements: tuple[UIElement, ...]) -> list[int]:
-    return [i for i, e in enumerate(elements) if e.clickable and e.label]
-
-
 def _echo(elements: tuple[UIElement, ...], index: int) -> str:
     """The Done line of a click on `index`: the row the policy echoed."""
     return label_echo.render_row(index, elements[index].label)
@@ -51,7 +47,7 @@ def _echo(elements: tuple[UIElement, ...], index: int) -> str:
 
 def _other_steps(rng: random.Random, other: GroundingSample, avoid: set[str], n: int) -> list[str]:
     """`n` Done lines of earlier steps on another screen, none naming a label in `avoid`."""
-    rows = [i for i in _clickable(other.elements) if other.elements[i].name not in avoid]
+    rows = [i for i in clickable_rows(other.elements) if other.elements[i].name not in avoid]
     lines = []
     for _ in range(n):
         if rows and rng.random() < 0.8:
@@ -75,7 +71,7 @@ def with_episode_context(sample_fn: SampleFn, share: float = 0.5) -> SampleFn:
 
     def sample(rng: random.Random, render: bool) -> GroundingSample:
         base = sample_fn(rng, render)
-        rows = _clickable(base.elements)
+        rows = clickable_rows(base.elements)
         if render or base.kind != "click" or len(rows) < 2:
             return base
         other = sample_fn(rng, False)  # a second screen: where earlier steps happened
@@ -116,7 +112,7 @@ def with_episode_context(sample_fn: SampleFn, share: float = 0.5) -> SampleFn:
                                    hints=(hint,), history=tuple(earlier))
         # stale hint: about two elements of another screen; the instruction names one of this one
         here = {e.name for e in base.elements}
-        away = [i for i in _clickable(other.elements) if other.elements[i].name not in here]
+        away = [i for i in clickable_rows(other.elements) if other.elements[i].name not in here]
         if len(away) < 2:
             return replace(base, history=tuple(earlier))
         good, wrong = rng.sample(away, 2)

@@ -47,6 +47,11 @@ class GroundingSample:
         return sum(e.clickable for e in self.elements)
 
 
+def clickable_rows(elements: tuple[UIElement, ...]) -> list[int]:
+    """Indices of the elements a click instruction may name: clickable and labelled."""
+    return [i for i, e in enumerate(elements) if e.clickable and e.label]
+
+
 # (rng, render) -> sample; `render=False` lets a generator skip drawing the screenshot, which
 # dominates its cost, for text-only training batches.
 SampleFn = Callable[[random.Random, bool], GroundingSample]

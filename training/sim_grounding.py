@@ -15,7 +15,8 @@ from ops.actions import Action, ActionType
 from ops.prompts import element_label
 from phonesim.apps import load_apps
 from phonesim.phone import Phone
-from training.grounding_data import CLICK_VERBS, WORDS, GroundingSample, SampleFn, UIElement, synthetic_sample
+from training.grounding_data import (CLICK_VERBS, WORDS, GroundingSample, SampleFn, UIElement, clickable_rows,
+                                     synthetic_sample)
 
 SKILL_WEIGHTS = {"click": 20, "type": 2, "back": 1, "scroll": 1, "open_app": 2}
 
@@ -39,11 +40,11 @@ def collect_screens(n_screens: int, seed: int, max_walk: int = 4) -> list[SimScr
     screens = []
     while len(screens) < n_screens:
         phone = Phone(world_seed=rng.randrange(3))
-        if rng.random() < 0.1:  # the launcher itself: every task starts there
-            phone.launch(rng.choice(apps))
+        launcher = rng.random() < 0.1  # the launcher itself: every task starts there
+        phone.launch(rng.choice(apps))
+        if launcher:
             phone.step(Action(ActionType.SYSTEM_BUTTON, button="home"))
         else:
-            phone.launch(rng.choice(apps))
             for _ in range(rng.randrange(max_walk + 1)):
                 clickable = [e for e in phone.observe().elements if e["clickable"]]
                 if not clickable:
@@ -66,7 +67,7 @@ def sim_sampler(n_screens: int = 600, seed: int = 0, synthetic_share: float = 0.
             return synthetic_sample(rng, render)
         screen = rng.choice(screens)
         elements = screen.elements
-        clickable = [i for i, e in enumerate(elements) if e.clickable and e.label]
+        clickable = clickable_rows(elements)
         kind = rng.choices(list(SKILL_WEIGHTS), list(SKILL_WEIGHTS.values()))[0]
         if kind == "click" and clickable:
             index = rng.choice(clickable)
