@@ -100,7 +100,9 @@ def item_labels(rng: random.Random, n: int) -> list[str]:
     if family == 0:
         pool = list(SETTINGS)
     elif family == 1:
-        pool = list({f"{rng.choice(FIRST_NAMES)} {rng.choice(LAST_NAMES)}" for _ in range(3 * n)})
+        # dict, not set: a set's order follows the process's string hash seed, so the shuffle
+        # below (and every sample after it) would differ from run to run
+        pool = list(dict.fromkeys(f"{rng.choice(FIRST_NAMES)} {rng.choice(LAST_NAMES)}" for _ in range(3 * n)))
     elif family == 2:
         pool = list(APPS)
     else:

@@ -112,3 +112,22 @@ def test_hint_text_is_what_the_programmatic_critic_writes():
     assert hint.hint_summary == "On 'launcher', click 'Settings' instead of click 'Clock'."
     [message] = build_policy_prompt("elements", task.instruction, [], [hint], obs.elements)
     assert message["content"][0]["text"].startswith("\n".join(element_context([hint.hint_summary], [])))
+
+
+def test_the_pretraining_stream_does_not_depend_on_the_hash_seed():
+    """`mobileforge base pretrain` must see the same samples in every process (set iteration
+    order follows PYTHONHASHSEED)."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import hashlib, random\n"
+            "from training.episode_skills import with_episode_context\n"
+            "from training.sim_grounding import sim_sampler\n"
+            "from training.base_pretrain import _tokenizer_corpus\n"
+            "fn = with_episode_context(sim_sampler(n_screens=60, seed=0))\n"
+            "print(hashlib.sha256('\\0'.join(_tokenizer_corpus(fn, 1500, 1)).encode()).hexdigest())\n")
+    digests = {subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONHASHSEED": seed},
+                              capture_output=True, text=True, check=True).stdout.strip()
+               for seed in ("1", "2")}
+    assert len(digests) == 1, digests
