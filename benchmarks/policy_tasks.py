@@ -23,23 +23,12 @@ import polars as pl  # noqa: E402
 from pyarrow import fs as pafs  # noqa: E402
 
 from ops.attempt_store import ParquetAttemptStore, collect_tables  # noqa: E402
-from ops.benchmark import pass_at_k  # noqa: E402
+from ops.benchmark import pass_at_k, template_tasks  # noqa: E402
 from ops.critic.programmatic import JudgeOnlyCritic  # noqa: E402
 from ops.episode import TaskSpec  # noqa: E402
 from ops.rollout import RolloutConfig, run_rollouts  # noqa: E402
 from ops.sim_env import SimEnvironment  # noqa: E402
-from phonesim.tasks import instantiate, templates  # noqa: E402
 from training.local_policy import GenerationSettings, LocalPolicy  # noqa: E402
-
-
-def template_tasks(split: str, seeds: int) -> list[tuple[TaskSpec, str]]:
-    out = []
-    for tmpl in templates(split=split):
-        for seed in range(seeds):
-            inst = instantiate(tmpl.id, seed)
-            out.append((TaskSpec(task_id=inst.id, instruction=inst.instruction, step_budget=inst.step_budget,
-                                 app=inst.apps[0], template_id=tmpl.id, seed=seed), f"L{inst.difficulty}"))
-    return out
 
 
 def evaluate(checkpoint: str, tasks: list[tuple[TaskSpec, str]], k: int, temperature: float) -> dict:

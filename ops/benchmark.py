@@ -11,8 +11,14 @@ from phonesim.tasks import instantiate, templates
 def held_out_tasks(seeds_per_template: int, max_templates: int | None = None,
                    world_seed: int = 0) -> list[tuple[TaskSpec, str]]:
     """Test-split template instances as (task, difficulty stratum L1–L4); never seen in training."""
+    return template_tasks("test", seeds_per_template, max_templates, world_seed)
+
+
+def template_tasks(split: str, seeds_per_template: int, max_templates: int | None = None,
+                   world_seed: int = 0) -> list[tuple[TaskSpec, str]]:
+    """Instances of one split's templates as (task, difficulty stratum L1–L4)."""
     out = []
-    for tmpl in templates(split="test")[:max_templates]:
+    for tmpl in templates(split=split)[:max_templates]:
         for seed in range(seeds_per_template):
             inst = instantiate(tmpl.id, seed, world_seed)
             out.append((TaskSpec(task_id=inst.id, instruction=inst.instruction, step_budget=inst.step_budget,
