@@ -10,7 +10,7 @@ so it ignores hints and never terminates (measured: 0 terminations in 546 curric
 - ``done``: the last step done is the element the instruction names -> terminate with success;
 - ``sequence``: "Tap A, then tap B" -> the first part not in the Done list, terminate when both are;
 - ``hint``: a hint says which element to use on this screen -> that element, whatever the
-  (abstract) instruction says;
+  instruction says (abstract, or naming another row); ``type_hint``: a hint says what to type;
 - ``stale_hint``: the hinted element is not on this screen -> the element the instruction names;
 
 and gives the remaining clicks a Done list of unrelated earlier steps, so that a history alone
@@ -35,9 +35,15 @@ SKILLS = {"done": 3, "sequence": 2, "hint": 3, "stale_hint": 1}
 OTHER_SCREENS = ("launcher", "home", "detail", "list", "settings", "editor", "search", "menu")
 
 
+def _named(element: UIElement) -> bool:
+    """Whether the element has text (else its row shows its widget kind, "(ImageButton)")."""
+    return not element.label.startswith("(")
+
+
 def _element_dicts(elements: tuple[UIElement, ...]) -> list[dict]:
-    """The element dicts the critic's describer reads (first text line and grid box)."""
-    return [{"text": e.name, "grid": list(e.bbox)} for e in elements]
+    """The element dicts the critic's describer reads (first text line and grid box); rows
+    without text (labelled by widget kind, "(EditText)") have none, as on the phone."""
+    return [{"text": e.name if _named(e) else "", "grid": list(e.bbox)} for e in elements]
 
 
 def _echo(elements: tuple[UIElement, ...], index: int) -> str:
@@ -57,6 +63,19 @@ def _other_steps(rng: random.Random, other: GroundingSample, avoid: set[str], n:
     return lines
 
 
+def _stale_hint(rng: random.Random, other: GroundingSample, here: set[str]) -> str | None:
+    """A critic hint about a step on `other`'s screen naming no element in `here` (None if
+    `other` has fewer than two such elements)."""
+    away = [i for i in clickable_rows(other.elements) if other.elements[i].name not in here and _named(other.elements[i])]
+    if len(away) < 2:
+        return None
+    good, wrong = rng.sample(away, 2)
+    elements = _element_dicts(other.elements)
+    return corrective_summary(other.screen or rng.choice(OTHER_SCREENS),
+                              describe_step_action(Action(ActionType.CLICK, element=good), elements),
+                              describe_step_action(Action(ActionType.CLICK, element=wrong), elements))
+
+
 def _task_phrase(rng: random.Random) -> str:
     """An abstract task that names no element of the screen (hints carry the element)."""
     a, b = rng.sample(WORDS, 2)
@@ -71,6 +90,11 @@ def with_episode_context(sample_fn: SampleFn, share: float = 0.5) -> SampleFn:
 
     def sample(rng: random.Random, render: bool) -> GroundingSample:
         base = sample_fn(rng, render)
+        if not render and base.kind == "type" and rng.random() < share * SKILLS["hint"] / sum(SKILLS.values()):
+            # the critic's fix is to type something: the hint carries the text, the task does not
+            hint = corrective_summary(base.screen or rng.choice(OTHER_SCREENS),
+                                      describe_step_action(base.target, _element_dicts(base.elements)), "")
+            return replace(base, instruction=_task_phrase(rng), hints=(hint,), kind="type_hint")
         rows = clickable_rows(base.elements)
         if render or base.kind != "click" or len(rows) < 2:
             return base
@@ -102,24 +126,28 @@ def with_episode_context(sample_fn: SampleFn, share: float = 0.5) -> SampleFn:
                 return GroundingSample(None, base.elements, instruction, base.target, "sequence", history=history)
             return GroundingSample(None, other.elements, instruction, Action(ActionType.TERMINATE, status="success"),
                                    "sequence", history=(*history, _echo(base.elements, target)))
-        if kind == "hint":
+        if kind == "hint" and _named(base.elements[target]):
+            # the hint names this screen's target; the instruction is abstract or names another row
+            # (an applicable hint wins); sometimes a stale hint about another screen comes along
             elements = _element_dicts(base.elements)
             wrong = rng.choice([i for i in rows if i != target])
             hint = corrective_summary(base.screen or rng.choice(OTHER_SCREENS),
-                                      describe_step_action(Action(ActionType.CLICK, element=target), elements),
+                                      describe_step_action(base.target, elements),
                                       describe_step_action(Action(ActionType.CLICK, element=wrong), elements))
-            return GroundingSample(None, base.elements, _task_phrase(rng), base.target, "hint",
-                                   hints=(hint,), history=tuple(earlier))
-        # stale hint: about two elements of another screen; the instruction names one of this one
-        here = {e.name for e in base.elements}
-        away = [i for i in clickable_rows(other.elements) if other.elements[i].name not in here]
-        if len(away) < 2:
+            instruction = (_task_phrase(rng) if rng.random() < 0.5
+                           else f"{verb} {base.elements[wrong].name}")
+            hints = [hint]
+            stale = _stale_hint(rng, other, {e.name for e in base.elements})
+            if stale is not None and rng.random() < 0.4:
+                hints.insert(rng.randrange(2), stale)
+            return GroundingSample(None, base.elements, instruction, base.target, "hint",
+                                   hints=tuple(hints), history=tuple(earlier))
+        if kind == "hint":  # a row without text: a hint could not name it
             return replace(base, history=tuple(earlier))
-        good, wrong = rng.sample(away, 2)
-        elements = _element_dicts(other.elements)
-        hint = corrective_summary(other.screen or rng.choice(OTHER_SCREENS),
-                                  describe_step_action(Action(ActionType.CLICK, element=good), elements),
-                                  describe_step_action(Action(ActionType.CLICK, element=wrong), elements))
+        # stale hint: about an element of another screen; the instruction names one of this one
+        hint = _stale_hint(rng, other, {e.name for e in base.elements})
+        if hint is None:
+            return replace(base, history=tuple(earlier))
         return GroundingSample(None, base.elements, f"{verb} {name}", base.target, "stale_hint",
                                hints=(hint,), history=tuple(earlier))
 

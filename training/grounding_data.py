@@ -25,6 +25,7 @@ class UIElement:
     bbox: tuple[int, int, int, int]  # x0, y0, x1, y1 on the 0–GRID grid
     clickable: bool = True
     text: str = ""  # first line of the visible text, as critics name the element ("" = the label)
+    editable: bool = False  # a text field: typing needs one on screen
 
     @property
     def name(self) -> str:
@@ -88,10 +89,45 @@ WORDS = (
     "hello", "meeting", "tomorrow", "lunch", "project", "call me", "see you", "ok", "thanks",
     "groceries", "report", "home", "work", "weekend", "budget", "flight", "hotel", "photo",
 )
+MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+          "November", "December")
 CLICK_VERBS = ("Tap", "Click", "Press", "Select", "Open", "Tap on")
+TYPE_FORMS = ("Type {t}", 'Type "{t}"', 'Enter "{t}"', 'Write "{t}" in the field', "Search for {t}",
+              'Search for "{t}"', 'Fill in "{t}"', 'Name it "{t}"', "Set it to {t}")
 # Skill mix: clicks dominate because picking the element is the skill that needs the most data;
 # the other skills are learned within the first ~1000 steps (see benchmarks/base_policy_learnability.py).
 SKILL_WEIGHTS = {"click": 20, "type": 2, "back": 1, "scroll": 1, "open_app": 1, "answer": 1}
+
+
+def free_text(rng: random.Random, names: list[str]) -> str:
+    """Text to type: a name seen on some screen, a number, a date or time, or a few words.
+
+    Drawn from open-ended sources so that typing is learned as copying the instruction's text,
+    not as recalling a fixed vocabulary (a base trained on 18 fixed phrases typed them anywhere).
+    """
+    kind = rng.random()
+    if kind < 0.35 and names:
+        return rng.choice(names)
+    if kind < 0.5:
+        return str(rng.randint(1, 500)) if rng.random() < 0.5 else f"{rng.randint(1, 999)}.{rng.randint(0, 99):02d}"
+    if kind < 0.65:
+        if rng.random() < 0.5:
+            return f"{rng.choice(MONTHS)} {rng.randint(1, 28)}, {rng.randint(2020, 2026)}"
+        return f"{rng.randint(1, 12)}:{rng.choice(('00', '15', '30', '45'))} {rng.choice(('AM', 'PM'))}"
+    pool = list(WORDS) + [w for n in names for w in n.split() if w.isalpha()]
+    words = " ".join(rng.choice(pool) for _ in range(rng.randint(1, 3)))
+    return words.capitalize() if rng.random() < 0.5 else words
+
+
+def type_instruction(rng: random.Random, text: str) -> str:
+    """An instruction asking to type `text` into the field on screen."""
+    return rng.choice(TYPE_FORMS).format(t=text)
+
+
+def click_instruction(rng: random.Random, name: str) -> str:
+    """An instruction naming the element to tap, bare ("Tap Wi-Fi") or quoted as task sentences
+    quote names ('Open "Q2 goals"'), so quotes alone never mean "type"."""
+    return f'{rng.choice(CLICK_VERBS)} "{name}"' if rng.random() < 0.3 else f"{rng.choice(CLICK_VERBS)} {name}"
 
 
 def item_labels(rng: random.Random, n: int) -> list[str]:
@@ -118,7 +154,8 @@ def _layout(rng: random.Random, labels: list[str], with_field: bool) -> tuple[UI
     elements = [UIElement(rng.choice(TITLES), (40, 40, 960, 100), clickable=False)]
     top = 130
     if with_field:
-        elements.append(UIElement(rng.choice(("Search", "Name", "Message", "Title")), (40, top, 960, top + 60)))
+        elements.append(UIElement(rng.choice(("Search", "Name", "Message", "Title")), (40, top, 960, top + 60),
+                                  editable=True))
         top += 80
     row = min(90, (GRID - 40 - top) // max(1, len(labels)))
     for i, label in enumerate(labels):
@@ -155,12 +192,12 @@ def synthetic_sample(rng: random.Random, render: bool = True, *, min_items: int 
     first_row = 2 if kind == "type" else 1
     if kind == "click":
         index = rng.randrange(first_row, len(elements))
-        instruction = f"{rng.choice(CLICK_VERBS)} {elements[index].label}"
+        instruction = click_instruction(rng, elements[index].label)
         target = Action(ActionType.CLICK, element=index)
     elif kind == "type":
-        text = " ".join(rng.sample(WORDS, rng.randint(1, 2)))
-        instruction = f"Type {text}"
-        target = Action(ActionType.TYPE, text=text)
+        text = free_text(rng, labels)
+        instruction = type_instruction(rng, text)
+        target = Action(ActionType.TYPE, element=1, text=text)  # into the field (row 1)
     elif kind == "back":
         instruction = rng.choice(("Go back", "Press back", "Return to the previous screen"))
         target = Action(ActionType.SYSTEM_BUTTON, button="back")

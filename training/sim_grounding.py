@@ -15,10 +15,11 @@ from ops.actions import Action, ActionType
 from ops.prompts import element_label
 from phonesim.apps import load_apps
 from phonesim.phone import Phone
-from training.grounding_data import (CLICK_VERBS, WORDS, GroundingSample, SampleFn, UIElement, clickable_rows,
-                                     synthetic_sample)
+from training.grounding_data import (GroundingSample, SampleFn, UIElement, click_instruction, clickable_rows,
+                                     free_text, synthetic_sample, type_instruction)
 
-SKILL_WEIGHTS = {"click": 20, "type": 2, "back": 1, "scroll": 1, "open_app": 2}
+# "type" falls back to a click on screens without a text field (most of them)
+SKILL_WEIGHTS = {"click": 20, "type": 4, "back": 1, "scroll": 1, "open_app": 2}
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,15 +53,38 @@ def collect_screens(n_screens: int, seed: int, max_walk: int = 4) -> list[SimScr
                 phone.step(Action(ActionType.CLICK, element=rng.choice(clickable)["index"]))
         obs = phone.observe()
         screens.append(SimScreen(obs.screen, tuple(
-            UIElement(element_label(e), tuple(e["grid"]), bool(e["clickable"]), _primary_text(e))
+            UIElement(element_label(e), tuple(e["grid"]), bool(e["clickable"]), _primary_text(e),
+                      editable=e["class"].endswith("EditText"))
             for e in obs.elements)))
     return screens
+
+
+def _type_sample(rng: random.Random, screen: SimScreen, names: list[str]) -> GroundingSample | None:
+    """Type text into a field of `screen` (the instruction names the field when there are
+    several with a name); None when the screen has no field."""
+    fields = [i for i, e in enumerate(screen.elements) if e.editable]
+    if not fields:
+        return None
+    field = rng.choice(fields)
+    name = screen.elements[field].name
+    text = free_text(rng, names)
+    instruction = type_instruction(rng, text)
+    if len(fields) > 1:
+        if not name or name.startswith("("):  # unnamed fields: the first one
+            field = fields[0]
+        else:
+            instruction += f" in {name}"
+    return GroundingSample(None, screen.elements, instruction, Action(ActionType.TYPE, element=field, text=text),
+                           "type", screen=screen.name)
 
 
 def sim_sampler(n_screens: int = 600, seed: int = 0, synthetic_share: float = 0.3) -> SampleFn:
     """A sample function over collected simulator screens, mixed with synthetic screens."""
     screens = collect_screens(n_screens, seed)
     app_labels = [app.label for app in load_apps().values()]
+    # everything written on the collected screens: the names typing instructions may carry
+    names = sorted({e.name for screen in screens for e in screen.elements
+                    if any(c.isalpha() for c in e.name) and not e.name.startswith("(")})
 
     def sample(rng: random.Random, render: bool) -> GroundingSample:
         if render or rng.random() < synthetic_share:  # screenshots only exist for synthetic screens
@@ -69,17 +93,17 @@ def sim_sampler(n_screens: int = 600, seed: int = 0, synthetic_share: float = 0.
         elements = screen.elements
         clickable = clickable_rows(elements)
         kind = rng.choices(list(SKILL_WEIGHTS), list(SKILL_WEIGHTS.values()))[0]
+        if kind == "type":
+            typed = _type_sample(rng, screen, names)
+            if typed is not None:
+                return typed
+            kind = "click"  # no field on this screen: typing is never the answer here
         if kind == "click" and clickable:
             index = rng.choice(clickable)
             # the whole row, or only its first line of text: tasks name "Display", not its summary
             name = elements[index].name if rng.random() < 0.5 else elements[index].label.split(" [")[0]
-            return GroundingSample(None, elements, f"{rng.choice(CLICK_VERBS)} {name}",
+            return GroundingSample(None, elements, click_instruction(rng, name),
                                    Action(ActionType.CLICK, element=index), "click", screen=screen.name)
-        if kind == "type":
-            text = " ".join(rng.sample(WORDS, rng.randint(1, 2)))
-            instruction = rng.choice((f"Type {text}", f'Enter "{text}"', f'Write "{text}" in the field',
-                                      f"Search for {text}"))
-            return GroundingSample(None, elements, instruction, Action(ActionType.TYPE, text=text), "type")
         if kind == "open_app":
             app = rng.choice(app_labels)
             return GroundingSample(None, elements, f"Open the {app} app", Action(ActionType.OPEN_APP, app=app),

@@ -143,8 +143,13 @@ def _describe(step: StepRecord) -> str:
 
 
 def corrective_summary(screen: str, better: str | None, did: str) -> str:
-    """The one-line hint: what to do instead of `did` on `screen` (or what to avoid)."""
-    return f"On '{screen}', {better} instead of {did}." if better else f"Avoid {did} on '{screen}'."
+    """The one-line hint: what to do on `screen` when that is known, else what to avoid there.
+
+    A known fix names only the right element: the wrong one stays in the hint's `what_to_avoid`.
+    A line naming both ("X instead of Y") was measured unlearnable for the embedded tiny policy
+    (held-out hint-following 0.15 vs chance 0.12 after 6000 pretraining steps).
+    """
+    return f"On '{screen}', {better}." if better else f"Avoid {did} on '{screen}'."
 
 
 def describe_step_action(action: Action, elements: list[dict]) -> str:

@@ -75,22 +75,32 @@ def test_sequence_targets_follow_the_done_list(samples):
             assert s.elements[s.target.element].name == (second if was_done(first) else first)
 
 
+def _hinted(hint: str) -> str:
+    return hint.split("click '", 1)[1].split("'", 1)[0]
+
+
 def test_hints_name_an_element_on_screen_or_the_instruction_does(samples):
-    for s in (s for s in samples if s.kind in ("hint", "stale_hint")):
-        [hint] = s.hints
+    on_screen = lambda s, h: _hinted(h) in {e.name for e in s.elements}  # noqa: E731
+    kinds = {s.kind for s in samples}
+    assert {"hint", "stale_hint", "type_hint"} <= kinds
+    for s in (s for s in samples if s.kind in ("hint", "stale_hint", "type_hint")):
+        if s.kind == "type_hint":
+            [hint] = s.hints
+            assert f"typing '{s.target.text}'" in hint and s.target.text not in s.instruction
+            continue
         target = s.elements[s.target.element]
-        if s.kind == "hint":
-            assert f"click '{target.name}' instead of" in hint
-            assert target.name not in s.instruction
+        applicable = [h for h in s.hints if on_screen(s, h)]
+        if s.kind == "hint":  # exactly one hint applies here and it names the target, alone
+            [hint] = applicable
+            assert hint.endswith(f"click '{target.name}'.") and hint.count("'") == 4
         else:
-            hinted = hint.split("click '", 1)[1].split("'", 1)[0]
-            assert hinted not in {e.name for e in s.elements}
+            assert not applicable
             assert target.name in s.instruction
 
 
 def test_hint_text_is_what_the_programmatic_critic_writes():
     """The critic's hint for a wrong tap on the launcher, rendered into the policy prompt, has the
-    same shape as the pretraining hints ("On '<screen>', click '<X>' instead of click '<Y>'.")."""
+    same shape as the pretraining hints ("On '<screen>', click '<X>'.")."""
     task = instantiate("settings.toggle_dark_theme", 0)
     phone = task.make_phone()
     obs = phone.observe()
@@ -109,7 +119,8 @@ def test_hint_text_is_what_the_programmatic_critic_writes():
                            ground_truth=GroundTruth(success=False, progress=0.0, false_complete=False,
                                                     side_effects=0, overdue=False))
     hint = ProgrammaticCritic().evaluate(record).hint
-    assert hint.hint_summary == "On 'launcher', click 'Settings' instead of click 'Clock'."
+    assert hint.hint_summary == "On 'launcher', click 'Settings'."
+    assert hint.what_to_avoid == ["click 'Clock' on the 'launcher' screen"]
     [message] = build_policy_prompt("elements", task.instruction, [], [hint], obs.elements)
     assert message["content"][0]["text"].startswith("\n".join(element_context([hint.hint_summary], [])))
 
@@ -131,3 +142,18 @@ def test_the_pretraining_stream_does_not_depend_on_the_hash_seed():
                               capture_output=True, text=True, check=True).stdout.strip()
                for seed in ("1", "2")}
     assert len(digests) == 1, digests
+
+
+def test_typing_goes_into_a_field_on_screen_and_copies_open_ended_text(samples):
+    """Typing is taught only where a text field exists, into that field, with text taken from
+    open-ended sources (the old base learned an 18-phrase vocabulary and typed it anywhere)."""
+    typed = [s for s in samples if s.target.type == ActionType.TYPE]
+    assert len(typed) > 40
+    for s in typed:
+        assert s.elements[s.target.element].editable
+        assert s.target.text in (s.instruction if s.kind == "type" else s.hints[0])
+    assert len({s.target.text for s in typed}) > 0.8 * len(typed)
+    fieldless = [s for s in samples if not any(e.editable for e in s.elements)]
+    assert fieldless and all(s.target.type != ActionType.TYPE for s in fieldless)
+    # quotes in an instruction do not mean "type": quoted names are also tapped
+    assert any(s.kind == "click" and '"' in s.instruction for s in samples)
