@@ -14,6 +14,7 @@ import io
 import math
 import os
 import struct
+import sys
 import threading
 import zlib
 from collections import OrderedDict
@@ -65,13 +66,12 @@ def font(px: int, bold: bool = False) -> ImageFont.FreeTypeFont:
 
 @lru_cache(maxsize=8192)
 def _fit(text: str, px: int, bold: bool, max_w: float) -> str:
-    f = font(px, bold)
-    if f.getlength(text) <= max_w:
+    if text_width(text, px, bold) <= max_w:
         return text
     lo, hi = 0, len(text)  # the longest prefix that fits with an ellipsis (length is monotonic)
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if f.getlength(text[:mid] + "…") <= max_w:
+        if text_width(text[:mid] + "…", px, bold) <= max_w:
             lo = mid
         else:
             hi = mid - 1
@@ -80,10 +80,10 @@ def _fit(text: str, px: int, bold: bool, max_w: float) -> str:
 
 @lru_cache(maxsize=2048)
 def _wrap(text: str, px: int, max_w: float) -> tuple[str, ...]:
-    f, lines, cur = font(px), [], ""
+    lines, cur = [], ""
     for word in text.split():
         cand = f"{cur} {word}".strip()
-        if f.getlength(cand) <= max_w or not cur:
+        if text_width(cand, px) <= max_w or not cur:
             cur = cand
         else:
             lines.append(cur)
@@ -107,7 +107,29 @@ def frame_ops(frame: Frame, pal: dict[str, str]) -> list[Op]:
         _node_ops(root, ops, pal)
     for root in late:
         _node_ops(root, ops, pal)
+    scrim = next((i for i, op in enumerate(ops) if op[0] == "dim"), None)
+    if scrim is not None:  # what lies under a dialog's scrim is drawn in dimmed colours instead
+        ops[:scrim + 1] = [_dim_op(op) for op in ops[:scrim]]  # of blending 10 MB after (16 ms)
     return ops
+
+
+# Colour fields per op kind (see `_draw`).
+_COLOUR_FIELDS = {"rect": (5, 7), "text": (6,), "line": (5,), "ellipse": (5, 6)}
+
+
+def _dim_op(op: Op) -> Op:
+    """`op` as seen under the scrim. The scrim covers the screen above the navigation bar, which
+    is drawn later, opaque, over the rest: so everything drawn before the scrim is dimmed."""
+    out = list(op)
+    for i in _COLOUR_FIELDS[op[0]]:
+        if out[i]:
+            out[i] = _dim_colour(out[i])
+    return tuple(out)
+
+
+@lru_cache(maxsize=256)
+def _dim_colour(colour: str) -> str:
+    return "#%02x%02x%02x" % tuple(round(v * (1 - _DIM / 255)) for v in _rgb(colour))
 
 
 def _text(ops, x, y, s, size, color, bold=False, anchor="la", max_w=None):
@@ -226,7 +248,7 @@ def _node_ops(n: Node, ops: list[Op], p: dict[str, str]) -> None:
         shown = n.text or str(n.value or "")
         _text(ops, tx, y + h / 2, shown, 16, p["text"] if n.text else p["muted"], False, "lm", w - 64)
         if n.focused:
-            cx = tx + (font(16).getlength(_fit(n.text, 16, False, w - 64)) if n.text else 0) + 1
+            cx = tx + (text_width(_fit(n.text, 16, False, w - 64), 16) if n.text else 0) + 1
             ops.append(("line", cx, y + 12, cx, y + h - 12, p["accent"], 2))
     elif k == "button":
         ops.append(("rect", x, y, x + w, y + h, p["accent"] if n.enabled else p["track"], h / 2, None))
@@ -320,14 +342,47 @@ def _status_short(desc: str) -> str:
 def rasterize(ops: list[Op] | tuple[Op, ...], size: tuple[int, int]) -> Image.Image:
     """Draw ops onto a new RGB image of `size` pixels: the from-scratch reference rendering
     (no caching; the benchmark baseline). Cached screenshots are pixel-identical to it."""
-    img = Image.new("RGB", size, ops[0][5])
+    img = _canvas(size, ops[0][5])
     _draw(img, ops[1:], size)
     return img
 
 
+# A new 1080×2400 RGB image is 10 MB of fresh memory: allocating it costs page faults (measured
+# 4–9 ms of CPU while the cache evicts older screens, against ~0.5 ms to fill an existing one).
+# Screenshots the pixel cache evicts and nothing else references (no observation, band or
+# caller holds them) are kept as spare canvases for the next new screen of that size.
+SPARE_CANVASES = 2  # per size, held outside the cache budget
+_SPARE: dict[tuple[int, int], list[Image.Image]] = {}
+
+
+def _canvas(size: tuple[int, int], color: str) -> Image.Image:
+    """An RGB image of `size` filled with `color`: a recycled spare if there is one."""
+    spare = _SPARE.get(size)
+    if spare:
+        img = spare.pop()
+        img.paste(_rgb(color), (0, 0, *size))
+        return img
+    return Image.new("RGB", size, color)
+
+
+def _recycle(value) -> None:
+    """Keep an evicted pixel-cache entry's image as a spare canvas if it is unreferenced: here
+    only by `value` (a screenshot, or a (screenshot, top, bottom) band reference) and locals."""
+    if isinstance(value, Image.Image):
+        img, refs = value, 4  # the evicting caller's local, `value`, `img`, getrefcount's argument
+    elif type(value) is tuple and isinstance(value[0], Image.Image):
+        img, refs = value[0], 3  # the tuple, `img`, getrefcount's argument
+    else:
+        return
+    spare = _SPARE.setdefault(img.size, [])
+    if (img.mode == "RGB" and len(spare) < SPARE_CANVASES and sys.getrefcount(img) == refs
+            and sys.getrefcount(img.im) == 2):  # its pixel memory is not held by a Draw or an accessor
+        spare.append(img)
+
+
 def _draw(img: Image.Image, ops, size: tuple[int, int], clip: tuple[int, int] | None = None) -> None:
     """Paint `ops` in order. With `clip` = pixel rows [top, bottom), only those rows are meant
-    to be right: plain rectangles and scrims are cut to them (exact: Pillow's rounding of a box
+    to be right: plain rectangles are cut to them (exact: Pillow's rounding of a box
     edge is monotonic and keeps integers), every other op is drawn whole at its usual place, so
     each pixel in the clip gets exactly the paint operations a full render would give it."""
     W, H = size
@@ -359,26 +414,67 @@ def _draw(img: Image.Image, ops, size: tuple[int, int], clip: tuple[int, int] | 
             _, x1, y1, x2, y2, fill, outline, width = op
             d.ellipse((x1 * sx, y1 * sy, x2 * sx, y2 * sy), fill=fill, outline=outline,
                       width=max(1, round(width * sx)) if outline else 0)
-        elif kind == "dim":
-            _, x1, y1, x2, y2 = op
-            box = [round(x1 * sx), round(y1 * sy), round(x2 * sx), round(y2 * sy)]
-            if clip is not None:
-                box[1], box[3] = max(box[1], clip[0]), min(box[3], clip[1])
-            if box[3] > box[1] and box[2] > box[0]:
-                img.paste((0, 0, 0), tuple(box), _dim_mask(box[2] - box[0], box[3] - box[1]))
-            d = ImageDraw.Draw(img)
+
+
+# --- text ---------------------------------------------------------------------------------
+#
+# Text is composed from cached glyphs rather than laid out by Pillow per string: a character's
+# coverage bitmap is rendered once per (character, size, weight), and a label is its glyphs
+# placed at their rounded pen positions on a common baseline (the maximum where neighbours
+# overlap). No kerning or ligatures: a label looks like Pillow's own rendering of it to within
+# a pixel per glyph, at ~1/10 of the cost for a new label. Anchors are Pillow's: horizontally
+# l/m/r on the advance width, vertically a (ascender), m (middle of ascender and descender),
+# s (baseline), d (descender), t/b (top/bottom of the ink).
+
+@lru_cache(maxsize=4096)
+def _char(ch: str, px: int, bold: bool) -> tuple[np.ndarray, int, int, float]:
+    """A character's coverage bitmap, its offset from the pen position on the baseline, and
+    its advance width."""
+    f = font(px, bold)
+    core, (x0, y0) = f.getmask2(ch, "L", anchor="ls")
+    ink = np.asarray(Image.Image()._new(core)) if core.size[0] and core.size[1] else np.zeros((0, 0), np.uint8)
+    return ink, x0, y0, f.getlength(ch)
+
+
+def text_width(s: str, px: int, bold: bool = False) -> float:
+    """Advance width of `s` as drawn (pixels at font size `px`)."""
+    return sum(_char(ch, px, bold)[3] for ch in s)
+
+
+@lru_cache(maxsize=64)
+def _metrics(px: int, bold: bool) -> tuple[int, int]:
+    return font(px, bold).getmetrics()  # (ascent, descent), both positive
 
 
 @lru_cache(maxsize=8192)
 def _text_mask(s: str, px: int, bold: bool, anchor: str) -> tuple[Image.Image, int, int]:
-    """Antialiased coverage mask of a string plus its offset from the anchor point. Cached:
-    screens repeat the same labels, and pasting a mask is far cheaper than shaping text."""
-    f = font(px, bold)
-    core, (x0, y0) = f.getmask2(s, "L", anchor=anchor)  # what ImageDraw.text draws, without its overhead
-    if core.size[0] and core.size[1]:
-        return Image.Image()._new(core), x0, y0
-    x0, y0, x1, y1 = f.getbbox(s, anchor=anchor)  # no ink (blank text): an empty mask
-    return Image.new("L", (max(1, x1 - x0), max(1, y1 - y0)), 0), x0, y0
+    """Coverage mask of a label plus the offset of its top-left corner from the anchor point.
+    Cached: screens repeat the same labels, and pasting a mask is all drawing them costs."""
+    placed, pen = [], 0.0
+    for ch in s:
+        ink, x0, y0, advance = _char(ch, px, bold)
+        if ink.size:
+            placed.append((_round_half_up(pen) + x0, y0, ink))
+        pen += advance
+    width = _round_half_up(pen)
+    if not placed:  # blank: an empty mask on the baseline
+        placed = [(0, 0, np.zeros((1, max(1, width)), np.uint8))]
+    left = min(0, min(x for x, _, _ in placed))
+    right = max(width, max(x + ink.shape[1] for x, _, ink in placed))
+    top = min(y for _, y, _ in placed)
+    bottom = max(y + ink.shape[0] for _, y, ink in placed)
+    mask = np.zeros((bottom - top, right - left), np.uint8)
+    for x, y, ink in placed:
+        region = mask[y - top:y - top + ink.shape[0], x - left:x - left + ink.shape[1]]
+        np.maximum(region, ink, out=region)
+    ascent, descent = _metrics(px, bold)
+    baseline = {"a": ascent, "m": (ascent - descent) / 2, "s": 0, "d": -descent, "t": -top, "b": -bottom}[anchor[1]]
+    shift = {"l": 0, "m": pen / 2, "r": pen}[anchor[0]]
+    return Image.fromarray(mask, "L"), left + _round_half_up(-shift), top + _round_half_up(baseline)
+
+
+def _round_half_up(v: float) -> int:
+    return math.floor(v + 0.5)
 
 
 @lru_cache(maxsize=64)
@@ -387,11 +483,6 @@ def _rgb(color: str) -> tuple[int, int, int]:
 
 
 _DIM = 110  # scrim opacity (of 255)
-
-
-@lru_cache(maxsize=16)
-def _dim_mask(w: int, h: int) -> Image.Image:
-    return Image.new("L", (w, h), _DIM)
 
 
 # --- caches ---------------------------------------------------------------------------------
@@ -410,9 +501,9 @@ def _dim_mask(w: int, h: int) -> Image.Image:
 class _LRU(OrderedDict):
     """LRU map bounded by a byte budget (`size_of(value)` bytes per entry)."""
 
-    def __init__(self, budget: int, size_of):
+    def __init__(self, budget: int, size_of, on_evict=None):
         super().__init__()
-        self.budget, self.size_of, self.used = budget, size_of, 0
+        self.budget, self.size_of, self.used, self.on_evict = budget, size_of, 0, on_evict
 
     def get(self, key, default=None):
         try:
@@ -429,6 +520,8 @@ class _LRU(OrderedDict):
         while self.used > self.budget:
             _, old = self.popitem(last=False)
             self.used -= self.size_of(old)
+            if self.on_evict is not None:
+                self.on_evict(old)
 
     def discard(self, key) -> None:
         if key in self:
@@ -479,7 +572,7 @@ class _Kind:
 # few new screenshots evict hundreds of PNGs; each pool is a cap, not a reservation.
 DEFAULT_CACHE_MB = float(os.environ.get("PHONESIM_RENDER_CACHE_MB", 320))  # per process, both pools
 PNG_SHARE = 0.2
-_PIXELS = _LRU(int(DEFAULT_CACHE_MB * (1 - PNG_SHARE) * 2**20), _entry_bytes)
+_PIXELS = _LRU(int(DEFAULT_CACHE_MB * (1 - PNG_SHARE) * 2**20), _entry_bytes, _recycle)
 _PNG_POOL = _LRU(int(DEFAULT_CACHE_MB * PNG_SHARE * 2**20), _entry_bytes)
 _IMAGES = _Kind("image", _PIXELS)  # whole screenshots
 _BANDS = _Kind("band", _PIXELS)  # band pixels
@@ -514,7 +607,7 @@ def clear_caches(text: bool = True) -> None:
     _PNG_POOL.clear()
     _LAYOUTS.clear()
     if text:
-        for fn in (_text_mask, _fit, _wrap):
+        for fn in (_text_mask, _fit, _wrap, _char):
             fn.cache_clear()
 
 
@@ -559,7 +652,7 @@ def _op_rows(op: Op, sx: float, sy: float) -> tuple[int, int]:
         w = max(1, round(op[6] * sx))
         lo, hi = (op[2], op[4]) if op[2] <= op[4] else (op[4], op[2])
         return math.floor(lo * sy) - w - 2, math.ceil(hi * sy) + w + 2
-    return math.floor(op[2] * sy) - 2, math.ceil(op[4] * sy) + 2  # rect, ellipse, dim: (kind, x1, y1, x2, y2, ...)
+    return math.floor(op[2] * sy) - 2, math.ceil(op[4] * sy) + 2  # rect, ellipse: (kind, x1, y1, x2, y2, ...)
 
 
 class _Bands:
@@ -689,15 +782,14 @@ def render_frame(frame: Frame, size: tuple[int, int], dark: bool = False) -> Ima
 
 
 def ui_palette(ops: list[Op] | tuple[Op, ...]) -> Image.Image:
-    """A fixed palette for one screen: every solid colour its ops use (dimmed copies too when a
-    scrim is drawn) plus anti-aliasing ramps from each text/line colour to each fill colour.
+    """A fixed palette for one screen: every solid colour its ops use (under a dialog's scrim,
+    dimmed ones) plus anti-aliasing ramps from each text/line colour to each fill colour.
     Screens use a few dozen colours, so ≤ 256 entries reproduce them almost exactly."""
     return _palette(*_palette_key(ops))[0]
 
 
-def _palette_key(ops) -> tuple[tuple, tuple, bool]:
+def _palette_key(ops) -> tuple[tuple, tuple]:
     fills, inks = [_rgb(ops[0][5])], []
-    dim = False
     for op in ops[1:]:
         kind = op[0]
         if kind in ("rect", "ellipse"):
@@ -710,17 +802,13 @@ def _palette_key(ops) -> tuple[tuple, tuple, bool]:
             inks.append(_rgb(op[6]))
         elif kind == "line":
             inks.append(_rgb(op[5]))
-        else:
-            dim = True
-    return tuple(sorted(set(fills))), tuple(sorted(set(inks))), dim
+    return tuple(sorted(set(fills))), tuple(sorted(set(inks)))
 
 
 @lru_cache(maxsize=256)
-def _palette(fills: tuple, inks: tuple, dim: bool) -> tuple[Image.Image, bytes, int]:
+def _palette(fills: tuple, inks: tuple) -> tuple[Image.Image, bytes, int]:
     """(palette image for `quantize`, its PLTE chunk, a small id for cache keys)."""
     solids = list(dict.fromkeys(fills + inks))
-    if dim:
-        solids += [tuple(round(v * (1 - _DIM / 255)) for v in c) for c in solids]
     pairs = [(i, f) for i in inks for f in fills if i != f]
     steps = max(1, min(7, (256 - len(solids)) // max(1, len(pairs))))
     ramps = [tuple(round(f[k] + (i[k] - f[k]) * s / (steps + 1)) for k in range(3))
