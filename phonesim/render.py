@@ -343,7 +343,7 @@ def rasterize(ops: list[Op] | tuple[Op, ...], size: tuple[int, int]) -> Image.Im
     """Draw ops onto a new RGB image of `size` pixels: the from-scratch reference rendering
     (no caching; the benchmark baseline). Cached screenshots are pixel-identical to it."""
     img = _canvas(size, ops[0][5])
-    _draw(img, ops[1:], size)
+    _draw(img, ops[1:], size, ground=ops[0][5])
     return img
 
 
@@ -380,14 +380,25 @@ def _recycle(value) -> None:
         spare.append(img)
 
 
-def _draw(img: Image.Image, ops, size: tuple[int, int], clip: tuple[int, int] | None = None) -> None:
-    """Paint `ops` in order. With `clip` = pixel rows [top, bottom), only those rows are meant
-    to be right: plain rectangles are cut to them (exact: Pillow's rounding of a box
-    edge is monotonic and keeps integers), every other op is drawn whole at its usual place, so
-    each pixel in the clip gets exactly the paint operations a full render would give it."""
+def _draw(img: Image.Image, ops, size: tuple[int, int], clip: tuple[int, int] | None = None,
+          ground: str | None = None) -> None:
+    """Paint `ops` in order onto `img` (already filled with `ground`, if given). With `clip` =
+    pixel rows [top, bottom), only those rows are meant to be right: plain rectangles are cut to
+    them (exact: Pillow's rounding of a box edge is monotonic and keeps integers), every other op
+    is drawn whole at its usual place, so each pixel in the clip gets exactly the paint
+    operations a full render would give it.
+
+    Text on a solid colour is pasted as an opaque tile, the label already blended onto that
+    colour (cached; ~25× cheaper than blending through its mask each time, and the same pixels).
+    "On a solid colour": the last op drawn so far whose pixels can reach the label's box is a
+    solid fill that covers the whole box (`painted` keeps, per op, a box holding every pixel it
+    may touch and one inside which every pixel has its fill colour)."""
     W, H = size
     sx, sy = W / CANVAS_W, H / CANVAS_H
     d = ImageDraw.Draw(img)
+    painted: list[tuple[int, int, int, int, tuple | None, str | None]] = []
+    if ground is not None:
+        painted.append((0, 0, W, H, (0, 0, W, H), ground))
     for op in ops:
         kind = op[0]
         if kind == "rect":
@@ -403,17 +414,54 @@ def _draw(img: Image.Image, ops, size: tuple[int, int], clip: tuple[int, int] | 
                 d.rounded_rectangle(box, radius * sx, fill=fill, outline=outline, width=width)
             else:
                 d.rectangle(box, fill=fill, outline=outline, width=width)
+            inner = None
+            if fill:  # fully filled: away from the edges by the outline, and from the rounded corners
+                mx, my = max(width, math.ceil(radius * sx)) + 1, width + 1
+                inner = (math.ceil(box[0]) + mx, math.ceil(box[1]) + my, math.floor(box[2]) - mx + 1,
+                         math.floor(box[3]) - my + 1)
+            painted.append((math.floor(box[0]) - 1, math.floor(box[1]) - 1, math.ceil(box[2]) + 2,
+                            math.ceil(box[3]) + 2, inner, fill))
         elif kind == "text":
             _, x, y, s, px, bold, color, anchor = op
-            mask, dx, dy = _text_mask(s, max(6, round(px * sx)), bold, anchor)
-            img.paste(_rgb(color), (round(x * sx) + dx, round(y * sy) + dy), mask)
+            px = max(6, round(px * sx))
+            mask, dx, dy = _text_mask(s, px, bold, anchor)
+            x0, y0 = round(x * sx) + dx, round(y * sy) + dy
+            x1, y1 = x0 + mask.size[0], y0 + mask.size[1]
+            for bx0, by0, bx1, by1, inner, fill in reversed(painted):
+                if bx0 < x1 and x0 < bx1 and by0 < y1 and y0 < by1:  # the last op that reaches the box
+                    if inner is not None and inner[0] <= x0 and inner[1] <= y0 and x1 <= inner[2] and y1 <= inner[3]:
+                        img.paste(_text_tile(s, px, bold, anchor, color, fill), (x0, y0))
+                    else:
+                        img.paste(_rgb(color), (x0, y0), mask)
+                    break
+            else:
+                img.paste(_rgb(color), (x0, y0), mask)
+            painted.append((x0, y0, x1, y1, None, None))
         elif kind == "line":
             _, x1, y1, x2, y2, color, width = op
-            d.line((x1 * sx, y1 * sy, x2 * sx, y2 * sy), fill=color, width=max(1, round(width * sx)))
+            w = max(1, round(width * sx))
+            d.line((x1 * sx, y1 * sy, x2 * sx, y2 * sy), fill=color, width=w)
+            painted.append((math.floor(min(x1, x2) * sx) - w - 2, math.floor(min(y1, y2) * sy) - w - 2,
+                            math.ceil(max(x1, x2) * sx) + w + 2, math.ceil(max(y1, y2) * sy) + w + 2, None, None))
         elif kind == "ellipse":
             _, x1, y1, x2, y2, fill, outline, width = op
             d.ellipse((x1 * sx, y1 * sy, x2 * sx, y2 * sy), fill=fill, outline=outline,
                       width=max(1, round(width * sx)) if outline else 0)
+            painted.append((math.floor(x1 * sx) - 2, math.floor(y1 * sy) - 2, math.ceil(x2 * sx) + 2,
+                            math.ceil(y2 * sy) + 2, None, None))
+
+
+def _text_tile(s: str, px: int, bold: bool, anchor: str, color: str, ground: str) -> Image.Image:
+    """A label blended onto a solid `ground` colour, as `_draw` would paint it there (cached:
+    most labels recur on many screens)."""
+    key = (s, px, bold, anchor, color, ground)
+    tile = _TILES.get(key)
+    if tile is None:
+        mask = _text_mask(s, px, bold, anchor)[0]
+        tile = Image.new("RGB", mask.size, ground)
+        tile.paste(_rgb(color), (0, 0), mask)
+        _TILES.put(key, tile)
+    return tile
 
 
 # --- text ---------------------------------------------------------------------------------
@@ -427,18 +475,28 @@ def _draw(img: Image.Image, ops, size: tuple[int, int], clip: tuple[int, int] | 
 # s (baseline), d (descender), t/b (top/bottom of the ink).
 
 @lru_cache(maxsize=4096)
-def _char(ch: str, px: int, bold: bool) -> tuple[np.ndarray, int, int, float]:
-    """A character's coverage bitmap, its offset from the pen position on the baseline, and
-    its advance width."""
-    f = font(px, bold)
-    core, (x0, y0) = f.getmask2(ch, "L", anchor="ls")
+def _char(ch: str, px: int, bold: bool) -> tuple[np.ndarray, int, int]:
+    """A character's coverage bitmap and its offset from the pen position on the baseline."""
+    core, (x0, y0) = _bitmap_font(px, bold).getmask2(ch, "L", anchor="ls")
     ink = np.asarray(Image.Image()._new(core)) if core.size[0] and core.size[1] else np.zeros((0, 0), np.uint8)
-    return ink, x0, y0, f.getlength(ch)
+    return ink, x0, y0
+
+
+@lru_cache(maxsize=8192)
+def _advance(ch: str, px: int, bold: bool) -> float:
+    return font(px, bold).getlength(ch)  # unhinted (the basic layout's advances are whole pixels)
+
+
+@lru_cache(maxsize=256)
+def _bitmap_font(px: int, bold: bool) -> ImageFont.FreeTypeFont:
+    """`font` without text shaping: the same glyph bitmaps, rendered 2.5× faster."""
+    path = _font_path(bold)
+    return ImageFont.truetype(path, px, layout_engine=ImageFont.Layout.BASIC) if path else font(px, bold)
 
 
 def text_width(s: str, px: int, bold: bool = False) -> float:
     """Advance width of `s` as drawn (pixels at font size `px`)."""
-    return sum(_char(ch, px, bold)[3] for ch in s)
+    return sum(_advance(ch, px, bold) for ch in s)
 
 
 @lru_cache(maxsize=64)
@@ -452,10 +510,10 @@ def _text_mask(s: str, px: int, bold: bool, anchor: str) -> tuple[Image.Image, i
     Cached: screens repeat the same labels, and pasting a mask is all drawing them costs."""
     placed, pen = [], 0.0
     for ch in s:
-        ink, x0, y0, advance = _char(ch, px, bold)
+        ink, x0, y0 = _char(ch, px, bold)
         if ink.size:
             placed.append((_round_half_up(pen) + x0, y0, ink))
-        pen += advance
+        pen += _advance(ch, px, bold)
     width = _round_half_up(pen)
     if not placed:  # blank: an empty mask on the baseline
         placed = [(0, 0, np.zeros((1, max(1, width)), np.uint8))]
@@ -579,6 +637,7 @@ _BANDS = _Kind("band", _PIXELS)  # band pixels
 _PNG_BANDS = _Kind("png band", _PNG_POOL)  # (IDAT chunk, adler32, raw length) per (palette, band)
 _PNGS = _Kind("png", _PNG_POOL)  # whole PNGs
 _LAYOUTS = _LRU(256, lambda v: 1)  # frame key → band layout (entry count)
+_TILES = _LRU(32 * 2**20, _entry_bytes)  # labels blended onto a solid colour (`_text_tile`)
 STATS: dict[str, int] = {}
 
 
@@ -607,7 +666,8 @@ def clear_caches(text: bool = True) -> None:
     _PNG_POOL.clear()
     _LAYOUTS.clear()
     if text:
-        for fn in (_text_mask, _fit, _wrap, _char):
+        _TILES.clear()
+        for fn in (_text_mask, _fit, _wrap, _char, _advance):
             fn.cache_clear()
 
 
