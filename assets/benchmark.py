@@ -11,7 +11,7 @@ from pydantic import Field
 from assets.metadata import md_table
 from assets.rollouts import rollout_store
 from ops.attempt_store import collect_tables
-from ops.benchmark import held_out_tasks, pass_at_k
+from ops.benchmark import first_app_right, held_out_tasks, pass_at_k
 from ops.critic.programmatic import JudgeOnlyCritic
 from ops.rollout import RolloutConfig, run_rollouts
 from ops.schemas import from_rows
@@ -47,8 +47,8 @@ def bar_chart(table: pl.DataFrame, metric: str) -> str:
     return f"![{metric}](data:image/png;base64,{base64.b64encode(buf.getvalue()).decode()})"
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name="evaluation", code_version="benchmark-1",
-          description="Held-out Pass@k, progress, false-complete, side-effect and overdue rates per policy.")
+@dg.asset(partitions_def=experiment_partitions, group_name="evaluation", code_version="benchmark-2",
+          description="Held-out Pass@k, progress, false-complete, side-effect, overdue and first-app-right rates per policy.")
 def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig, base_policy: dict,
                       hifpo_checkpoint: dict, rft_checkpoint: dict, grsd_checkpoint: dict,
                       simulator: SimulatorResource, policy: PolicyResource, storage: StorageLocation,
@@ -73,13 +73,15 @@ def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig
         summary = run_rollouts(specs, simulator.make_env, agent, JudgeOnlyCritic(), store,
                                RolloutConfig(attempts=config.k, use_hints=False, max_parallel_tasks=32))
         context.log.info(f"benchmark {name}: {summary.attempts_run} episodes run, {summary.attempts_resumed} resumed")
-        attempts, _, _ = collect_tables(store, agent.version, [t.task_id for t in specs])
+        attempts, steps, _ = collect_tables(store, agent.version, [t.task_id for t in specs])
+        app_right = first_app_right(specs, steps, simulator.world_seed)
         evaluated[ckpt["uri"]] = [{
             "policy_id": name, "task_id": r["task_id"], "template_id": r["task_id"].split("#")[0],
             "difficulty": difficulty[r["task_id"]], "seed": int(r["task_id"].split("#")[1]),
             "attempt": r["attempt"], "success": r["gt_success"], "progress": r["gt_progress"],
             "false_complete": r["gt_false_complete"], "side_effects": r["gt_side_effects"],
             "overdue": r["gt_overdue"], "steps": r["n_steps"],
+            "first_app_right": app_right.get((r["task_id"], r["attempt"]), False),
         } for r in attempts.iter_rows(named=True)]
         rows += evaluated[ckpt["uri"]]
     results = from_rows(rows, "benchmark_results")

@@ -22,33 +22,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import polars as pl  # noqa: E402
 from pyarrow import fs as pafs  # noqa: E402
 
-from ops.actions import Action  # noqa: E402
 from ops.attempt_store import ParquetAttemptStore, collect_tables  # noqa: E402
-from ops.benchmark import pass_at_k, template_tasks  # noqa: E402
+from ops.benchmark import first_app_right, pass_at_k, template_tasks  # noqa: E402
 from ops.critic.programmatic import JudgeOnlyCritic  # noqa: E402
 from ops.episode import TaskSpec  # noqa: E402
 from ops.rollout import RolloutConfig, run_rollouts  # noqa: E402
 from ops.sim_env import SimEnvironment  # noqa: E402
-from phonesim.tasks import instantiate  # noqa: E402
 from training.local_policy import GenerationSettings, LocalPolicy  # noqa: E402
-
-
-def first_app_right(tasks: list[TaskSpec], steps: pl.DataFrame) -> float:
-    """Share of attempts whose first action lands in the app a shortest solution's first action
-    opens (every task starts at the launcher, and the first step is the app choice)."""
-    expected, right = {}, []
-    for task in tasks:
-        inst = instantiate(task.template_id, task.seed)
-        phone = inst.make_phone((540, 1200))
-        phone.step(inst.solve(phone)[0])
-        expected[task.task_id] = (inst, phone.current_app)
-    for r in steps.filter(pl.col("step") == 0).iter_rows(named=True):
-        inst, app = expected[r["task_id"]]
-        phone = inst.make_phone((540, 1200))
-        if r["action"]:
-            phone.step(Action.from_dict(json.loads(r["action"])))
-        right.append(phone.current_app == app)
-    return round(sum(right) / max(1, len(right)), 3)
 
 
 def evaluate(checkpoint: str, tasks: list[tuple[TaskSpec, str]], k: int, temperature: float) -> dict:
@@ -69,6 +49,7 @@ def evaluate(checkpoint: str, tasks: list[tuple[TaskSpec, str]], k: int, tempera
         "false_complete": r["gt_false_complete"], "side_effects": r["gt_side_effects"], "overdue": r["gt_overdue"],
         "steps": r["n_steps"]} for r in attempts.iter_rows(named=True)])
     table = pass_at_k(results, k)
+    app_right = list(first_app_right(specs, steps).values())
     first = steps.filter((pl.col("step") == 0) & (pl.col("screen") == "launcher"))
     first_actions = Counter()  # the echoed row of element actions, else the action type
     for r in first.iter_rows(named=True):
@@ -79,7 +60,7 @@ def evaluate(checkpoint: str, tasks: list[tuple[TaskSpec, str]], k: int, tempera
         "table": table.to_dicts(), "end_reasons": dict(Counter(attempts["end_reason"].to_list())),
         "invalid_step_rate": round(float(steps["action"].is_null().mean()), 3),
         "first_launcher_actions": dict(first_actions.most_common(8)),
-        "first_app_right": first_app_right(specs, steps),
+        "first_app_right": round(sum(app_right) / max(1, len(app_right)), 3),
         "solved_templates": sorted({t.split("#")[0] for t in
                                     results.filter(pl.col("success"))["task_id"].to_list()}),
     }

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import polars as pl
 
 from ops.episode import TaskSpec
@@ -26,24 +28,44 @@ def template_tasks(split: str, seeds_per_template: int, max_templates: int | Non
     return out
 
 
+def first_app_right(tasks: list[TaskSpec], steps: pl.DataFrame, world_seed: int = 0) -> dict[tuple[str, int], bool]:
+    """Per (task_id, attempt): did the attempt's first action land in the app that a shortest
+    solution's first action opens? Every template task starts at the launcher, so this is the
+    app choice, the first thing adaptation to target apps should teach (and rarely named by the
+    instruction). `steps` is the rollout step table (task_id, attempt, step, action)."""
+    from ops.actions import Action
+    expected = {}
+    for task in tasks:
+        inst = instantiate(task.template_id, task.seed, world_seed)
+        phone = inst.make_phone()
+        phone.step(inst.solve(phone)[0])
+        expected[task.task_id] = (inst, phone.current_app)
+    out = {}
+    for r in steps.filter(pl.col("step") == 0).iter_rows(named=True):
+        inst, app = expected[r["task_id"]]
+        phone = inst.make_phone()
+        if r["action"]:
+            phone.step(Action.from_dict(json.loads(r["action"])))
+        out[(r["task_id"], r["attempt"])] = phone.current_app == app
+    return out
+
+
 def pass_at_k(results: pl.DataFrame, k_max: int) -> pl.DataFrame:
     """Per policy (and difficulty): Pass@1..k_max — a task passes @k if any of its first k attempts succeeded —
-    plus mean progress, false-complete, side-effect and overdue rates over all episodes."""
+    plus mean progress, false-complete, side-effect and overdue rates over all episodes (and the
+    first-app-right rate when `results` has that column)."""
     per_task = results.group_by("policy_id", "difficulty", "task_id").agg(
         *[(pl.col("success") & (pl.col("attempt") <= k)).any().alias(f"pass@{k}") for k in range(1, k_max + 1)])
-    rates = results.group_by("policy_id", "difficulty").agg(
-        pl.col("progress").mean().alias("progress"),
-        pl.col("false_complete").mean().alias("false_complete"),
-        (pl.col("side_effects") > 0).mean().alias("side_effects"),
-        pl.col("overdue").mean().alias("overdue"),
-        pl.col("steps").mean().alias("mean_steps"))
+    rate_exprs = [pl.col("progress").mean(), pl.col("false_complete").mean(),
+                  (pl.col("side_effects") > 0).mean().alias("side_effects"), pl.col("overdue").mean(),
+                  pl.col("steps").mean().alias("mean_steps")]
+    if "first_app_right" in results.columns:
+        rate_exprs.append(pl.col("first_app_right").mean())
+    rates = results.group_by("policy_id", "difficulty").agg(*rate_exprs)
     by_difficulty = per_task.group_by("policy_id", "difficulty").agg(
         pl.len().alias("tasks"), *[pl.col(f"pass@{k}").mean() for k in range(1, k_max + 1)]
     ).join(rates, on=["policy_id", "difficulty"])
-    overall_rates = results.group_by("policy_id").agg(
-        pl.col("progress").mean(), pl.col("false_complete").mean(),
-        (pl.col("side_effects") > 0).mean().alias("side_effects"), pl.col("overdue").mean(),
-        pl.col("steps").mean().alias("mean_steps"))
+    overall_rates = results.group_by("policy_id").agg(*rate_exprs)
     overall = per_task.group_by("policy_id").agg(
         pl.len().alias("tasks"), *[pl.col(f"pass@{k}").mean() for k in range(1, k_max + 1)]
     ).join(overall_rates, on="policy_id").with_columns(pl.lit("all").alias("difficulty"))

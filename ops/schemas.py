@@ -260,6 +260,7 @@ BENCHMARK_RESULTS = TableSchema(
         _c("side_effects", pl.Int64, "unexpected state changes", bounds=(0, None)),
         _c("overdue", pl.Boolean, "goal reached but kept acting until truncation"),
         _c("steps", pl.Int64, "steps taken", bounds=(0, None)),
+        _c("first_app_right", pl.Boolean, "the first action opened the app a shortest solution opens first"),
     ),
 )
 

@@ -1,0 +1,42 @@
+"""Benchmark metrics: Pass@k aggregation and the first-app-right diagnostic."""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+
+from ops.actions import Action, ActionType
+from ops.benchmark import first_app_right, pass_at_k, template_tasks
+from phonesim.tasks import instantiate
+
+
+def _icon(task, label: str) -> int:
+    obs = instantiate(task.template_id, task.seed).make_phone().observe()
+    return next(e["index"] for e in obs.elements if e.get("text") == label)
+
+
+def test_first_app_right_replays_each_first_action_against_the_solvers_first_app():
+    [(task, _)] = [t for t in template_tasks("test", 1) if t[0].template_id == "settings.toggle_dark_theme"]
+    rows = [
+        (1, Action(ActionType.CLICK, element=_icon(task, "Settings"))),  # the right icon
+        (2, Action(ActionType.OPEN_APP, app="Settings")),                # the same app by name
+        (3, Action(ActionType.CLICK, element=_icon(task, "Clock"))),     # another app
+        (4, None),                                                       # unparseable output
+    ]
+    steps = pl.DataFrame([{"task_id": task.task_id, "attempt": a, "step": 0,
+                           "action": json.dumps(act.to_dict()) if act else None} for a, act in rows]
+                         + [{"task_id": task.task_id, "attempt": 1, "step": 1, "action": None}])
+    assert first_app_right([task], steps) == {(task.task_id, 1): True, (task.task_id, 2): True,
+                                              (task.task_id, 3): False, (task.task_id, 4): False}
+
+
+def test_pass_at_k_counts_a_task_once_and_reports_the_first_app_rate():
+    results = pl.DataFrame({
+        "policy_id": ["p"] * 4, "difficulty": ["L1", "L1", "L2", "L2"], "task_id": ["a", "a", "b", "b"],
+        "attempt": [1, 2, 1, 2], "success": [False, True, False, False], "progress": [0.0, 1.0, 0.5, 0.0],
+        "false_complete": [True, False, False, False], "side_effects": [0, 0, 2, 0],
+        "overdue": [False] * 4, "steps": [3, 5, 4, 2], "first_app_right": [True, True, False, True]})
+    overall = pass_at_k(results, 2).filter(pl.col("difficulty") == "all").row(0, named=True)
+    assert overall["tasks"] == 2 and overall["pass@1"] == 0.0 and overall["pass@2"] == 0.5
+    assert overall["first_app_right"] == 0.75 and overall["side_effects"] == 0.25
