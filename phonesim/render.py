@@ -637,7 +637,7 @@ _BANDS = _Kind("band", _PIXELS)  # band pixels
 _PNG_BANDS = _Kind("png band", _PNG_POOL)  # (IDAT chunk, adler32, raw length) per (palette, band)
 _PNGS = _Kind("png", _PNG_POOL)  # whole PNGs
 _LAYOUTS = _LRU(256, lambda v: 1)  # frame key → band layout (entry count)
-_TILES = _LRU(32 * 2**20, _entry_bytes)  # labels blended onto a solid colour (`_text_tile`)
+_TILES = _LRU(64 * 2**20, _entry_bytes)  # labels blended onto a solid colour (`_text_tile`)
 STATS: dict[str, int] = {}
 
 
