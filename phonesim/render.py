@@ -410,8 +410,16 @@ def _draw(img: Image.Image, ops, size: tuple[int, int], clip: tuple[int, int] | 
                     continue
                 box = (box[0], top, box[2], bottom)
             width = round((rest[0] if rest else 1) * sx) if outline else 0
+            reach = (math.floor(box[0]) - 1, math.floor(box[1]) - 1, math.ceil(box[2]) + 2, math.ceil(box[3]) + 2)
             if radius:
-                d.rounded_rectangle(box, radius * sx, fill=fill, outline=outline, width=width)
+                ox, oy, ex, ey = reach
+                under = _ground(painted, *reach) if (ex - ox) * (ey - oy) <= MAX_SHAPE_TILE else None
+                if under is None:
+                    d.rounded_rectangle(box, radius * sx, fill=fill, outline=outline, width=width)
+                else:  # drawn once onto a tile of its ground colour, at the same offset within a pixel
+                    key = ("rounded", box[0] - ox, box[1] - oy, box[2] - ox, box[3] - oy, radius * sx, fill, outline,
+                           width, under)
+                    img.paste(_tile(key, (ex - ox, ey - oy)), (ox, oy))
             else:
                 d.rectangle(box, fill=fill, outline=outline, width=width)
             inner = None
@@ -419,23 +427,18 @@ def _draw(img: Image.Image, ops, size: tuple[int, int], clip: tuple[int, int] | 
                 mx, my = max(width, math.ceil(radius * sx)) + 1, width + 1
                 inner = (math.ceil(box[0]) + mx, math.ceil(box[1]) + my, math.floor(box[2]) - mx + 1,
                          math.floor(box[3]) - my + 1)
-            painted.append((math.floor(box[0]) - 1, math.floor(box[1]) - 1, math.ceil(box[2]) + 2,
-                            math.ceil(box[3]) + 2, inner, fill))
+            painted.append((*reach, inner, fill))
         elif kind == "text":
             _, x, y, s, px, bold, color, anchor = op
             px = max(6, round(px * sx))
             mask, dx, dy = _text_mask(s, px, bold, anchor)
             x0, y0 = round(x * sx) + dx, round(y * sy) + dy
             x1, y1 = x0 + mask.size[0], y0 + mask.size[1]
-            for bx0, by0, bx1, by1, inner, fill in reversed(painted):
-                if bx0 < x1 and x0 < bx1 and by0 < y1 and y0 < by1:  # the last op that reaches the box
-                    if inner is not None and inner[0] <= x0 and inner[1] <= y0 and x1 <= inner[2] and y1 <= inner[3]:
-                        img.paste(_text_tile(s, px, bold, anchor, color, fill), (x0, y0))
-                    else:
-                        img.paste(_rgb(color), (x0, y0), mask)
-                    break
-            else:
+            under = _ground(painted, x0, y0, x1, y1)
+            if under is None:
                 img.paste(_rgb(color), (x0, y0), mask)
+            else:
+                img.paste(_tile(("text", s, px, bold, anchor, color, under), mask.size), (x0, y0))
             painted.append((x0, y0, x1, y1, None, None))
         elif kind == "line":
             _, x1, y1, x2, y2, color, width = op
@@ -451,15 +454,35 @@ def _draw(img: Image.Image, ops, size: tuple[int, int], clip: tuple[int, int] | 
                             math.ceil(y2 * sy) + 2, None, None))
 
 
-def _text_tile(s: str, px: int, bold: bool, anchor: str, color: str, ground: str) -> Image.Image:
-    """A label blended onto a solid `ground` colour, as `_draw` would paint it there (cached:
-    most labels recur on many screens)."""
-    key = (s, px, bold, anchor, color, ground)
+def _ground(painted, x0: int, y0: int, x1: int, y1: int) -> str | None:
+    """The one colour every pixel of [x0, x1) × [y0, y1) has after the ops in `painted`, if so:
+    the last op reaching the box is a solid fill covering all of it."""
+    if not TILES:
+        return None
+    for bx0, by0, bx1, by1, inner, fill in reversed(painted):
+        if bx0 < x1 and x0 < bx1 and by0 < y1 and y0 < by1:
+            if inner is not None and inner[0] <= x0 and inner[1] <= y0 and x1 <= inner[2] and y1 <= inner[3]:
+                return fill
+            return None
+    return None
+
+
+TILES = True  # paste cached tiles for labels and small rounded shapes on a solid colour (tests turn it off)
+MAX_SHAPE_TILE = 160 * 160  # pixels: bigger shapes (cards, dialogs) are drawn, a tile would only be copied
+
+
+def _tile(key: tuple, size: tuple[int, int]) -> Image.Image:
+    """An op drawn onto a tile of `size` pixels of its ground colour (the key's last field), as
+    `_draw` would paint it there (cached: labels and buttons recur on many screens)."""
     tile = _TILES.get(key)
     if tile is None:
-        mask = _text_mask(s, px, bold, anchor)[0]
-        tile = Image.new("RGB", mask.size, ground)
-        tile.paste(_rgb(color), (0, 0), mask)
+        tile = Image.new("RGB", size, key[-1])
+        if key[0] == "text":
+            _, s, px, bold, anchor, color, _ = key
+            tile.paste(_rgb(color), (0, 0), _text_mask(s, px, bold, anchor)[0])
+        else:
+            _, x0, y0, x1, y1, radius, fill, outline, width, _ = key
+            ImageDraw.Draw(tile).rounded_rectangle((x0, y0, x1, y1), radius, fill=fill, outline=outline, width=width)
         _TILES.put(key, tile)
     return tile
 
@@ -637,7 +660,7 @@ _BANDS = _Kind("band", _PIXELS)  # band pixels
 _PNG_BANDS = _Kind("png band", _PNG_POOL)  # (IDAT chunk, adler32, raw length) per (palette, band)
 _PNGS = _Kind("png", _PNG_POOL)  # whole PNGs
 _LAYOUTS = _LRU(256, lambda v: 1)  # frame key → band layout (entry count)
-_TILES = _LRU(64 * 2**20, _entry_bytes)  # labels blended onto a solid colour (`_text_tile`)
+_TILES = _LRU(64 * 2**20, _entry_bytes)  # labels and small shapes on a solid colour (`_tile`)
 STATS: dict[str, int] = {}
 
 
