@@ -178,3 +178,57 @@ def test_text_composed_from_glyphs_looks_like_pillow_text():
     render.clear_caches()
     cold = render._text_mask("Ann Smith", 40, False, "lm")
     assert (cold[0].tobytes(), cold[1:]) == (warm[0].tobytes(), warm[1:])
+
+
+@pytest.mark.parametrize("size", [(1080, 2400), (411, 913)])
+def test_tiles_give_the_pixels_of_plain_drawing(size, monkeypatch):
+    """Labels and small shapes on a solid colour are pasted as cached tiles: exactly what
+    drawing them there gives (dialogs under a scrim included)."""
+    rng = random.Random(11)
+    phone = Phone(0, size)
+    dialogs = 0
+    for i in range(40):
+        phone.step(random_action(phone, rng))
+        dark = bool(phone.state["data"]["system"]["dark_theme"])
+        ops = render.frame_ops(phone.frame(), render.DARK if dark else render.LIGHT)
+        dialogs += any(n.kind == "dialog" for n in phone.frame().nodes)
+        monkeypatch.setattr(render, "TILES", True)
+        tiled = render.rasterize(ops, size).tobytes()
+        monkeypatch.setattr(render, "TILES", False)
+        assert render.rasterize(ops, size).tobytes() == tiled, f"{phone.observe().screen}"
+    assert len(render._TILES) > 0
+
+
+def test_recycled_canvases_never_overwrite_a_screenshot_someone_holds():
+    try:
+        render.set_cache_budget(30)  # two 1080x2400 screenshots: every new screen evicts one
+        rng = random.Random(5)
+        phone = Phone(0, (1080, 2400))
+        held = phone.observe().screenshot
+        pixels = held.tobytes()
+        drawn = 0
+        for _ in range(25):
+            phone.step(random_action(phone, rng))
+            phone.observe().screenshot
+            drawn = render.cache_stats()["whole_rasters"]
+        assert drawn > 5 and sum(map(len, render._SPARE.values())) > 0  # evicted screens were recycled
+        assert held.tobytes() == pixels
+        check_screen(phone)
+    finally:
+        render.set_cache_budget(render.DEFAULT_CACHE_MB)
+
+
+def test_a_dialog_dims_what_lies_under_it():
+    """The scrim is not blended over the screen: what lies under it is drawn in dimmed colours."""
+    from phonesim import instantiate
+    task = instantiate("settings.set_screen_timeout", 0)
+    phone = task.make_phone((540, 1200))
+    for a in task.solve(phone)[:-1]:
+        phone.step(a)
+    assert phone.frame().modal
+    ops = render.frame_ops(phone.frame(), render.LIGHT)
+    assert not any(op[0] == "dim" for op in ops)
+    shot = phone.observe().screenshot
+    dim = tuple(round(v * (1 - render._DIM / 255)) for v in render._rgb(render.LIGHT["bg"]))
+    assert shot.getpixel((2, 600)) == dim  # left of the dialog card, over the page's background
+    assert shot.getpixel((2, 1195)) == render._rgb(render.LIGHT["nav"])  # the navigation bar is not dimmed
