@@ -341,7 +341,8 @@ def _status_short(desc: str) -> str:
 
 def rasterize(ops: list[Op] | tuple[Op, ...], size: tuple[int, int]) -> Image.Image:
     """Draw ops onto a new RGB image of `size` pixels: the from-scratch reference rendering
-    (no caching; the benchmark baseline). Cached screenshots are pixel-identical to it."""
+    (no screen or band caches, only text and tile caches; the benchmark baseline). Cached
+    screenshots are pixel-identical to it."""
     img = _canvas(size, ops[0][5])
     _draw(img, ops[1:], size, ground=ops[0][5])
     return img
@@ -357,12 +358,12 @@ _SPARE: dict[tuple[int, int], list[Image.Image]] = {}
 
 def _canvas(size: tuple[int, int], color: str) -> Image.Image:
     """An RGB image of `size` filled with `color`: a recycled spare if there is one."""
-    spare = _SPARE.get(size)
-    if spare:
-        img = spare.pop()
-        img.paste(_rgb(color), (0, 0, *size))
-        return img
-    return Image.new("RGB", size, color)
+    try:
+        img = _SPARE[size].pop()
+    except (KeyError, IndexError):
+        return Image.new("RGB", size, color)
+    img.paste(_rgb(color), (0, 0, *size))
+    return img
 
 
 def _recycle(value) -> None:
@@ -388,11 +389,11 @@ def _draw(img: Image.Image, ops, size: tuple[int, int], clip: tuple[int, int] | 
     is drawn whole at its usual place, so each pixel in the clip gets exactly the paint
     operations a full render would give it.
 
-    Text on a solid colour is pasted as an opaque tile, the label already blended onto that
-    colour (cached; ~25× cheaper than blending through its mask each time, and the same pixels).
-    "On a solid colour": the last op drawn so far whose pixels can reach the label's box is a
-    solid fill that covers the whole box (`painted` keeps, per op, a box holding every pixel it
-    may touch and one inside which every pixel has its fill colour)."""
+    Labels and small rounded shapes on a solid colour are pasted as opaque tiles, drawn once
+    onto that colour (`_tile`: the same pixels; pasting a label's tile is ~25× cheaper than
+    blending it through its mask). "On a solid colour": the last op drawn so far whose pixels
+    can reach the op's box is a solid fill covering the whole box (`painted` keeps, per op, a box
+    holding every pixel it may touch and one inside which every pixel has its fill colour)."""
     W, H = size
     sx, sy = W / CANVAS_W, H / CANVAS_H
     d = ImageDraw.Draw(img)
