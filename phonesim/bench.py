@@ -142,6 +142,11 @@ _WORKLOAD_SHARES: list[list] = []
 def throughput(mode: str, size: tuple[int, int], procs: int, max_steps: int, cached: bool = True) -> dict[str, Any]:
     """Machine-wide steps/s of `procs` processes replaying their shares of the workload at once."""
     load = _load()
+    # Workers start with empty caches: emptied here, not in each worker, so that they do not
+    # inherit (copy-on-write) and then free the caches this process filled measuring other
+    # figures (that made a worker's step ~25% slower on the same machine).
+    render.clear_caches()
+    gc.collect()
     with mp.get_context("fork").Pool(procs) as workers:
         rs = workers.map(_throughput_worker, [(i, procs, mode, size, max_steps, cached) for i in range(procs)])
     out = {"steps_per_s": sum(r["steps"] / r["wall"] for r in rs),
