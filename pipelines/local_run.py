@@ -14,7 +14,7 @@ from typing import Any, Callable
 import dagster as dg
 
 from pipelines.experiments import APP_DIMENSION, register_experiment
-from resources.storage import EXPERIMENT_DIMENSION
+from resources.storage import EXPERIMENT_DIMENSION, ParquetIOManager, PartitionAddress
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -86,9 +86,15 @@ def run_experiment(assets: list[dg.AssetsDefinition], checks: list[dg.AssetCheck
             log(f"  check failed: {c.asset_key.to_user_string()} {c.check_name}: {c.metadata}")
         log(f"  done in {timings[label]:.1f}s")
 
+    io_manager = resources.get("io_manager")
+
+    def reusable(key: dg.AssetKey) -> bool:  # materialized and its data still in storage
+        if instance.get_latest_materialization_event(key) is None:
+            return False
+        return not isinstance(io_manager, ParquetIOManager) or io_manager.stored(key, PartitionAddress.of(None, None))
+
     shared = [a for a in assets if _kind(a) == "shared"]
-    missing = [a for a in shared if rebuild_shared or any(
-        instance.get_latest_materialization_event(k) is None for k in a.keys)]
+    missing = [a for a in shared if rebuild_shared or not all(reusable(k) for k in a.keys)]
     if missing:
         materialize(missing, None, "shared")
     per_app = [a for a in assets if _kind(a) == "per_app"]

@@ -266,6 +266,13 @@ class ParquetIOManager(dg.ConfigurableIOManager):
             return pl.concat(list(values.values()), how="vertical")
         return {str(k): v for k, v in values.items()}
 
+    def stored(self, asset_key: dg.AssetKey, address: PartitionAddress) -> bool:
+        """Whether the partition's data is in storage (the Dagster instance may still record a
+        materialization whose files were deleted since)."""
+        fs, _ = self.location.filesystem()
+        directory = self.partition_dir(asset_key, address)
+        return exists(fs, f"{directory}/{DATA_PARQUET}") or exists(fs, f"{directory}/{DATA_JSON}")
+
     def load(self, asset_key: dg.AssetKey, address: PartitionAddress) -> Any:
         """Load one stored partition (a DataFrame, or the stored JSON value)."""
         fs, _ = self.location.filesystem()
