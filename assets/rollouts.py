@@ -34,6 +34,9 @@ class RolloutAssetConfig(dg.Config):
                         description="'programmatic': simulator judge + navigation distance; 'llm': the LLM critic resource.")
     max_tasks: int | None = Field(default=None, ge=1, description="Run only the first N curriculum tasks.")
     verifiable_only: bool = Field(default=True, description="Skip tasks the simulator cannot judge.")
+    temperature: float | None = Field(
+        default=None, ge=0, description="Sampling temperature of the attempts; None: the policy resource's "
+        "(greedy in the embedded profile, where attempts differ through their hints).")
 
 
 def rollout_store(storage: StorageLocation, experiment: str, stage: str = "rollouts") -> ParquetAttemptStore:
@@ -62,11 +65,17 @@ def task_specs(tasks: pl.DataFrame, verifiable_only: bool, max_tasks: int | None
 def rollouts(context: dg.AssetExecutionContext, config: RolloutAssetConfig, curriculum_tasks: pl.DataFrame,
              base_policy: dict, simulator: SimulatorResource, policy: PolicyResource, llm: LLMResource,
              storage: StorageLocation, artifact_store: ArtifactStore):
+    temperature = policy.temperature if config.temperature is None else config.temperature
+    if not config.use_hints and config.attempts > 1 and temperature == 0:
+        raise ValueError("rollouts: use_hints=false with a greedy policy (temperature 0) makes all "
+                         f"{config.attempts} attempts of a task identical; set rollouts.temperature > 0 "
+                         "(e.g. --set rollouts.temperature=1.0) or rollouts.attempts=1")
     tasks = task_specs(curriculum_tasks, config.verifiable_only, config.max_tasks)
     checkpoint = artifact_store.local_path(base_policy["uri"]) if policy.kind == "local" else None
-    agent = policy.build_policy(checkpoint)
+    agent = policy.build_policy(checkpoint, temperature=temperature)
     if policy.kind == "local" and policy.version is None:
-        agent.version = base_policy["version"]
+        # staged attempts resume by policy version: sampled attempts must not resume greedy ones
+        agent.version = base_policy["version"] + (f"@T{temperature}" if temperature else "")
     critic = ProgrammaticCritic(simulator.world_seed) if config.critic == "programmatic" \
         else LLMCritic(llm.get_client(), name=f"llm:{llm.model}")
     store = rollout_store(storage, experiment_of(context))

@@ -67,8 +67,10 @@ class PolicyResource(dg.ConfigurableResource):
                 raise ValueError(f"{name}: not used when kind is {self.kind!r}; remove it or change kind")
         return self
 
-    def build_policy(self, checkpoint: str | Path | None = None) -> PromptedPolicy:
-        """The configured policy. `checkpoint` (kind=local) overrides the configured directory."""
+    def build_policy(self, checkpoint: str | Path | None = None, temperature: float | None = None) -> PromptedPolicy:
+        """The configured policy. `checkpoint` (kind=local) overrides the configured directory,
+        `temperature` the configured sampling temperature."""
+        temperature = self.temperature if temperature is None else temperature
         if self.kind == "endpoint":
             if checkpoint is not None:
                 raise ValueError("checkpoint: an endpoint policy does not load checkpoints")
@@ -79,7 +81,7 @@ class PolicyResource(dg.ConfigurableResource):
                 max_concurrency=self.max_concurrency,
                 timeout_s=self.timeout_s,
                 max_retries=self.max_retries,
-                temperature=self.temperature,
+                temperature=temperature,
                 max_tokens=self.max_new_tokens,
             )
             return EndpointPolicy(config, self.prompt_style, version=self.version)
@@ -89,7 +91,7 @@ class PolicyResource(dg.ConfigurableResource):
         from training.local_policy import GenerationSettings, LocalPolicy  # torch only when used
 
         generation = GenerationSettings(
-            max_new_tokens=self.max_new_tokens, temperature=self.temperature, top_p=self.top_p, seed=self.seed
+            max_new_tokens=self.max_new_tokens, temperature=temperature, top_p=self.top_p, seed=self.seed
         )
         return LocalPolicy(
             path, self.prompt_style, generation=generation, device=self.device,

@@ -43,6 +43,25 @@ def test_local_kind_builds_the_transformers_policy(tiny_checkpoint):
 
     assert isinstance(policy, LocalPolicy)
     assert (policy.version, policy.output_format, policy.generation.max_new_tokens) == ("tiny-base", "label_echo", 4)
+    assert policy.generation.temperature == 0.0
+    assert resource.build_policy(checkpoint=tiny_checkpoint, temperature=0.8).generation.temperature == 0.8
+
+
+def test_rollouts_refuse_identical_attempts(tmp_path):
+    """Without hints, a greedy policy would repeat attempt 1 K times: a config error, not K copies."""
+    import polars as pl
+
+    from assets.rollouts import RolloutAssetConfig, rollouts
+    from resources.environment import SimulatorResource
+    from resources.llm import LLMResource
+    from resources.storage import ArtifactStore, StorageLocation
+
+    location = StorageLocation(root=str(tmp_path))
+    context = dg.build_asset_context(partition_key="x")
+    with pytest.raises(ValueError, match="use_hints=false with a greedy policy .* rollouts.temperature > 0"):
+        rollouts(context, RolloutAssetConfig(use_hints=False), curriculum_tasks=pl.DataFrame(),
+                 base_policy={"uri": "unused"}, simulator=SimulatorResource(), policy=PolicyResource(kind="local"),
+                 llm=LLMResource(model="openai/x"), storage=location, artifact_store=ArtifactStore(location=location))
 
 
 def test_endpoint_kind_acts_inside_a_dagster_asset():
