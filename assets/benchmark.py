@@ -11,7 +11,7 @@ from pydantic import Field
 from assets.metadata import md_table
 from assets.rollouts import rollout_store
 from ops.attempt_store import collect_tables
-from ops.benchmark import first_app_right, held_out_tasks, pass_at_k
+from ops.benchmark import first_app_right, first_apps, held_out_tasks, pass_at_k
 from ops.critic.programmatic import JudgeOnlyCritic
 from ops.rollout import RolloutConfig, run_rollouts
 from ops.schemas import from_rows
@@ -59,6 +59,7 @@ def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig
     difficulty = {t.task_id: d for t, d in tasks}
     specs = [t for t, _ in tasks]
     candidates = {"base": base_policy, "hifpo": hifpo_checkpoint, "rft": rft_checkpoint, "grsd": grsd_checkpoint}
+    expected_apps = first_apps(specs, simulator.world_seed)
     rows = []
     evaluated: dict[str, list[dict]] = {}  # checkpoint URI -> its episode rows (untrained methods reuse the base's)
     for name, ckpt in candidates.items():
@@ -74,7 +75,7 @@ def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig
                                RolloutConfig(attempts=config.k, use_hints=False, max_parallel_tasks=32))
         context.log.info(f"benchmark {name}: {summary.attempts_run} episodes run, {summary.attempts_resumed} resumed")
         attempts, steps, _ = collect_tables(store, agent.version, [t.task_id for t in specs])
-        app_right = first_app_right(specs, steps, simulator.world_seed)
+        app_right = first_app_right(expected_apps, steps)
         evaluated[ckpt["uri"]] = [{
             "policy_id": name, "task_id": r["task_id"], "template_id": r["task_id"].split("#")[0],
             "difficulty": difficulty[r["task_id"]], "seed": int(r["task_id"].split("#")[1]),

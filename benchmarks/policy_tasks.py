@@ -23,7 +23,7 @@ import polars as pl  # noqa: E402
 from pyarrow import fs as pafs  # noqa: E402
 
 from ops.attempt_store import ParquetAttemptStore, collect_tables  # noqa: E402
-from ops.benchmark import first_app_right, pass_at_k, template_tasks  # noqa: E402
+from ops.benchmark import first_app_right, first_apps, pass_at_k, template_tasks  # noqa: E402
 from ops.critic.programmatic import JudgeOnlyCritic  # noqa: E402
 from ops.episode import TaskSpec  # noqa: E402
 from ops.rollout import RolloutConfig, run_rollouts  # noqa: E402
@@ -31,7 +31,8 @@ from ops.sim_env import SimEnvironment  # noqa: E402
 from training.local_policy import GenerationSettings, LocalPolicy  # noqa: E402
 
 
-def evaluate(checkpoint: str, tasks: list[tuple[TaskSpec, str]], k: int, temperature: float) -> dict:
+def evaluate(checkpoint: str, tasks: list[tuple[TaskSpec, str]], expected_apps: dict, k: int,
+             temperature: float) -> dict:
     specs = [t for t, _ in tasks]
     difficulty = {t.task_id: d for t, d in tasks}
     agent = LocalPolicy(checkpoint, "elements", generation=GenerationSettings(max_new_tokens=48,
@@ -49,7 +50,7 @@ def evaluate(checkpoint: str, tasks: list[tuple[TaskSpec, str]], k: int, tempera
         "false_complete": r["gt_false_complete"], "side_effects": r["gt_side_effects"], "overdue": r["gt_overdue"],
         "steps": r["n_steps"]} for r in attempts.iter_rows(named=True)])
     table = pass_at_k(results, k)
-    app_right = list(first_app_right(specs, steps).values())
+    app_right = list(first_app_right(expected_apps, steps).values())
     first = steps.filter((pl.col("step") == 0) & (pl.col("screen") == "launcher"))
     first_actions = Counter()  # the echoed row of element actions, else the action type
     for r in first.iter_rows(named=True):
@@ -75,8 +76,9 @@ def main() -> None:
     parser.add_argument("--temperature", type=float, default=0.7)
     args = parser.parse_args()
     tasks = template_tasks(args.split, args.seeds)
+    expected_apps = first_apps([t for t, _ in tasks])
     for ckpt in args.checkpoints:
-        print(json.dumps(evaluate(ckpt, tasks, args.k, args.temperature), default=str))
+        print(json.dumps(evaluate(ckpt, tasks, expected_apps, args.k, args.temperature), default=str))
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ import json
 import polars as pl
 
 from ops.episode import TaskSpec
-from phonesim.tasks import instantiate, templates
+from phonesim.tasks import TaskInstance, instantiate, templates
 
 
 def held_out_tasks(seeds_per_template: int, max_templates: int | None = None,
@@ -28,18 +28,25 @@ def template_tasks(split: str, seeds_per_template: int, max_templates: int | Non
     return out
 
 
-def first_app_right(tasks: list[TaskSpec], steps: pl.DataFrame, world_seed: int = 0) -> dict[tuple[str, int], bool]:
-    """Per (task_id, attempt): did the attempt's first action land in the app that a shortest
-    solution's first action opens? Every template task starts at the launcher, so this is the
-    app choice, the first thing adaptation to target apps should teach (and rarely named by the
-    instruction). `steps` is the rollout step table (task_id, attempt, step, action)."""
-    from ops.actions import Action
+def first_apps(tasks: list[TaskSpec], world_seed: int = 0) -> dict[str, tuple[TaskInstance, str]]:
+    """Per task: its instance and the app a shortest solution's first action opens (one solver
+    search per task; compute once and reuse for every checkpoint)."""
     expected = {}
     for task in tasks:
         inst = instantiate(task.template_id, task.seed, world_seed)
         phone = inst.make_phone()
         phone.step(inst.solve(phone)[0])
         expected[task.task_id] = (inst, phone.current_app)
+    return expected
+
+
+def first_app_right(expected: dict[str, tuple[TaskInstance, str]], steps: pl.DataFrame) -> dict[tuple[str, int], bool]:
+    """Per (task_id, attempt): did the attempt's first action land in the app that a shortest
+    solution's first action opens (`expected`, from `first_apps`)? Every template task starts at
+    the launcher, so this is the app choice, the first thing adaptation to target apps should
+    teach (and rarely named by the instruction). `steps` is the rollout step table (task_id,
+    attempt, step, action)."""
+    from ops.actions import Action
     out = {}
     for r in steps.filter(pl.col("step") == 0).iter_rows(named=True):
         inst, app = expected[r["task_id"]]

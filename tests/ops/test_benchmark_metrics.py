@@ -7,7 +7,7 @@ import json
 import polars as pl
 
 from ops.actions import Action, ActionType
-from ops.benchmark import first_app_right, pass_at_k, template_tasks
+from ops.benchmark import first_app_right, first_apps, pass_at_k, template_tasks
 from phonesim.tasks import instantiate
 
 
@@ -27,7 +27,7 @@ def test_first_app_right_replays_each_first_action_against_the_solvers_first_app
     steps = pl.DataFrame([{"task_id": task.task_id, "attempt": a, "step": 0,
                            "action": json.dumps(act.to_dict()) if act else None} for a, act in rows]
                          + [{"task_id": task.task_id, "attempt": 1, "step": 1, "action": None}])
-    assert first_app_right([task], steps) == {(task.task_id, 1): True, (task.task_id, 2): True,
+    assert first_app_right(first_apps([task]), steps) == {(task.task_id, 1): True, (task.task_id, 2): True,
                                               (task.task_id, 3): False, (task.task_id, 4): False}
 
 
