@@ -126,7 +126,9 @@ def with_episode_context(sample_fn: SampleFn, share: float = 0.5) -> SampleFn:
                 return GroundingSample(None, base.elements, instruction, base.target, "sequence", history=history)
             return GroundingSample(None, other.elements, instruction, Action(ActionType.TERMINATE, status="success"),
                                    "sequence", history=(*history, _echo(base.elements, target)))
-        if kind == "hint" and _named(base.elements[target]):
+        if kind == "hint":
+            if not _named(base.elements[target]):  # a row without text: a hint could not name it
+                return replace(base, history=tuple(earlier))
             # the hint names this screen's target; the instruction is abstract or names another row
             # (an applicable hint wins); sometimes a stale hint about another screen comes along
             elements = _element_dicts(base.elements)
@@ -142,8 +144,6 @@ def with_episode_context(sample_fn: SampleFn, share: float = 0.5) -> SampleFn:
                 hints.insert(rng.randrange(2), stale)
             return GroundingSample(None, base.elements, instruction, base.target, "hint",
                                    hints=tuple(hints), history=tuple(earlier))
-        if kind == "hint":  # a row without text: a hint could not name it
-            return replace(base, history=tuple(earlier))
         # stale hint: about an element of another screen; the instruction names one of this one
         hint = _stale_hint(rng, other, {e.name for e in base.elements})
         if hint is None:
