@@ -40,7 +40,8 @@ class PromptedPolicy(ABC):
     def prompt_for(self, request: PolicyRequest) -> list[Message]:
         """The step prompt with one image placeholder for the screenshot."""
         elements = request.observation.elements if self.style == PromptStyle.ELEMENTS else None
-        return build_policy_prompt(self.style, request.instruction, request.history, request.hints, elements)
+        return build_policy_prompt(self.style, request.instruction, request.history, request.hints, elements,
+                                   screen=request.observation.screen)
 
     def act(
         self, observation: Observation, instruction: str, history: Sequence[str] = (), hints: Sequence[Hint] = ()

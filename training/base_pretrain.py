@@ -28,9 +28,9 @@ import torch
 from pydantic import BaseModel, Field
 
 from ops.actions.model import Action, ActionType
-from training.grounding_data import GroundingSample, SampleFn
+from training.grounding_data import GroundingSample, SampleFn, critic_view
 from ops.actions.formats import label_echo
-from ops.prompts import build_policy_prompt, element_context
+from ops.prompts import build_policy_prompt, element_context, hinted_rows
 from training.induction_format import add_index_tokens
 from training.tiny_model import TinyQwen2VLProcessor, build_tiny_model, load_tiny
 
@@ -113,9 +113,11 @@ class BasePretrainReport:
 
 
 def _prompt_text(sample: GroundingSample) -> str:
-    """The user text of a sample's prompt: hints and Done lines, element rows, instruction."""
+    """The user text of a sample's prompt: hints and Done lines, element rows (those a hint
+    names on the sample's screen marked, as in rollouts), instruction."""
     context = element_context(sample.hints, sample.history)
-    return label_echo.prompt_text([e.label for e in sample.elements], sample.instruction, context)
+    return label_echo.prompt_text([e.label for e in sample.elements], sample.instruction, context,
+                                  hinted_rows(sample.hints, sample.screen, critic_view(sample.elements)))
 
 
 def _answer_text(sample: GroundingSample) -> str:

@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 from ops.actions import Action, ActionType
 from ops.actions.formats import label_echo
-from ops.critic.programmatic import corrective_summary, describe_step_action
+from ops.critic.programmatic import describe_step_action
 from ops.episode import Hint
-from ops.prompts import build_policy_prompt
+from ops.prompts import build_policy_prompt, corrective_summary
 from ops.rollout import describe_action
 
 BUNDLED_DIR = Path(__file__).resolve().parent / "embedded_base"
@@ -41,8 +41,8 @@ class BundledBaseError(RuntimeError):
 
 
 def format_fingerprint() -> str:
-    """Hash of every text the base learns to read or write: the element-list prompt with hints
-    and history, the label-echo answers, the critic's hint wording and the history lines."""
+    """Hash of every text the base learns to read or write: the element-list prompt with hints,
+    hint-marked rows and history, the label-echo answers, the critic's hint wording and the history lines."""
     elements = [{"text": "Wi-Fi", "checkable": True, "checked": False, "grid": [0, 0, 1000, 100]},
                 {"text": "Display\nBrightness", "grid": [0, 100, 1000, 200]}]
     hint = Hint(attempt=1, key_mistake="k", what_to_avoid=["a"], suggested_approach=["s"],
@@ -52,7 +52,7 @@ def format_fingerprint() -> str:
                                                 describe_step_action(Action(ActionType.CLICK, element=0), elements)))
     probe = {
         "prompt": build_policy_prompt("elements", "Turn on Wi-Fi", ["- Settings #3", describe_action(
-            Action(ActionType.TYPE, text="hi"))], [hint], elements),
+            Action(ActionType.TYPE, text="hi"))], [hint], elements, screen="settings"),
         "answers": [label_echo.render_target(Action(ActionType.CLICK, element=1), ["Wi-Fi [off]", "Display"]),
                     label_echo.render_target(Action(ActionType.TERMINATE, status="success"), []),
                     label_echo.render_target(Action(ActionType.OPEN_APP, app="Settings"), [])],

@@ -9,8 +9,9 @@ so it ignores hints and never terminates (measured: 0 terminations in 546 curric
 
 - ``done``: the last step done is the element the instruction names -> terminate with success;
 - ``sequence``: "Tap A, then tap B" -> the first part not in the Done list, terminate when both are;
-- ``hint``: a hint says which element to use on this screen -> that element, whatever the
-  instruction says (abstract, or naming another row); ``type_hint``: a hint says what to type;
+- ``hint``: a hint says which element to use on this screen -> that element (its row carries
+  the hint mark, as in rollouts), whatever the instruction says (abstract, or naming another
+  row); ``type_hint``: a hint says what to type into a (marked) field;
 - ``stale_hint``: the hinted element is not on this screen -> the element the instruction names;
 
 and gives the remaining clicks a Done list of unrelated earlier steps, so that a history alone
@@ -25,25 +26,15 @@ from dataclasses import replace
 
 from ops.actions import Action, ActionType
 from ops.actions.formats import label_echo
-from ops.critic.programmatic import corrective_summary, describe_step_action
+from ops.critic.programmatic import describe_step_action
+from ops.prompts import corrective_summary
 from ops.rollout import describe_action
-from training.grounding_data import WORDS, GroundingSample, SampleFn, UIElement, clickable_rows
+from training.grounding_data import WORDS, GroundingSample, SampleFn, UIElement, clickable_rows, critic_view
 
 # Verbs of task-like instructions ("Turn on X"), beyond the grounding generators' "Tap X".
 TASK_VERBS = ("Tap", "Open", "Select", "Turn on", "Turn off", "Switch on", "Enable", "Choose", "Find", "Go to")
 SKILLS = {"done": 3, "sequence": 2, "hint": 3, "stale_hint": 1}
 OTHER_SCREENS = ("launcher", "home", "detail", "list", "settings", "editor", "search", "menu")
-
-
-def _named(element: UIElement) -> bool:
-    """Whether the element has text (else its row shows its widget kind, "(ImageButton)")."""
-    return not element.label.startswith("(")
-
-
-def _element_dicts(elements: tuple[UIElement, ...]) -> list[dict]:
-    """The element dicts the critic's describer reads (first text line and grid box); rows
-    without text (labelled by widget kind, "(EditText)") have none, as on the phone."""
-    return [{"text": e.name if _named(e) else "", "grid": list(e.bbox)} for e in elements]
 
 
 def _echo(elements: tuple[UIElement, ...], index: int) -> str:
@@ -66,11 +57,11 @@ def _other_steps(rng: random.Random, other: GroundingSample, avoid: set[str], n:
 def _stale_hint(rng: random.Random, other: GroundingSample, here: set[str]) -> str | None:
     """A critic hint about a step on `other`'s screen naming no element in `here` (None if
     `other` has fewer than two such elements)."""
-    away = [i for i in clickable_rows(other.elements) if other.elements[i].name not in here and _named(other.elements[i])]
+    away = [i for i in clickable_rows(other.elements) if other.elements[i].name not in here and other.elements[i].named]
     if len(away) < 2:
         return None
     good, wrong = rng.sample(away, 2)
-    elements = _element_dicts(other.elements)
+    elements = critic_view(other.elements)
     return corrective_summary(other.screen or rng.choice(OTHER_SCREENS),
                               describe_step_action(Action(ActionType.CLICK, element=good), elements),
                               describe_step_action(Action(ActionType.CLICK, element=wrong), elements))
@@ -92,9 +83,9 @@ def with_episode_context(sample_fn: SampleFn, share: float = 0.5) -> SampleFn:
         base = sample_fn(rng, render)
         if not render and base.kind == "type" and rng.random() < share * SKILLS["hint"] / sum(SKILLS.values()):
             # the critic's fix is to type something: the hint carries the text, the task does not
-            hint = corrective_summary(base.screen or rng.choice(OTHER_SCREENS),
-                                      describe_step_action(base.target, _element_dicts(base.elements)), "")
-            return replace(base, instruction=_task_phrase(rng), hints=(hint,), kind="type_hint")
+            screen = base.screen or rng.choice(OTHER_SCREENS)
+            hint = corrective_summary(screen, describe_step_action(base.target, critic_view(base.elements)), "")
+            return replace(base, instruction=_task_phrase(rng), hints=(hint,), kind="type_hint", screen=screen)
         rows = clickable_rows(base.elements)
         if render or base.kind != "click" or len(rows) < 2:
             return base
@@ -127,14 +118,14 @@ def with_episode_context(sample_fn: SampleFn, share: float = 0.5) -> SampleFn:
             return GroundingSample(None, other.elements, instruction, Action(ActionType.TERMINATE, status="success"),
                                    "sequence", history=(*history, _echo(base.elements, target)))
         if kind == "hint":
-            if not _named(base.elements[target]):  # a row without text: a hint could not name it
+            if not base.elements[target].named:  # a row without text: a hint could not name it
                 return replace(base, history=tuple(earlier))
             # the hint names this screen's target; the instruction is abstract or names another row
             # (an applicable hint wins); sometimes a stale hint about another screen comes along
-            elements = _element_dicts(base.elements)
+            elements = critic_view(base.elements)
             wrong = rng.choice([i for i in rows if i != target])
-            hint = corrective_summary(base.screen or rng.choice(OTHER_SCREENS),
-                                      describe_step_action(base.target, elements),
+            screen = base.screen or rng.choice(OTHER_SCREENS)
+            hint = corrective_summary(screen, describe_step_action(base.target, elements),
                                       describe_step_action(Action(ActionType.CLICK, element=wrong), elements))
             instruction = (_task_phrase(rng) if rng.random() < 0.5
                            else f"{verb} {base.elements[wrong].name}")
@@ -143,7 +134,7 @@ def with_episode_context(sample_fn: SampleFn, share: float = 0.5) -> SampleFn:
             if stale is not None and rng.random() < 0.4:
                 hints.insert(rng.randrange(2), stale)
             return GroundingSample(None, base.elements, instruction, base.target, "hint",
-                                   hints=tuple(hints), history=tuple(earlier))
+                                   hints=tuple(hints), history=tuple(earlier), screen=screen)
         # stale hint: about an element of another screen; the instruction names one of this one
         hint = _stale_hint(rng, other, {e.name for e in base.elements})
         if hint is None:

@@ -31,6 +31,17 @@ class UIElement:
     def name(self) -> str:
         return self.text or self.label
 
+    @property
+    def named(self) -> bool:
+        """Whether the element has text (else its row shows its widget kind, "(ImageButton)")."""
+        return not self.label.startswith("(")
+
+
+def critic_view(elements: tuple[UIElement, ...]) -> list[dict]:
+    """The element dicts critics and hint marks read (first text line and grid box); rows
+    without text (labelled by widget kind, "(EditText)") have none, as on the phone."""
+    return [{"text": e.name if e.named else "", "grid": list(e.bbox)} for e in elements]
+
 
 @dataclass(frozen=True, slots=True)
 class GroundingSample:

@@ -15,6 +15,7 @@ from typing import Callable
 
 from ops.actions import Action, ActionType
 from ops.episode import AttemptRecord, CriticFeedback, Hint, StepLabel, StepRecord
+from ops.prompts.hint_marks import corrective_summary, element_name
 from phonesim.apps import load_apps
 from phonesim.phone import Phone
 from phonesim.solver import distance_to_goal
@@ -120,13 +121,17 @@ class ProgrammaticCritic:
         )
 
     def _better_action(self, attempt: AttemptRecord, step: StepRecord) -> str | None:
-        """The first action of a shortest solution from the wrong step's state, in words."""
+        """The first action of a shortest solution from the wrong step's state, in words: from
+        the template's solver, or for a goal-screen task the tap that brings the goal closest."""
         task = attempt.task
-        if not task.template_id or step.state is None:
+        if step.state is None:
             return None
-        instance: TaskInstance = instantiate(task.template_id, task.seed, self.world_seed)
         phone = Phone(self.world_seed)
-        phone.restore(json.loads(step.state))
+        state = json.loads(step.state)
+        phone.restore(state)
+        if not task.template_id:
+            return self._better_tap(attempt, step, phone, state)
+        instance: TaskInstance = instantiate(task.template_id, task.seed, self.world_seed)
         try:
             plan = instance.solve(phone)
         except RuntimeError:
@@ -135,6 +140,20 @@ class ProgrammaticCritic:
             return "finish the task"
         return describe_step_action(plan[0], step.elements)
 
+    def _better_tap(self, attempt: AttemptRecord, step: StepRecord, phone: Phone, state: dict) -> str | None:
+        """The tap on one of the step's elements that leaves the fewest actions to the goal
+        screen (the first such element on ties), if any tap brings it closer."""
+        distance = self._distance_fn(attempt)
+        best, best_distance = None, distance(step.state)
+        for i, element in enumerate(step.elements):
+            if not element.get("clickable"):
+                continue
+            phone.restore(state)
+            action = Action(ActionType.CLICK, element=i)
+            if phone.step(action).ok and (d := distance(json.dumps(phone.snapshot()))) < best_distance:
+                best, best_distance = action, d
+        return describe_step_action(best, step.elements) if best else None
+
 
 def _describe(step: StepRecord) -> str:
     if step.action is None:
@@ -142,26 +161,16 @@ def _describe(step: StepRecord) -> str:
     return describe_step_action(Action.from_dict(step.action), step.elements)
 
 
-def corrective_summary(screen: str, better: str | None, did: str) -> str:
-    """The one-line hint: what to do on `screen` when that is known, else what to avoid there.
-
-    A known fix names only the right element: the wrong one stays in the hint's `what_to_avoid`.
-    A line naming both ("X instead of Y") was measured unlearnable for the embedded tiny policy
-    (held-out hint-following 0.15 vs chance 0.12 after 6000 pretraining steps).
-    """
-    return f"On '{screen}', {better}." if better else f"Avoid {did} on '{screen}'."
-
-
 def describe_step_action(action: Action, elements: list[dict]) -> str:
     """An action in words, naming the element it hit by its first line of text."""
     label = None
     if action.element is not None and 0 <= action.element < len(elements):
-        label = (elements[action.element].get("text") or elements[action.element].get("desc") or "").split("\n")[0]
+        label = element_name(elements[action.element])
     elif action.point is not None:
         hits = [e for e in elements if e["grid"][0] <= action.point[0] <= e["grid"][2]
                 and e["grid"][1] <= action.point[1] <= e["grid"][3]]
         if hits:
-            label = (hits[-1].get("text") or hits[-1].get("desc") or "").split("\n")[0]
+            label = element_name(hits[-1])
     verb = action.type.value.replace("_", " ")
     if action.type == ActionType.TYPE:
         return f"typing '{action.text}'" + (f" into '{label}'" if label else "")

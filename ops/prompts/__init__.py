@@ -18,6 +18,7 @@ from ops.prompts.curriculum import (
     build_curriculum_prompt,
     curriculum_context,
 )
+from ops.prompts.hint_marks import corrective_summary, element_name, hint_target, hinted_rows
 from ops.prompts.messages import (
     Message,
     fill_image_placeholders,
@@ -54,10 +55,14 @@ __all__ = [
     "build_final_decision_prompt",
     "build_policy_prompt",
     "build_step_description_prompt",
+    "corrective_summary",
     "curriculum_context",
     "element_context",
+    "element_name",
     "element_label",
     "fill_image_placeholders",
+    "hint_target",
+    "hinted_rows",
     "messages_to_json",
     "png_data_url",
     "redact_images",

@@ -15,6 +15,7 @@ from typing import Any
 from ops.actions.formats import label_echo
 from ops.actions.model import GRID, SYSTEM_BUTTONS
 from ops.episode import Hint
+from ops.prompts.hint_marks import hinted_rows
 from ops.prompts.messages import IMAGE_PLACEHOLDER, Message
 
 
@@ -171,12 +172,15 @@ def _elements(
     history: Sequence[str],
     hints: Sequence[Hint],
     elements: Sequence[str | Mapping[str, Any]],
+    screen: str,
     with_image: bool,
 ) -> list[Message]:
     # The label-echo format of the pretrained tiny policy (ops.actions.formats.label_echo):
-    # element rows, then the instruction last; hints and progress go before the rows.
-    context = element_context([h.hint_summary for h in hints], history)
-    text = label_echo.prompt_text([element_label(e) for e in elements], instruction, context)
+    # element rows (those a hint names on this screen marked), then the instruction last;
+    # hints and progress go before the rows.
+    summaries = [h.hint_summary for h in hints]
+    text = label_echo.prompt_text([element_label(e) for e in elements], instruction,
+                                  element_context(summaries, history), hinted_rows(summaries, screen, elements))
     content: list[dict[str, Any]] = [dict(IMAGE_PLACEHOLDER)] if with_image else []
     content.append({"type": "text", "text": text})
     return [{"role": "user", "content": content}]
@@ -202,8 +206,8 @@ def _strip_hint_text(text: str, n_hints: int) -> str:
     if start >= 0:  # prompt-5 block appended to the instruction after a blank line
         end = text.index(HINTS_FOOTER, start) + len(HINTS_FOOTER)
         return text[:start].removesuffix("\n\n") + text[end:]
-    if n_hints and text.startswith(HINTS_LABEL + "\n"):
-        return "\n".join(text.split("\n")[1 + n_hints:])
+    if n_hints and text.startswith(HINTS_LABEL + "\n"):  # element-list prompt: hint lines and row marks
+        return label_echo.strip_hint_marks("\n".join(text.split("\n")[1 + n_hints:]))
     return text
 
 
@@ -214,13 +218,15 @@ def build_policy_prompt(
     hints: Sequence[Hint],
     elements: Sequence[str | Mapping[str, Any]] | None = None,
     *,
+    screen: str = "",
     with_image: bool | None = None,
 ) -> list[Message]:
     """Chat messages for one policy step.
 
     `history` is the list of earlier step conclusions of this attempt, `hints` the corrective
     hints of earlier attempts (rendered as the prompt-5 block, or as one-line summaries in the
-    compact style). The screenshot is one `{"type": "image"}` placeholder. `with_image` defaults
+    compact style; there the rows a hint names on `screen`, the observation's screen, are
+    marked). The screenshot is one `{"type": "image"}` placeholder. `with_image` defaults
     to True except for the element-list style, whose embedded tiny policy is pretrained
     text-only (a screenshot it never saw shifts every text position; measured: echoed-label
     accuracy 0.74 -> 0.50), so it reads the element list, like accessibility-tree agents.
@@ -233,7 +239,7 @@ def build_policy_prompt(
     if style == PromptStyle.ELEMENTS:
         if elements is None:
             raise ValueError("the 'elements' prompt style needs the observation's element list")
-        return _elements(instruction, history, hints, elements, with_image)
+        return _elements(instruction, history, hints, elements, screen, with_image)
     if not with_image:
         raise ValueError(f"the {style.value!r} prompt style always shows the screenshot")
     if style == PromptStyle.QWEN3VL:

@@ -7,6 +7,8 @@ import json
 import pytest
 from pydantic import BaseModel, ValidationError
 
+from ops.actions import Action, ActionType
+from ops.critic.programmatic import describe_step_action
 from ops.episode import Hint
 from ops.prompts import (
     CorrectiveHintOutput,
@@ -20,8 +22,11 @@ from ops.prompts import (
     build_final_decision_prompt,
     build_policy_prompt,
     build_step_description_prompt,
+    corrective_summary,
     curriculum_context,
     fill_image_placeholders,
+    hint_target,
+    hinted_rows,
     messages_to_json,
     png_data_url,
     redact_images,
@@ -130,13 +135,41 @@ def test_element_prompt_without_image_and_errors():
 @pytest.mark.parametrize("history", [[], ["- Settings #3", "type {'text': 'hi'}"]])
 def test_without_hints_gives_the_prompt_of_an_unhinted_attempt(style, history):
     second = Hint(attempt=3, key_mistake="k", what_to_avoid=[], suggested_approach=[], important_insights=[],
-                  hint_summary="On 'display', click 'Dark theme'\ninstead of  click 'Font size'.")
-    elements = ["Display", "Dark theme [off]"]
-    hinted = build_policy_prompt(style, "Turn on dark theme", history, [HINT, second], elements)
-    plain = build_policy_prompt(style, "Turn on dark theme", history, [], elements)
+                  hint_summary="On 'display', click 'Dark theme'.")
+    elements = [{"text": "Display", "grid": [0, 0, 1000, 90]},
+                {"text": "Dark theme", "checkable": True, "checked": False, "grid": [0, 100, 1000, 190]}]
+    hinted = build_policy_prompt(style, "Turn on dark theme", history, [HINT, second], elements, screen="display")
+    plain = build_policy_prompt(style, "Turn on dark theme", history, [], elements, screen="display")
     assert hinted != plain
+    if style == PromptStyle.ELEMENTS:
+        assert "- Dark theme [off] #1 (hint)\n" in _text(hinted) and "(hint)" not in _text(plain)
     assert without_hints(hinted, 2) == plain
     assert without_hints(plain, 0) == plain
+
+
+def test_rows_are_marked_only_for_hints_naming_them_on_this_screen():
+    elements = [{"text": "Wi-Fi\nConnected"}, {"text": "Bluetooth"}, {"desc": "Wi-Fi"}, "Wi-Fi"]
+    on_network = "On 'network', click 'Wi-Fi'."
+    assert hinted_rows([on_network], "network", elements) == {0, 2}  # by first text line or description
+    assert hinted_rows([on_network], "display", elements) == set()  # a stale hint marks nothing
+    assert hinted_rows(["Avoid click 'Bluetooth' on 'network'.", "Finish every part of the task before terminating.",
+                        "Tap Bluetooth next time"], "network", elements) == set()
+
+
+@pytest.mark.parametrize("fix, target", [
+    (Action(ActionType.CLICK, element=1), ("home", "Ana's phone")),
+    (Action(ActionType.LONG_PRESS, element=1), ("home", "Ana's phone")),
+    (Action(ActionType.TYPE, text="it's 'fine'", element=0), ("home", "Name")),
+    (Action(ActionType.TYPE, text="hello"), None),  # no field named
+    (Action(ActionType.SYSTEM_BUTTON, button="back"), None),
+    (Action(ActionType.ANSWER, text="42"), None),
+    (Action(ActionType.OPEN_APP, app="Clock"), None),
+])
+def test_hint_target_reads_the_element_the_critic_names(fix, target):
+    elements = [{"text": "Name", "grid": [0, 0, 1000, 90]}, {"text": "Ana's phone", "grid": [0, 100, 1000, 190]}]
+    summary = corrective_summary("home", describe_step_action(fix, elements), "click 'Name'")
+    assert hint_target(summary) == target
+    assert hint_target(corrective_summary("home", None, describe_step_action(fix, elements))) is None
 
 
 def test_image_placeholders_are_filled_with_data_urls_and_redacted_back():

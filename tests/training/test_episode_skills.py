@@ -14,6 +14,7 @@ from ops.actions.formats import label_echo
 from ops.critic.programmatic import ProgrammaticCritic
 from ops.episode import AttemptRecord, GroundTruth, StepRecord, TaskSpec
 from ops.prompts import build_policy_prompt, element_context
+from training.base_pretrain import _prompt_text
 from training.episode_skills import SKILLS, TASK_VERBS, with_episode_context
 from phonesim.tasks import instantiate
 from training.sim_grounding import sim_sampler
@@ -90,12 +91,22 @@ def test_hints_name_an_element_on_screen_or_the_instruction_does(samples):
             continue
         target = s.elements[s.target.element]
         applicable = [h for h in s.hints if on_screen(s, h)]
-        if s.kind == "hint":  # exactly one hint applies here and it names the target, alone
+        lines = _prompt_text(s).split("\n")
+        rows = lines[-1 - len(s.elements):-1]  # the rows come right before the task line
+        marked = [i for i, row in enumerate(rows) if row.endswith(label_echo.HINT_MARK)]
+        if s.kind == "hint":  # exactly one hint applies here and it names the target, alone; its row is marked
             [hint] = applicable
             assert hint.endswith(f"click '{target.name}'.") and hint.count("'") == 4
+            assert s.target.element in marked and all(s.elements[i].name == target.name for i in marked)
         else:
-            assert not applicable
+            assert not applicable and not marked
             assert target.name in s.instruction
+
+
+def test_only_hint_samples_mark_rows(samples):
+    for s in samples:
+        has_mark = label_echo.HINT_MARK + "\n" in _prompt_text(s)
+        assert has_mark == (s.kind == "hint" or (s.kind == "type_hint" and s.elements[s.target.element].named))
 
 
 def test_hint_text_is_what_the_programmatic_critic_writes():
@@ -121,8 +132,12 @@ def test_hint_text_is_what_the_programmatic_critic_writes():
     hint = ProgrammaticCritic().evaluate(record).hint
     assert hint.hint_summary == "On 'launcher', click 'Settings'."
     assert hint.what_to_avoid == ["click 'Clock' on the 'launcher' screen"]
-    [message] = build_policy_prompt("elements", task.instruction, [], [hint], obs.elements)
-    assert message["content"][0]["text"].startswith("\n".join(element_context([hint.hint_summary], [])))
+    [message] = build_policy_prompt("elements", task.instruction, [], [hint], obs.elements, screen=obs.screen)
+    text = message["content"][0]["text"]
+    assert text.startswith("\n".join(element_context([hint.hint_summary], [])))
+    settings = next(e["index"] for e in obs.elements if e.get("text") == "Settings")
+    assert [line for line in text.split("\n") if line.endswith(label_echo.HINT_MARK)] == [
+        label_echo.render_row(settings, "Settings") + label_echo.HINT_MARK]
 
 
 def test_the_pretraining_stream_does_not_depend_on_the_hash_seed():

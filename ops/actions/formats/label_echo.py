@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Sequence
+import re
+from collections.abc import Collection, Sequence
 
 from ops.actions.coords import CoordFrame
 from ops.actions.formats.base import ActionFormat, ParsedOutput, UnsupportedAction
@@ -29,8 +30,10 @@ from ops.actions.model import Action, ActionError, ParseFailure, ParseResult
 TASK_PREFIX = "Task: "
 ROW_PREFIX = "- "
 INDEX_MARK = " #"
+HINT_MARK = " (hint)"  # after the index of a row a critic hint names (ops.prompts.hint_marks)
 INDEX_TOKEN_COUNT = 64  # rows with a larger index still work, as " #6" + "4" (two tokens)
 FORMAT_NAME = "label_echo"
+_HINTED_ROW = re.compile(rf"^({re.escape(ROW_PREFIX)}.*{re.escape(INDEX_MARK)}\d+){re.escape(HINT_MARK)}$", re.M)
 
 
 def index_tokens(count: int = INDEX_TOKEN_COUNT) -> list[str]:
@@ -52,14 +55,23 @@ def render_row(index: int, label: str) -> str:
     return f"{ROW_PREFIX}{_clean(label)}{INDEX_MARK}{index}"
 
 
-def render_rows(labels: Sequence[str]) -> str:
-    return "\n".join(render_row(i, label) for i, label in enumerate(labels))
+def render_rows(labels: Sequence[str], hinted: Collection[int] = ()) -> str:
+    """The element rows; rows in `hinted` end with the hint mark, after the index, so that the
+    row the policy echoes never carries it."""
+    return "\n".join(render_row(i, label) + (HINT_MARK if i in hinted else "") for i, label in enumerate(labels))
 
 
-def prompt_text(labels: Sequence[str], instruction: str, context: Sequence[str] = ()) -> str:
-    """The user text: optional context lines (hints, progress), element rows, instruction last."""
+def strip_hint_marks(text: str) -> str:
+    """`text` with the hint mark taken off every row that carries one."""
+    return _HINTED_ROW.sub(r"\1", text)
+
+
+def prompt_text(labels: Sequence[str], instruction: str, context: Sequence[str] = (),
+                hinted: Collection[int] = ()) -> str:
+    """The user text: optional context lines (hints, progress), element rows (those in `hinted`
+    marked), instruction last."""
     task = TASK_PREFIX + " ".join(instruction.split())
-    parts = [*context, render_rows(labels)] if labels else [*context]
+    parts = [*context, render_rows(labels, hinted)] if labels else [*context]
     return "\n".join([*parts, task])
 
 
