@@ -27,6 +27,8 @@ class BenchmarkConfig(dg.Config):
     max_templates: int | None = Field(default=None, ge=1, description="Evaluate only the first N test templates.")
     temperature: float = Field(default=0.7, ge=0, description="Sampling temperature, so the k attempts differ.")
     seed: int = Field(default=0, description="Sampling seed of the local policies.")
+    max_parallel_episodes: int = Field(default=64, ge=1, description=(
+        "Episodes stepped together (a local policy answers them in length-sorted chunks)."))
 
 
 def bar_chart(table: pl.DataFrame, metric: str) -> str:
@@ -47,7 +49,7 @@ def bar_chart(table: pl.DataFrame, metric: str) -> str:
     return f"![{metric}](data:image/png;base64,{base64.b64encode(buf.getvalue()).decode()})"
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name="evaluation", code_version="benchmark-2",
+@dg.asset(partitions_def=experiment_partitions, group_name="evaluation", code_version="benchmark-3",
           description="Held-out Pass@k, progress, false-complete, side-effect, overdue and first-app-right rates per policy.")
 def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig, base_policy: dict,
                       hifpo_checkpoint: dict, rft_checkpoint: dict, grsd_checkpoint: dict,
@@ -69,10 +71,11 @@ def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig
         agent = LocalPolicy(artifact_store.local_path(ckpt["uri"]), policy.prompt_style,
                             generation=GenerationSettings(max_new_tokens=policy.max_new_tokens,
                                                           temperature=config.temperature, seed=config.seed),
-                            version=f"{ckpt['version']}@T{config.temperature}")
+                            batch_size=policy.batch_size, version=f"{ckpt['version']}@T{config.temperature}")
         store = rollout_store(storage, experiment_of(context), f"benchmark/{name}")
         summary = run_rollouts(specs, simulator.make_env, agent, JudgeOnlyCritic(), store,
-                               RolloutConfig(attempts=config.k, use_hints=False, max_parallel_tasks=32))
+                               RolloutConfig(attempts=config.k, use_hints=False,
+                                             max_parallel_tasks=config.max_parallel_episodes))
         context.log.info(f"benchmark {name}: {summary.attempts_run} episodes run, {summary.attempts_resumed} resumed")
         attempts, steps, _ = collect_tables(store, agent.version, [t.task_id for t in specs])
         app_right = first_app_right(expected_apps, steps)

@@ -174,7 +174,7 @@ class RFTAssetConfig(SFTAssetConfig):
         "Also train on each hinted step's prompt as it would read without hints (see step_datasets)."))
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="rft-3",
+@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="rft-4",
           description="Iterative rejection fine-tuning on verified-successful trajectories (seed 003 §3.2).")
 def rft_checkpoint(context: dg.AssetExecutionContext, config: RFTAssetConfig, curriculum_tasks: pl.DataFrame,
                    rollout_attempts: pl.DataFrame, rollout_steps: pl.DataFrame, base_policy: dict,
@@ -195,7 +195,7 @@ def rft_checkpoint(context: dg.AssetExecutionContext, config: RFTAssetConfig, cu
                 generation = GenerationSettings(max_new_tokens=policy.max_new_tokens, temperature=config.temperature,
                                                 seed=config.sampling_seed)
                 agent = LocalPolicy(checkpoint, policy.prompt_style, generation=generation,
-                                    version=f"rft-r{r - 1}:{context.run_id[:8]}")
+                                    batch_size=policy.batch_size, version=f"rft-r{r - 1}:{context.run_id[:8]}")
                 store = rollout_store(storage, experiment_of(context), "rft")
                 run_rollouts(tasks, simulator.make_env, agent, ProgrammaticCritic(simulator.world_seed), store,
                              RolloutConfig(attempts=config.attempts, use_hints=False))

@@ -28,7 +28,7 @@ from resources.storage import ArtifactStore, StorageLocation
 class RolloutAssetConfig(dg.Config):
     attempts: int = Field(default=3, ge=1, description="K attempts per task (seed 000 §2.3.1).")
     use_hints: bool = Field(default=True, description="Append hints of attempts 1..k-1 to attempt k.")
-    max_parallel_tasks: int = Field(default=16, ge=1, description="Tasks stepped together in one policy batch.")
+    max_parallel_tasks: int = Field(default=32, ge=1, description="Tasks stepped together in one policy batch.")
     loop_window: int = Field(default=4, ge=2, description="Identical (screen, output) steps in a row that end an attempt.")
     critic: str = Field(default="programmatic", pattern="^(programmatic|llm)$",
                         description="'programmatic': simulator judge + navigation distance; 'llm': the LLM critic resource.")
@@ -60,7 +60,7 @@ def task_specs(tasks: pl.DataFrame, verifiable_only: bool, max_tasks: int | None
         "rollout_steps": dg.AssetOut(description="One row per step: screenshot, prompt, raw output, action."),
         "critic_feedback": dg.AssetOut(description="Hierarchical critic feedback per attempt: decision, step labels, hint."),
     },
-    partitions_def=experiment_partitions, group_name="interaction", code_version="rollouts-1",
+    partitions_def=experiment_partitions, group_name="interaction", code_version="rollouts-2",
 )
 def rollouts(context: dg.AssetExecutionContext, config: RolloutAssetConfig, curriculum_tasks: pl.DataFrame,
              base_policy: dict, simulator: SimulatorResource, policy: PolicyResource, llm: LLMResource,

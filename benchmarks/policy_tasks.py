@@ -35,13 +35,13 @@ def evaluate(checkpoint: str, tasks: list[tuple[TaskSpec, str]], expected_apps: 
              temperature: float) -> dict:
     specs = [t for t, _ in tasks]
     difficulty = {t.task_id: d for t, d in tasks}
-    agent = LocalPolicy(checkpoint, "elements", generation=GenerationSettings(max_new_tokens=48,
-                                                                              temperature=temperature, seed=0))
+    agent = LocalPolicy(checkpoint, "elements", batch_size=16,
+                        generation=GenerationSettings(max_new_tokens=48, temperature=temperature, seed=0))
     with tempfile.TemporaryDirectory() as tmp:
         store = ParquetAttemptStore(pafs.LocalFileSystem(), tmp)
         t0 = time.time()
         run_rollouts(specs, lambda: SimEnvironment(size=(540, 1200)), agent, JudgeOnlyCritic(), store,
-                     RolloutConfig(attempts=k, use_hints=False, max_parallel_tasks=32))
+                     RolloutConfig(attempts=k, use_hints=False, max_parallel_tasks=64))
         seconds = time.time() - t0
         attempts, steps, _ = collect_tables(store, agent.version, [t.task_id for t in specs])
     results = pl.DataFrame([{

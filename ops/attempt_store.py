@@ -60,6 +60,9 @@ def attempt_summary(record: AttemptRecord) -> dict[str, Any]:
     }
 
 
+_SUMMARY_FILE = re.compile(r"attempt_(\d+)\.json")
+
+
 class ParquetAttemptStore:
     """`AttemptStore` over a directory of per-attempt Parquet + JSON files."""
 
@@ -104,21 +107,20 @@ class ParquetAttemptStore:
             return f.read()
 
     def summaries(self, policy_version: str, task_id: str) -> list[dict[str, Any]]:
-        """Stored attempt summaries of one task, in attempt order, stopping at the first gap."""
-        base = self._dir(policy_version, task_id)
+        """Stored attempt summaries of one task, in attempt order (attempts run without hints
+        finish in any order, so an interrupted run can leave gaps)."""
+        infos = self.fs.get_file_info(pafs.FileSelector(self._dir(policy_version, task_id), allow_not_found=True))
+        numbered = sorted((int(m[1]), info.path) for info in infos
+                          if info.type == pafs.FileType.File and (m := _SUMMARY_FILE.fullmatch(info.base_name)))
         out = []
-        k = 1
-        while self.fs.get_file_info(f"{base}/attempt_{k}.json").type == pafs.FileType.File:
-            with self.fs.open_input_stream(f"{base}/attempt_{k}.json") as f:
+        for _, path in numbered:
+            with self.fs.open_input_stream(path) as f:
                 out.append(json.loads(f.read()))
-            k += 1
         return out
 
-    def completed(self, task_id: str, policy_version: str) -> list[CriticFeedback]:
-        return [
-            CriticFeedback.from_json(json.dumps(s["feedback"]))
-            for s in self.summaries(policy_version, task_id)
-        ]
+    def completed(self, task_id: str, policy_version: str) -> dict[int, CriticFeedback]:
+        return {s["attempt"]: CriticFeedback.from_json(json.dumps(s["feedback"]))
+                for s in self.summaries(policy_version, task_id)}
 
     def read_steps(self, policy_version: str, task_id: str, attempt: int) -> pl.DataFrame:
         """The `steps` table rows of one stored attempt."""

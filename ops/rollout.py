@@ -1,7 +1,7 @@
 """Hint-guided multi-attempt rollout (seed 000 §2.3.1, eq. 8–9).
 
-Attempts of one task run in order so hints from attempts 1..k-1 reach attempt k; different
-tasks run side by side in lockstep so the policy sees one batch per tick (one forward pass
+Attempts of one task run in order so hints from attempts 1..k-1 reach attempt k (without
+hints they are independent and run side by side too); different tasks run side by side in lockstep so the policy sees one batch per tick (one forward pass
 for all active episodes instead of one per episode). Every finished attempt is saved before
 the next one starts, so a crash loses at most the attempts in flight.
 """
@@ -34,14 +34,14 @@ log = logging.getLogger(__name__)
 class RolloutConfig:
     attempts: int = 3  # K attempts per task
     use_hints: bool = True  # append hints of attempts 1..k-1 to attempt k (seed 000 table 4 ablation)
-    max_parallel_tasks: int = 8  # tasks stepped together in one batch
+    max_parallel_tasks: int = 32  # episodes stepped together in one batch
     loop_window: int = 4  # this many identical (screen, action) steps in a row end the attempt
     max_policy_errors: int = 3  # consecutive failed policy batches before the run stops
 
 
 class AttemptStore(Protocol):
-    def completed(self, task_id: str, policy_version: str) -> list[CriticFeedback]:
-        """Feedback of the attempts already stored for this task and policy, in attempt order."""
+    def completed(self, task_id: str, policy_version: str) -> dict[int, CriticFeedback]:
+        """Feedback of the attempts already stored for this task and policy, by attempt index."""
 
     def save(self, record: AttemptRecord) -> None: ...
 
@@ -88,15 +88,26 @@ def run_rollouts(
     config: RolloutConfig = RolloutConfig(),
     on_attempt: Callable[[AttemptRecord], None] | None = None,
 ) -> RolloutSummary:
-    """Run K attempts per task, resuming from `store`; returns counts of what happened."""
+    """Run K attempts per task, resuming from `store`; returns counts of what happened.
+
+    With hints, the attempts of a task run one after another (attempt k reads the hints of
+    1..k-1); without, they are independent and all wait in the queue at once, so batches stay
+    full to the end of the run instead of draining into one chain of attempts.
+    """
     summary = RolloutSummary()
-    # (task, next attempt index, hints so far) for every task with attempts left to run
+    # (task, attempt index, hints so far): with hints one entry per task (its next attempt),
+    # without hints every attempt left to run
     pending: deque[tuple[TaskSpec, int, list[Hint]]] = deque()
     for task in tasks:
         done = store.completed(task.task_id, policy.version)
         summary.attempts_resumed += len(done)
-        if len(done) < config.attempts:
-            pending.append((task, len(done) + 1, _hints_of(done) if config.use_hints else []))
+        todo = [k for k in range(1, config.attempts + 1) if k not in done]
+        if not todo:
+            continue
+        if config.use_hints:
+            pending.append((task, todo[0], _hints_of(done[k] for k in sorted(done) if k < todo[0])))
+        else:
+            pending.extend((task, k, []) for k in todo)
 
     free_envs: list[Environment] = []
     active: list[_Episode] = []
@@ -127,8 +138,8 @@ def run_rollouts(
         summary.attempts_run += 1
         if on_attempt:
             on_attempt(record)
-        if ep.attempt < config.attempts:
-            hints = ep.hints + ([record.feedback.hint] if config.use_hints and record.feedback.hint else [])
+        if config.use_hints and ep.attempt < config.attempts:
+            hints = ep.hints + ([record.feedback.hint] if record.feedback.hint else [])
             pending.appendleft((ep.task, ep.attempt + 1, hints))
 
     while pending or active:

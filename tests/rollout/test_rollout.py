@@ -71,6 +71,38 @@ def test_hints_reach_later_attempts_and_switch_off(tmp_path):
             assert all(not _has_hints(p) for p in _prompts(store_off, task.task_id, k))
 
 
+class BatchRecorder(RandomClickPolicy):
+    """Random clicks, remembering how many episodes each batch held."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.batches: list[int] = []
+
+    def act_batch(self, requests):
+        self.batches.append(len(requests))
+        return super().act_batch(requests)
+
+
+def test_attempts_without_hints_run_side_by_side_and_resume_around_gaps(tmp_path):
+    store = ParquetAttemptStore.from_uri(str(tmp_path))
+    policy = BatchRecorder(seed=3, stop_prob=0.0)
+    config = RolloutConfig(attempts=3, use_hints=False, max_parallel_tasks=9)
+    run_rollouts(sim_tasks(), small_env, policy, ProgrammaticCritic(), store, config)
+    assert policy.batches[0] == 9  # every attempt of every task in the first batch
+    with_hints = BatchRecorder(seed=3, stop_prob=0.0)
+    run_rollouts(sim_tasks(), small_env, with_hints, ProgrammaticCritic(), ParquetAttemptStore.from_uri(
+        str(tmp_path / "hints")), RolloutConfig(attempts=3, max_parallel_tasks=9))
+    assert max(with_hints.batches) == 3  # one attempt per task at a time
+    # an interrupted run may have stored attempt 3 but not attempt 2: only attempt 2 is rerun
+    task = sim_tasks()[0]
+    task_dir = tmp_path / "random" / task.task_id.replace("#", "_")
+    for path in task_dir.glob("attempt_2.*"):
+        path.unlink()
+    rerun = run_rollouts(sim_tasks(), small_env, RandomClickPolicy(seed=4), ProgrammaticCritic(), store, config)
+    assert (rerun.attempts_resumed, rerun.attempts_run) == (8, 1)
+    assert [s["attempt"] for s in store.summaries("random", task.task_id)] == [1, 2, 3]
+
+
 def test_steps_record_everything_and_ground_truth_is_kept_apart(tmp_path):
     store, _ = _run(tmp_path, attempts=1)
     task = sim_tasks()[0]

@@ -2,6 +2,8 @@ import json
 
 import polars as pl
 
+from ops.actions.formats import label_echo
+from ops.actions.formats.label_echo import HINT_MARK
 from ops.attempt_store import collect_tables
 from ops.filtering import FilterConfig
 from ops.schemas import validate
@@ -38,10 +40,14 @@ def test_hint_free_copies_pair_each_hinted_step_with_its_unhinted_prompt(tmp_pat
     copies = twinned.join(hinted.select("task_id", "attempt", "step", hinted_prompt="prompt"),
                           on=["task_id", "attempt", "step"]).filter(~pl.col("has_hint"))
     assert copies.height == hinted.height
+    marked = 0
     for r in copies.iter_rows(named=True):
         assert "Hints:" not in r["prompt"] and "Hints:" in r["hinted_prompt"]
-        # the copy is the hinted prompt minus its hint lines, nothing else
-        assert json.loads(r["prompt"])[0]["content"][-1]["text"] in json.loads(r["hinted_prompt"])[0]["content"][-1]["text"]
+        text, hinted_text = (json.loads(r[c])[0]["content"][-1]["text"] for c in ("prompt", "hinted_prompt"))
+        # the copy is the hinted prompt minus its hint lines and row marks, nothing else
+        assert HINT_MARK not in text and label_echo.strip_hint_marks(hinted_text).endswith("\n" + text)
+        marked += HINT_MARK in hinted_text
+    assert marked  # some hints named a row on the screen their attempt was on
 
 
 def test_target_box_by_index_and_by_point():
