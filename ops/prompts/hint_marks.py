@@ -2,10 +2,10 @@
 
 The programmatic critic writes a one-line summary per failed attempt, `On '<screen>', <fix>.`,
 where the fix names the element to use (`click 'Settings'`, `typing 'Ana' into 'Name'`). The
-element-list prompt of the embedded tiny policy marks that element's row (`- (hint) Settings
-#10`) on that screen: reading a name from a hint line above the rows and finding it below was
-measured unlearnable at 0.28 M parameters (held-out hint-following 0.075, chance 0.12); a mark
-on the row itself is a local feature the model can find. Summaries in any other form (free
+element-list prompt of the embedded tiny policy marks that element's row (`- Settings #10
+(hint)`) on that screen: reading a name from a hint line above the rows and finding it below
+was measured unlearnable at 0.28 M parameters (held-out hint-following 0.075, chance 0.12),
+while a feature on the row itself (like `[on]`) is learned. Summaries in any other form (free
 LLM-critic text) mark nothing; their text is still shown.
 """
 

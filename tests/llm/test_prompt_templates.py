@@ -142,7 +142,7 @@ def test_without_hints_gives_the_prompt_of_an_unhinted_attempt(style, history):
     plain = build_policy_prompt(style, "Turn on dark theme", history, [], elements, screen="display")
     assert hinted != plain
     if style == PromptStyle.ELEMENTS:
-        assert "\n- (hint) Dark theme [off] #1\n" in _text(hinted) and "(hint)" not in _text(plain)
+        assert "- Dark theme [off] #1 (hint)\n" in _text(hinted) and "(hint)" not in _text(plain)
     assert without_hints(hinted, 2) == plain
     assert without_hints(plain, 0) == plain
 

@@ -93,7 +93,7 @@ def test_hints_name_an_element_on_screen_or_the_instruction_does(samples):
         applicable = [h for h in s.hints if on_screen(s, h)]
         lines = _prompt_text(s).split("\n")
         rows = lines[-1 - len(s.elements):-1]  # the rows come right before the task line
-        marked = [i for i, row in enumerate(rows) if row.startswith(label_echo.ROW_PREFIX + label_echo.HINT_MARK)]
+        marked = [i for i, row in enumerate(rows) if row.endswith(label_echo.HINT_MARK)]
         if s.kind == "hint":  # exactly one hint applies here and it names the target, alone; its row is marked
             [hint] = applicable
             assert hint.endswith(f"click '{target.name}'.") and hint.count("'") == 4
@@ -105,7 +105,7 @@ def test_hints_name_an_element_on_screen_or_the_instruction_does(samples):
 
 def test_only_hint_samples_mark_rows(samples):
     for s in samples:
-        has_mark = "\n" + label_echo.ROW_PREFIX + label_echo.HINT_MARK in _prompt_text(s)
+        has_mark = label_echo.HINT_MARK + "\n" in _prompt_text(s)
         assert has_mark == (s.kind == "hint" or (s.kind == "type_hint" and s.elements[s.target.element].named))
 
 
@@ -136,8 +136,8 @@ def test_hint_text_is_what_the_programmatic_critic_writes():
     text = message["content"][0]["text"]
     assert text.startswith("\n".join(element_context([hint.hint_summary], [])))
     settings = next(e["index"] for e in obs.elements if e.get("text") == "Settings")
-    assert [line for line in text.split("\n") if label_echo.HINT_MARK in line] == [
-        label_echo.render_row(settings, label_echo.HINT_MARK + "Settings")]
+    assert [line for line in text.split("\n") if line.endswith(label_echo.HINT_MARK)] == [
+        label_echo.render_row(settings, "Settings") + label_echo.HINT_MARK]
 
 
 def test_the_pretraining_stream_does_not_depend_on_the_hash_seed():

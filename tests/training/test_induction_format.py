@@ -14,7 +14,6 @@ from ops.actions.formats.label_echo import (
     prompt_text,
     render_rows,
     render_target,
-    strip_hint_marks,
 )
 from training.tiny_model import build_tiny_model, load_tiny
 
@@ -25,18 +24,6 @@ BACK = Action(ActionType.SYSTEM_BUTTON, button="back")
 
 def test_rows_put_the_index_after_the_label_and_flatten_whitespace():
     assert render_rows(["Wi-Fi", "Dark\n mode"]) == "- Wi-Fi #0\n- Dark mode #1"
-
-
-def test_hinted_rows_carry_the_mark_before_their_label_and_strip_back_exactly():
-    context = ["Hints:", "- On 'home', click 'Wi-Fi'.", "Done:", "1. - Wi-Fi #0"]
-    text = prompt_text(["Wi-Fi", "Bluetooth (hint)"], "Tap Wi-Fi", context, hinted={0})
-    assert text.endswith("\n1. - Wi-Fi #0\n- (hint) Wi-Fi #0\n- Bluetooth (hint) #1\nTask: Tap Wi-Fi")
-    assert strip_hint_marks(text) == prompt_text(["Wi-Fi", "Bluetooth (hint)"], "Tap Wi-Fi", context)
-
-
-def test_an_echoed_hint_mark_still_resolves_the_row():
-    out = parse_output('- (hint) Dark mode #2\n{"type":"click","args":{"element":2}}', LABELS)
-    assert out == Action(ActionType.CLICK, element=4)
 
 
 def test_prompt_is_rows_then_task():

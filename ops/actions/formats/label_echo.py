@@ -30,13 +30,10 @@ from ops.actions.model import Action, ActionError, ParseFailure, ParseResult
 TASK_PREFIX = "Task: "
 ROW_PREFIX = "- "
 INDEX_MARK = " #"
-# Before the label of a row a critic hint names (ops.prompts.hint_marks): the label's tokens
-# then follow the mark, so a causal model can find them from it; a mark after the row is seen
-# by no token of the label (measured: hint-following 0.35 after 6000 pretraining steps).
-HINT_MARK = "(hint) "
+HINT_MARK = " (hint)"  # after the index of a row a critic hint names (ops.prompts.hint_marks)
 INDEX_TOKEN_COUNT = 64  # rows with a larger index still work, as " #6" + "4" (two tokens)
 FORMAT_NAME = "label_echo"
-_HINTED_ROW = re.compile(rf"^{re.escape(ROW_PREFIX + HINT_MARK)}(?=.*{re.escape(INDEX_MARK)}\d+$)", re.M)
+_HINTED_ROW = re.compile(rf"^({re.escape(ROW_PREFIX)}.*{re.escape(INDEX_MARK)}\d+){re.escape(HINT_MARK)}$", re.M)
 
 
 def index_tokens(count: int = INDEX_TOKEN_COUNT) -> list[str]:
@@ -59,15 +56,14 @@ def render_row(index: int, label: str) -> str:
 
 
 def render_rows(labels: Sequence[str], hinted: Collection[int] = ()) -> str:
-    """The element rows; rows in `hinted` carry the hint mark before their label (the row the
-    policy echoes does not: `render_target`)."""
-    return "\n".join(render_row(i, HINT_MARK + label if i in hinted else label) for i, label in enumerate(labels))
+    """The element rows; rows in `hinted` end with the hint mark, after the index, so that the
+    row the policy echoes never carries it."""
+    return "\n".join(render_row(i, label) + (HINT_MARK if i in hinted else "") for i, label in enumerate(labels))
 
 
 def strip_hint_marks(text: str) -> str:
-    """`text` with the hint mark taken off every row that carries one (a label that itself
-    began with the mark would lose it too; no screen we know has one)."""
-    return _HINTED_ROW.sub(ROW_PREFIX, text)
+    """`text` with the hint mark taken off every row that carries one."""
+    return _HINTED_ROW.sub(r"\1", text)
 
 
 def prompt_text(labels: Sequence[str], instruction: str, context: Sequence[str] = (),
@@ -136,7 +132,7 @@ def parse_output(text: str, labels: Sequence[str] | None) -> ParseResult:
     if labels is None:
         return action
     echo_index = int(index_text) if index_text.isascii() and index_text.isdigit() else None
-    element = _resolve(_clean(echo_label).removeprefix(HINT_MARK), echo_index, action.element, labels)
+    element = _resolve(_clean(echo_label), echo_index, action.element, labels)
     if element >= len(labels):
         return _failure(f"element {element} outside the {len(labels)}-element list", text)
     return dataclasses.replace(action, element=element)
