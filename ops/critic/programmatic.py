@@ -50,7 +50,7 @@ class ProgrammaticCritic:
                   else f"goal not reached: progress {gt.progress:.2f}, attempt ended by {attempt.end_reason}")
         hint = None
         if not gt.success or wrong:
-            hint = self._hint(attempt, wrong[0] if wrong else None, reason)
+            hint = self._hint(attempt, wrong[0] if wrong else None, reason, distance)
         return CriticFeedback(decision=int(gt.success), reason=reason, failure_step=failure_step,
                               task_feasible=True, step_analysis=labels, hint=hint, critic=self.name)
 
@@ -101,7 +101,8 @@ class ProgrammaticCritic:
         return False, f"did not move closer to the goal ({before} -> {after} actions left)"
 
     # --- hints ----------------------------------------------------------------------------
-    def _hint(self, attempt: AttemptRecord, wrong: int | None, reason: str) -> Hint:
+    def _hint(self, attempt: AttemptRecord, wrong: int | None, reason: str,
+              distance: Callable[[str | None], int]) -> Hint:
         if wrong is None:
             return Hint(attempt=attempt.attempt, key_mistake="stopped before the goal was reached",
                         what_to_avoid=["ending the attempt before every part of the task is done"],
@@ -109,7 +110,7 @@ class ProgrammaticCritic:
                         important_insights=[reason], hint_summary="Finish every part of the task before terminating.")
         step = attempt.steps[wrong]
         did = _describe(step)
-        better = self._better_action(attempt, step)
+        better = self._better_action(attempt, step, distance)
         approach = [f"on the {step.app} '{step.screen}' screen, {better}"] if better else []
         return Hint(
             attempt=attempt.attempt,
@@ -120,7 +121,8 @@ class ProgrammaticCritic:
             hint_summary=corrective_summary(step.screen, better, did),
         )
 
-    def _better_action(self, attempt: AttemptRecord, step: StepRecord) -> str | None:
+    def _better_action(self, attempt: AttemptRecord, step: StepRecord,
+                       distance: Callable[[str | None], int]) -> str | None:
         """The first action of a shortest solution from the wrong step's state, in words: from
         the template's solver, or for a goal-screen task the tap that brings the goal closest."""
         task = attempt.task
@@ -130,7 +132,7 @@ class ProgrammaticCritic:
         state = json.loads(step.state)
         phone.restore(state)
         if not task.template_id:
-            return self._better_tap(attempt, step, phone, state)
+            return _better_tap(step, phone, state, distance)
         instance: TaskInstance = instantiate(task.template_id, task.seed, self.world_seed)
         try:
             plan = instance.solve(phone)
@@ -140,19 +142,19 @@ class ProgrammaticCritic:
             return "finish the task"
         return describe_step_action(plan[0], step.elements)
 
-    def _better_tap(self, attempt: AttemptRecord, step: StepRecord, phone: Phone, state: dict) -> str | None:
-        """The tap on one of the step's elements that leaves the fewest actions to the goal
-        screen (the first such element on ties), if any tap brings it closer."""
-        distance = self._distance_fn(attempt)
-        best, best_distance = None, distance(step.state)
-        for i, element in enumerate(step.elements):
-            if not element.get("clickable"):
-                continue
-            phone.restore(state)
-            action = Action(ActionType.CLICK, element=i)
-            if phone.step(action).ok and (d := distance(json.dumps(phone.snapshot()))) < best_distance:
-                best, best_distance = action, d
-        return describe_step_action(best, step.elements) if best else None
+
+def _better_tap(step: StepRecord, phone: Phone, state: dict, distance: Callable[[str | None], int]) -> str | None:
+    """The tap on one of the step's elements that leaves the fewest actions to the goal (the
+    first such element on ties), if any tap brings it closer than `state` is."""
+    best, best_distance = None, distance(step.state)
+    for i, element in enumerate(step.elements):
+        if not element.get("clickable"):
+            continue
+        phone.restore(state)
+        action = Action(ActionType.CLICK, element=i)
+        if phone.step(action).ok and (d := distance(json.dumps(phone.snapshot()))) < best_distance:
+            best, best_distance = action, d
+    return describe_step_action(best, step.elements) if best else None
 
 
 def _describe(step: StepRecord) -> str:
