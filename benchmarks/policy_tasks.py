@@ -35,7 +35,7 @@ def evaluate(checkpoint: str, tasks: list[tuple[TaskSpec, str]], expected_apps: 
              temperature: float) -> dict:
     specs = [t for t, _ in tasks]
     difficulty = {t.task_id: d for t, d in tasks}
-    agent = LocalPolicy(checkpoint, "elements", batch_size=16,
+    agent = LocalPolicy(checkpoint, "elements",
                         generation=GenerationSettings(max_new_tokens=48, temperature=temperature, seed=0))
     with tempfile.TemporaryDirectory() as tmp:
         store = ParquetAttemptStore(pafs.LocalFileSystem(), tmp)

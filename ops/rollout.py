@@ -1,8 +1,9 @@
 """Hint-guided multi-attempt rollout (seed 000 §2.3.1, eq. 8–9).
 
 Attempts of one task run in order so hints from attempts 1..k-1 reach attempt k (without
-hints they are independent and run side by side too); different tasks run side by side in lockstep so the policy sees one batch per tick (one forward pass
-for all active episodes instead of one per episode). Every finished attempt is saved before
+hints they are independent and run side by side too); different tasks run side by side in
+lockstep so the policy sees one batch per tick (one forward pass for all active episodes
+instead of one per episode). Every finished attempt is saved before
 the next one starts, so a crash loses at most the attempts in flight.
 """
 
