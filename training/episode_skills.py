@@ -74,6 +74,14 @@ def _task_phrase(rng: random.Random) -> str:
                        f"Make sure {a} is ready", f"Organise the {a} list"))
 
 
+def _task_sentence(rng: random.Random, name: str) -> str:
+    """A longer, task-like instruction that names `name` among other words."""
+    a, b = rng.sample(WORDS, 2)
+    return rng.choice((f"Open {name} and check the {a} for {b}", f"Find {name}, then tell me the {a}",
+                       f"In {name}, change the {a} to {b}", f"Go to {name} and delete the {a} entry",
+                       f"Check {name}: how many {a} items are there? Answer with a number."))
+
+
 def with_episode_context(sample_fn: SampleFn, share: float = 0.5) -> SampleFn:
     """`sample_fn` with `share` of its click samples turned into episode-context skills."""
     if not 0 <= share <= 1:
@@ -94,6 +102,8 @@ def with_episode_context(sample_fn: SampleFn, share: float = 0.5) -> SampleFn:
         name = base.elements[target].name
         if rng.random() >= share:  # a plain click after unrelated earlier steps
             done = _other_steps(rng, other, {name}, rng.randrange(4))
+            if done and rng.random() < 0.5:  # a task sentence naming the element: not done yet, act
+                return replace(base, history=tuple(done), instruction=_task_sentence(rng, name))
             return replace(base, history=tuple(done))
         kind = rng.choices(list(SKILLS), list(SKILLS.values()))[0]
         verb = rng.choice(TASK_VERBS)

@@ -46,6 +46,7 @@ def test_hint_free_copies_pair_each_hinted_step_with_its_unhinted_prompt(tmp_pat
         text, hinted_text = (json.loads(r[c])[0]["content"][-1]["text"] for c in ("prompt", "hinted_prompt"))
         # the copy is the hinted prompt minus its hint lines and row marks, nothing else
         assert HINT_MARK not in text and label_echo.strip_hint_marks(hinted_text).endswith("\n" + text)
+        assert text.split("\n")[-1].startswith(label_echo.TASK_PREFIX)
         marked += HINT_MARK in hinted_text
     assert marked  # some hints named a row on the screen their attempt was on
 

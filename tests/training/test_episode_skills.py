@@ -92,12 +92,15 @@ def test_hints_name_an_element_on_screen_or_the_instruction_does(samples):
         target = s.elements[s.target.element]
         applicable = [h for h in s.hints if on_screen(s, h)]
         lines = _prompt_text(s).split("\n")
-        rows = lines[-1 - len(s.elements):-1]  # the rows come right before the task line
+        end = -2 if lines[-1].startswith(label_echo.HINT_PREFIX) else -1  # rows, task line, hint line
+        rows = lines[end - len(s.elements):end]
         marked = [i for i, row in enumerate(rows) if row.endswith(label_echo.HINT_MARK)]
+        assert (end == -2) == bool(marked)
         if s.kind == "hint":  # exactly one hint applies here and it names the target, alone; its row is marked
             [hint] = applicable
             assert hint.endswith(f"click '{target.name}'.") and hint.count("'") == 4
             assert s.target.element in marked and all(s.elements[i].name == target.name for i in marked)
+            assert " ".join(target.label.split()) in lines[-1]
         else:
             assert not applicable and not marked
             assert target.name in s.instruction
@@ -138,6 +141,7 @@ def test_hint_text_is_what_the_programmatic_critic_writes():
     settings = next(e["index"] for e in obs.elements if e.get("text") == "Settings")
     assert [line for line in text.split("\n") if line.endswith(label_echo.HINT_MARK)] == [
         label_echo.render_row(settings, "Settings") + label_echo.HINT_MARK]
+    assert text.endswith(f"\n{label_echo.TASK_PREFIX}{task.instruction}\n{label_echo.HINT_PREFIX}Settings")
 
 
 def test_the_pretraining_stream_does_not_depend_on_the_hash_seed():

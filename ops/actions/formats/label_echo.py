@@ -31,9 +31,11 @@ TASK_PREFIX = "Task: "
 ROW_PREFIX = "- "
 INDEX_MARK = " #"
 HINT_MARK = " (hint)"  # after the index of a row a critic hint names (ops.prompts.hint_marks)
+HINT_PREFIX = "Hint: "  # the last line, after the task, names the marked rows again
 INDEX_TOKEN_COUNT = 64  # rows with a larger index still work, as " #6" + "4" (two tokens)
 FORMAT_NAME = "label_echo"
 _HINTED_ROW = re.compile(rf"^({re.escape(ROW_PREFIX)}.*{re.escape(INDEX_MARK)}\d+){re.escape(HINT_MARK)}$", re.M)
+_HINT_LINE = re.compile(rf"\n{re.escape(HINT_PREFIX)}[^\n]*\Z")
 
 
 def index_tokens(count: int = INDEX_TOKEN_COUNT) -> list[str]:
@@ -62,17 +64,23 @@ def render_rows(labels: Sequence[str], hinted: Collection[int] = ()) -> str:
 
 
 def strip_hint_marks(text: str) -> str:
-    """`text` with the hint mark taken off every row that carries one."""
-    return _HINTED_ROW.sub(r"\1", text)
+    """`text` with the hint mark taken off every row that carries one and the hint line removed."""
+    return _HINT_LINE.sub("", _HINTED_ROW.sub(r"\1", text))
 
 
 def prompt_text(labels: Sequence[str], instruction: str, context: Sequence[str] = (),
                 hinted: Collection[int] = ()) -> str:
     """The user text: optional context lines (hints, progress), element rows (those in `hinted`
-    marked), instruction last."""
+    marked), the instruction, and, when rows are marked, a last line naming them.
+
+    The tiny policy finds the row the last line names (it learns that from "Tap X"); a hint
+    only on the rows above was followed 0.35 of the time after pretraining, so the marked
+    rows' labels are repeated where that skill looks.
+    """
     task = TASK_PREFIX + " ".join(instruction.split())
     parts = [*context, render_rows(labels, hinted)] if labels else [*context]
-    return "\n".join([*parts, task])
+    marked = [_clean(labels[i]) for i in sorted(hinted) if 0 <= i < len(labels)]
+    return "\n".join([*parts, task, *([HINT_PREFIX + " / ".join(marked)] if marked else [])])
 
 
 def render_target(action: Action, labels: Sequence[str]) -> str:
