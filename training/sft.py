@@ -67,13 +67,19 @@ class SFTTrainConfig(TrainSettings):
 
     @classmethod
     def cpu_tiny(cls, **overrides: Any) -> SFTTrainConfig:
-        """Embedded preset: the tiny model on CPU, well under a minute on 2 cores."""
+        """Embedded preset: the tiny model on CPU, ~9 optimizer steps/s on one core.
+
+        Three passes over the samples: a fixed 40 steps (the earlier preset) saw the 407 step
+        samples of a run 0.4 times, and the policy it gave opened the right app first on 0.22
+        of the train-split task sentences; 300 steps (3 passes) on the same data gave 0.40, and
+        0.19 on held-out sentences (base 0.03).
+        """
         values: dict[str, Any] = dict(
             learning_rate=1e-3,
             lr_scheduler_type="constant",
             warmup_steps=0,
-            num_train_epochs=1.0,
-            max_steps=40,
+            num_train_epochs=3.0,
+            max_steps=None,
             per_device_train_batch_size=4,
             gradient_accumulation_steps=1,
             bf16=False,

@@ -5,8 +5,10 @@ where the fix names the element to use (`click 'Settings'`, `typing 'Ana' into '
 element-list prompt of the embedded tiny policy marks that element's row (`- Settings #10
 (hint)`) on that screen: reading a name from a hint line above the rows and finding it below
 was measured unlearnable at 0.28 M parameters (held-out hint-following 0.075, chance 0.12);
-with the mark on the row it is 0.35 (the same mark before the label measured 0.125). Summaries
-in any other form (free LLM-critic text) mark nothing; their text is still shown.
+with the mark on the row it is 0.35 (the same mark before the label measured 0.125), and with
+the marked row's label repeated on a last line after the instruction (`Hint: Settings`,
+`label_echo.prompt_text`) 0.77. Summaries in any other form (free LLM-critic text) mark
+nothing; their text is still shown.
 """
 
 from __future__ import annotations
