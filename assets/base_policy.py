@@ -34,7 +34,7 @@ class BasePolicyConfig(dg.Config):
         "training/episode_skills.py); 0 trains single-step grounding only."))
 
 
-@dg.asset(group_name="learning", code_version="base-policy-2",
+@dg.asset(group_name="learning", code_version="base-policy-3",
           description="Tiny Qwen2-VL policy pretrained on generic grounding data (checkpoint URI + report).")
 def base_policy(context: dg.AssetExecutionContext, config: BasePolicyConfig, artifact_store: ArtifactStore) -> dict:
     from training.base_pretrain import BasePretrainConfig

@@ -38,7 +38,7 @@ class StepDatasetConfig(dg.Config):
         "hinted prompts alone). false = hint-contextualized prompts only, exactly seed 000's recipe."))
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="step-datasets-2",
+@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="step-datasets-3",
           description="Filtered step samples: hint-contextualized prompt, screenshot, target action (also an HF dataset).")
 def step_datasets(context: dg.AssetExecutionContext, config: StepDatasetConfig, rollout_attempts: pl.DataFrame,
                   rollout_steps: pl.DataFrame, critic_feedback: pl.DataFrame,
@@ -95,7 +95,7 @@ class HiFPOAssetConfig(dg.Config):
     overrides: dict[str, Any] = Field(default_factory=dict, description="HiFPOConfig fields to override.")
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="hifpo-2",
+@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="hifpo-3",
           description="Step-level GRPO with the adaptive GUI action reward on the step dataset (seed 000 §2.3.4).")
 def hifpo_checkpoint(context: dg.AssetExecutionContext, config: HiFPOAssetConfig, step_datasets: pl.DataFrame,
                      base_policy: dict, policy: PolicyResource, artifact_store: ArtifactStore) -> dict:
@@ -143,7 +143,7 @@ def fork_pairs(context: dg.AssetExecutionContext, rollout_attempts: pl.DataFrame
     return pairs
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="grsd-1",
+@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="grsd-2",
           description="SFT of the failed context on the teacher's response at each fork point (seed 003 §3.3).")
 def grsd_checkpoint(context: dg.AssetExecutionContext, config: SFTAssetConfig, fork_pairs: pl.DataFrame,
                     rollout_steps: pl.DataFrame, base_policy: dict, artifact_store: ArtifactStore) -> dict:
@@ -174,7 +174,7 @@ class RFTAssetConfig(SFTAssetConfig):
         "Also train on each hinted step's prompt as it would read without hints (see step_datasets)."))
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="rft-4",
+@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="rft-5",
           description="Iterative rejection fine-tuning on verified-successful trajectories (seed 003 §3.2).")
 def rft_checkpoint(context: dg.AssetExecutionContext, config: RFTAssetConfig, curriculum_tasks: pl.DataFrame,
                    rollout_attempts: pl.DataFrame, rollout_steps: pl.DataFrame, base_policy: dict,
