@@ -15,7 +15,9 @@ so it ignores hints and never terminates (measured: 0 terminations in 546 curric
 - ``stale_hint``: the hinted element is not on this screen -> the element the instruction names;
 
 and gives the remaining clicks a Done list of unrelated earlier steps, so that a history alone
-never means "stop". Hint lines are written by the programmatic critic's own functions and Done
+never means "stop" (half of those under a longer task-like sentence that names the element,
+"Find X, then tell me the ...": held-out attempts ended by a false "done" fell from 0.91 to
+0.29 of the bundled base's attempts when this was added). Hint lines are written by the programmatic critic's own functions and Done
 lines by the rollout's, so the text matches what rollouts show.
 """
 
