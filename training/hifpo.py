@@ -172,20 +172,20 @@ class HiFPOConfig(TrainSettings):
 
     @classmethod
     def cpu_tiny(cls, **overrides: Any) -> HiFPOConfig:
-        """Embedded preset: the tiny model on CPU, a run of a minute or two on 2 cores.
+        """Embedded preset: the tiny model on CPU, about 3 minutes on one core.
 
         4 step prompts x G=4 responses per optimizer step; the learning rate is near the end of the
         base pretraining's schedule (6e-4), as 5e-5 left the tiny model's weights nearly unchanged.
-        Three passes over the step samples (a fixed 80 steps saw them less than once). Clicks
-        score 1 inside the target's box and 0 elsewhere (seed 004's binary rule): the policy
-        answers with an element, so a near miss is another element, and table 12's partial
-        credit for neighbours made 300 steps collapse onto the launcher's central icon (first
-        tap "Notes" in 137 of 210 train-split episodes; right app first 0.18 vs 0.27 binary).
+        300 optimizer steps (1,200 prompt visits, 1.7 passes over a default run's 725 step
+        samples): the earlier 80 steps saw them less than once; three passes took 323 s of a
+        14-minute run. Clicks score 1 inside the target's box and 0 elsewhere (seed 004's binary
+        rule): the policy answers with an element, so a near miss is another element, and table
+        12's partial credit for neighbours made 300 steps collapse onto the launcher's central
+        icon (first tap "Notes" in 137 of 210 train-split episodes; right app first 0.18 vs 0.27).
         """
         values: dict[str, Any] = dict(
             learning_rate=5e-4,
-            num_train_epochs=3.0,
-            max_steps=None,
+            max_steps=300,
             reward_options={"click_threshold": 0.01},
             per_device_train_batch_size=16,
             gradient_accumulation_steps=1,
