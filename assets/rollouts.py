@@ -32,6 +32,8 @@ class RolloutAssetConfig(dg.Config):
     loop_window: int = Field(default=4, ge=2, description="Identical (screen, output) steps in a row that end an attempt.")
     critic: str = Field(default="programmatic", pattern="^(programmatic|llm)$",
                         description="'programmatic': simulator judge + navigation distance; 'llm': the LLM critic resource.")
+    hint_steps: int = Field(default=1, ge=1, description="Programmatic critic: steps of a shortest solution "
+                            "from the first wrong step that its hint names (1: only the corrective step).")
     max_tasks: int | None = Field(default=None, ge=1, description="Run only the first N curriculum tasks.")
     verifiable_only: bool = Field(default=True, description="Skip tasks the simulator cannot judge.")
     temperature: float | None = Field(
@@ -76,7 +78,7 @@ def rollouts(context: dg.AssetExecutionContext, config: RolloutAssetConfig, curr
     if policy.kind == "local" and policy.version is None:
         # staged attempts resume by policy version: sampled attempts must not resume greedy ones
         agent.version = base_policy["version"] + (f"@T{temperature}" if temperature else "")
-    critic = ProgrammaticCritic(simulator.world_seed) if config.critic == "programmatic" \
+    critic = ProgrammaticCritic(simulator.world_seed, config.hint_steps) if config.critic == "programmatic" \
         else LLMCritic(llm.get_client(), name=f"llm:{llm.model}")
     store = rollout_store(storage, experiment_of(context))
     run_config = RolloutConfig(attempts=config.attempts, use_hints=config.use_hints,

@@ -5,6 +5,8 @@ Runs the same rollout engine, judge and Pass@k table as the `benchmark_results` 
 Dagster, attempts staged in a temporary directory) and adds behaviour diagnostics the table
 does not show: how attempts end (terminate / budget / loop), invalid outputs, the first action
 at the launcher, where every task starts, and how often that first action opens the right app. Prints one JSON object per checkpoint.
+`--first-step-done` starts every task after a shortest solution's first action (the right app
+open), to tell the app choice apart from what a policy does inside the app.
 """
 
 from __future__ import annotations
@@ -31,8 +33,17 @@ from ops.sim_env import SimEnvironment  # noqa: E402
 from training.local_policy import GenerationSettings, LocalPolicy  # noqa: E402
 
 
+class FirstStepDone(SimEnvironment):
+    """The simulator with a shortest solution's first action already taken at reset."""
+
+    def reset(self, task: TaskSpec):
+        super().reset(task)
+        self.phone.step(self.instance.solve(self.phone)[0])
+        return self.observe()
+
+
 def evaluate(checkpoint: str, tasks: list[tuple[TaskSpec, str]], expected_apps: dict, k: int,
-             temperature: float) -> dict:
+             temperature: float, first_step_done: bool = False) -> dict:
     specs = [t for t, _ in tasks]
     difficulty = {t.task_id: d for t, d in tasks}
     agent = LocalPolicy(checkpoint, "elements",
@@ -40,7 +51,8 @@ def evaluate(checkpoint: str, tasks: list[tuple[TaskSpec, str]], expected_apps: 
     with tempfile.TemporaryDirectory() as tmp:
         store = ParquetAttemptStore(pafs.LocalFileSystem(), tmp)
         t0 = time.time()
-        run_rollouts(specs, lambda: SimEnvironment(size=(540, 1200)), agent, JudgeOnlyCritic(), store,
+        env_class = FirstStepDone if first_step_done else SimEnvironment
+        run_rollouts(specs, lambda: env_class(size=(540, 1200)), agent, JudgeOnlyCritic(), store,
                      RolloutConfig(attempts=k, use_hints=False, max_parallel_tasks=64))
         seconds = time.time() - t0
         attempts, steps, _ = collect_tables(store, agent.version, [t.task_id for t in specs])
@@ -74,11 +86,13 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=3)
     parser.add_argument("--seeds", type=int, default=1)
     parser.add_argument("--temperature", type=float, default=0.7)
+    parser.add_argument("--first-step-done", action="store_true",
+                        help="start every task with the right app open (first_app_right then means nothing)")
     args = parser.parse_args()
     tasks = template_tasks(args.split, args.seeds)
     expected_apps = first_apps([t for t, _ in tasks])
     for ckpt in args.checkpoints:
-        print(json.dumps(evaluate(ckpt, tasks, expected_apps, args.k, args.temperature), default=str))
+        print(json.dumps(evaluate(ckpt, tasks, expected_apps, args.k, args.temperature, args.first_step_done), default=str))
 
 
 if __name__ == "__main__":

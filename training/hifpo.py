@@ -200,7 +200,10 @@ class HiFPOConfig(TrainSettings):
             action_format="label_echo",
             vllm_tensor_parallel_size=1,
         )
-        return cls(**{**values, **overrides})
+        # an override naming some reward options keeps the preset's others (the binary click rule)
+        extra = overrides.get("reward_options", {})
+        reward_options = {**values["reward_options"], **extra} if isinstance(extra, dict) else extra
+        return cls(**{**values, **overrides, "reward_options": reward_options})
 
     def grpo_kwargs(self, out_dir: Path) -> dict[str, Any]:
         """Keyword arguments of the TRL GRPOConfig for a run writing to `out_dir`."""

@@ -3,19 +3,22 @@
 Decision: the simulator's judge. Step t is reasonable iff it brings the state closer to the
 goal (the shortest remaining action count drops), or it is a required terminal step (a
 correct answer, or terminating after success). The hint is templated from the first wrong
-step, naming the action that would have made progress. This critic reads simulator state,
+step, naming the action that would have made progress there and, with `hint_steps` > 1, the
+next actions of that shortest solution, one sentence per screen (seed 000's hint "suggested
+approach"; a one-step hint lets K attempts walk at most K-1 steps). This critic reads simulator state,
 so it is exact where an LLM critic is not — the reference `critic_calibration` compares
 LLM critics against.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import Callable
 
 from ops.actions import Action, ActionType
 from ops.episode import AttemptRecord, CriticFeedback, Hint, StepLabel, StepRecord
-from ops.prompts.hint_marks import corrective_summary, element_name
+from ops.prompts.hint_marks import element_name, plan_summary
 from phonesim.apps import load_apps
 from phonesim.phone import Phone
 from phonesim.solver import distance_to_goal
@@ -29,8 +32,11 @@ class ProgrammaticCritic:
 
     name = "programmatic"
 
-    def __init__(self, world_seed: int = 0):
+    def __init__(self, world_seed: int = 0, hint_steps: int = 1):
+        if hint_steps < 1:
+            raise ValueError(f"hint_steps must be at least 1, got {hint_steps}")
         self.world_seed = world_seed
+        self.hint_steps = hint_steps
 
     def evaluate(self, attempt: AttemptRecord) -> CriticFeedback:
         gt = attempt.ground_truth
@@ -110,51 +116,62 @@ class ProgrammaticCritic:
                         important_insights=[reason], hint_summary="Finish every part of the task before terminating.")
         step = attempt.steps[wrong]
         did = _describe(step)
-        better = self._better_action(attempt, step, distance)
-        approach = [f"on the {step.app} '{step.screen}' screen, {better}"] if better else []
+        fixes = self._plan(attempt, step, distance)
         return Hint(
             attempt=attempt.attempt,
             key_mistake=f"step {wrong + 1}: {did} on the {step.app} '{step.screen}' screen did not help",
             what_to_avoid=[f"{did} on the '{step.screen}' screen"],
-            suggested_approach=approach,
+            suggested_approach=[f"on the '{screen}' screen, {fix}" for screen, fix in fixes],
             important_insights=[reason],
-            hint_summary=corrective_summary(step.screen, better, did),
+            hint_summary=plan_summary(step.screen, fixes, did),
         )
 
-    def _better_action(self, attempt: AttemptRecord, step: StepRecord,
-                       distance: Callable[[str | None], int]) -> str | None:
-        """The first action of a shortest solution from the wrong step's state, in words: from
-        the template's solver, or for a goal-screen task the tap that brings the goal closest."""
-        task = attempt.task
+    def _plan(self, attempt: AttemptRecord, step: StepRecord,
+              distance: Callable[[str | None], int]) -> list[tuple[str, str]]:
+        """(screen, action in words) of up to `hint_steps` actions of a shortest solution from the
+        wrong step's state: the template's solver, or for a goal-screen task the taps that bring
+        the goal closest one after another. Stops before a screen seen earlier in the plan, so a
+        screen's marked rows are never two steps at once."""
         if step.state is None:
-            return None
+            return []
         phone = Phone(self.world_seed)
-        state = json.loads(step.state)
-        phone.restore(state)
-        if not task.template_id:
-            return _better_tap(step, phone, state, distance)
-        instance: TaskInstance = instantiate(task.template_id, task.seed, self.world_seed)
-        try:
-            plan = instance.solve(phone)
-        except RuntimeError:
-            return None
-        if not plan:
-            return "finish the task"
-        return describe_step_action(plan[0], step.elements)
+        phone.restore(json.loads(step.state))
+        if attempt.task.template_id:
+            instance: TaskInstance = instantiate(attempt.task.template_id, attempt.task.seed, self.world_seed)
+            try:
+                actions = instance.solve(phone)
+            except RuntimeError:
+                return []
+            if not actions:
+                return [(step.screen, "finish the task")]
+            next_action = iter(actions)
+        else:
+            next_action = iter(lambda: _better_tap(phone, distance), None)
+        fixes: list[tuple[str, str]] = []
+        for action in itertools.islice(next_action, self.hint_steps):
+            obs = phone.observe()
+            if any(screen == obs.screen for screen, _ in fixes):
+                break
+            fixes.append((obs.screen, describe_step_action(action, obs.elements)))
+            phone.step(action)
+        return fixes
 
 
-def _better_tap(step: StepRecord, phone: Phone, state: dict, distance: Callable[[str | None], int]) -> str | None:
-    """The tap on one of the step's elements that leaves the fewest actions to the goal (the
-    first such element on ties), if any tap brings it closer than `state` is."""
-    best, best_distance = None, distance(step.state)
-    for i, element in enumerate(step.elements):
+def _better_tap(phone: Phone, distance: Callable[[str | None], int]) -> Action | None:
+    """The tap on one of the screen's elements that leaves the fewest actions to the goal (the
+    first such element on ties), if any tap brings it closer than the phone's state is now.
+    Leaves the phone in its state."""
+    state = phone.snapshot()
+    best, best_distance = None, distance(json.dumps(state))
+    for element in phone.observe().elements:
         if not element.get("clickable"):
             continue
         phone.restore(state)
-        action = Action(ActionType.CLICK, element=i)
+        action = Action(ActionType.CLICK, element=element["index"])
         if phone.step(action).ok and (d := distance(json.dumps(phone.snapshot()))) < best_distance:
             best, best_distance = action, d
-    return describe_step_action(best, step.elements) if best else None
+    phone.restore(state)
+    return best
 
 
 def _describe(step: StepRecord) -> str:

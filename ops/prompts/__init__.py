@@ -18,7 +18,7 @@ from ops.prompts.curriculum import (
     build_curriculum_prompt,
     curriculum_context,
 )
-from ops.prompts.hint_marks import corrective_summary, element_name, hint_target, hinted_rows
+from ops.prompts.hint_marks import corrective_summary, element_name, hint_targets, hinted_rows, plan_summary
 from ops.prompts.messages import (
     Message,
     fill_image_placeholders,
@@ -61,9 +61,10 @@ __all__ = [
     "element_name",
     "element_label",
     "fill_image_placeholders",
-    "hint_target",
+    "hint_targets",
     "hinted_rows",
     "messages_to_json",
+    "plan_summary",
     "png_data_url",
     "redact_images",
     "render_element_list",

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 _SUMMARY = re.compile(r"On '(?P<screen>[^']*)', (?:click|long press|typing '.*' into) '(?P<name>.+)'\.", re.S)
+_NEXT_SENTENCE = re.compile(r"(?<=\.) (?=On '[^']*', )")  # between the steps of a plan hint
 
 
 def corrective_summary(screen: str, better: str | None, did: str) -> str:
@@ -30,11 +31,19 @@ def corrective_summary(screen: str, better: str | None, did: str) -> str:
     return f"On '{screen}', {better}." if better else f"Avoid {did} on '{screen}'."
 
 
-def hint_target(summary: str) -> tuple[str, str] | None:
-    """(screen, element name) a `corrective_summary` fix names, or None when it names none
-    (press back, finish the task, free text)."""
-    match = _SUMMARY.fullmatch(summary.strip())
-    return (match["screen"], match["name"]) if match else None
+def plan_summary(screen: str, fixes: Sequence[tuple[str, str]], did: str) -> str:
+    """The hint line of a plan: one `corrective_summary` sentence per (screen, fix) step from
+    the wrong step on, in order; with no known fix, what to avoid on `screen`."""
+    if not fixes:
+        return corrective_summary(screen, None, did)
+    return " ".join(corrective_summary(on, fix, did) for on, fix in fixes)
+
+
+def hint_targets(summary: str) -> list[tuple[str, str]]:
+    """(screen, element name) of every step of a `plan_summary` whose fix names an element;
+    steps that name none (press back, finish the task) and free text give nothing."""
+    sentences = _NEXT_SENTENCE.split(summary.strip())
+    return [(m["screen"], m["name"]) for s in sentences if (m := _SUMMARY.fullmatch(s))]
 
 
 def element_name(element: Mapping[str, Any]) -> str:
@@ -44,7 +53,7 @@ def element_name(element: Mapping[str, Any]) -> str:
 
 def hinted_rows(summaries: Sequence[str], screen: str, elements: Sequence[str | Mapping[str, Any]]) -> frozenset[int]:
     """Indices of the elements on `screen` that a hint summary names (none for bare labels)."""
-    names = {target[1] for s in summaries if (target := hint_target(s)) and target[0] == screen}
+    names = {name for s in summaries for on, name in hint_targets(s) if on == screen}
     if not names:
         return frozenset()
     return frozenset(i for i, e in enumerate(elements) if not isinstance(e, str) and element_name(e) in names)

@@ -1,5 +1,6 @@
 """The programmatic critic's hints name the element to use, for template tasks (from the
-solver) and for goal-screen curriculum tasks (the tap that brings the goal screen closest)."""
+solver) and for goal-screen curriculum tasks (the tap that brings the goal screen closest), and
+with `hint_steps` > 1 the next steps of that plan too."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ import json
 from ops.actions import Action, ActionType
 from ops.critic.programmatic import ProgrammaticCritic
 from ops.episode import AttemptRecord, GroundTruth, StepRecord, TaskSpec
-from ops.prompts import element_name, hint_target
+import pytest
+
+from ops.prompts import element_name, hint_targets
+from phonesim.tasks import instantiate
 from phonesim.phone import Phone
 
 
@@ -39,14 +43,14 @@ def test_goal_screen_task_hint_names_the_app_to_open_at_the_launcher():
     feedback = ProgrammaticCritic().evaluate(_attempt(_goal_task("wifi"), Phone(0), ["Clock"]))
     assert feedback.failure_step == 0
     assert feedback.hint.hint_summary == "On 'launcher', click 'Settings'."
-    assert hint_target(feedback.hint.hint_summary) == ("launcher", "Settings")
+    assert hint_targets(feedback.hint.hint_summary) == [("launcher", "Settings")]
 
 
 def test_goal_screen_task_hint_inside_the_app_names_the_next_row():
     phone = Phone(0)
     feedback = ProgrammaticCritic().evaluate(_attempt(_goal_task("wifi"), phone, ["Settings", "Display"]))
     assert [s.reasonable for s in feedback.step_analysis] == [True, False]
-    screen, name = hint_target(feedback.hint.hint_summary)
+    [(screen, name)] = hint_targets(feedback.hint.hint_summary)
     assert screen == "main"
     # tapping the named row really brings Wi-Fi closer from the main screen
     restored = Phone(0)
@@ -54,3 +58,43 @@ def test_goal_screen_task_hint_inside_the_app_names_the_next_row():
     obs = restored.observe()
     restored.step(Action(ActionType.CLICK, element=next(e["index"] for e in obs.elements if element_name(e) == name)))
     assert restored.observe().screen in ("network", "wifi")
+
+
+def _tap_named(phone: Phone, name: str) -> None:
+    obs = phone.observe()
+    phone.step(Action(ActionType.CLICK, element=next(e["index"] for e in obs.elements if element_name(e) == name)))
+
+
+def test_goal_screen_plan_hint_walks_to_the_goal_screen():
+    feedback = ProgrammaticCritic(hint_steps=4).evaluate(_attempt(_goal_task("wifi"), Phone(0), ["Clock"]))
+    plan = hint_targets(feedback.hint.hint_summary)
+    assert plan[0] == ("launcher", "Settings") and len(plan) >= 2
+    assert len(feedback.hint.suggested_approach) == len(plan)
+    phone = Phone(0)
+    for screen, name in plan:  # each step is on the screen the previous one led to
+        assert phone.observe().screen == screen
+        _tap_named(phone, name)
+    assert phone.observe().screen == "wifi"
+
+
+@pytest.mark.parametrize("template", ["settings.toggle_location", "clock.delete_alarm", "notes.delete"])
+def test_template_plan_hint_follows_the_solver_on_distinct_screens(template):
+    inst = instantiate(template, 0, 0)
+    spec = TaskSpec(task_id=inst.id, instruction=inst.instruction, step_budget=inst.step_budget, app=inst.apps[0],
+                    template_id=template, seed=0)
+    one = ProgrammaticCritic(hint_steps=1).evaluate(_attempt(spec, inst.make_phone(), ["Recipes"])).hint
+    plan = ProgrammaticCritic(hint_steps=3).evaluate(_attempt(spec, inst.make_phone(), ["Recipes"])).hint
+    first = plan.hint_summary.split(". On '")[0] + "."
+    assert first == one.hint_summary  # one step: exactly the single-step hint
+    screens = [line.split("'")[1] for line in plan.suggested_approach]
+    assert 2 <= len(screens) <= 3 and len(set(screens)) == len(screens)
+    solution = inst.solve(inst.make_phone())
+    replay = inst.make_phone()
+    for action, screen in zip(solution, screens):  # the plan is the solver's, screen by screen
+        assert replay.observe().screen == screen
+        replay.step(action)
+
+
+def test_hint_steps_below_one_is_refused():
+    with pytest.raises(ValueError, match="hint_steps must be at least 1"):
+        ProgrammaticCritic(hint_steps=0)

@@ -25,9 +25,10 @@ from ops.prompts import (
     corrective_summary,
     curriculum_context,
     fill_image_placeholders,
-    hint_target,
+    hint_targets,
     hinted_rows,
     messages_to_json,
+    plan_summary,
     png_data_url,
     redact_images,
     render_hint_block,
@@ -165,11 +166,24 @@ def test_rows_are_marked_only_for_hints_naming_them_on_this_screen():
     (Action(ActionType.ANSWER, text="42"), None),
     (Action(ActionType.OPEN_APP, app="Clock"), None),
 ])
-def test_hint_target_reads_the_element_the_critic_names(fix, target):
+def test_hint_targets_read_the_element_the_critic_names(fix, target):
     elements = [{"text": "Name", "grid": [0, 0, 1000, 90]}, {"text": "Ana's phone", "grid": [0, 100, 1000, 190]}]
     summary = corrective_summary("home", describe_step_action(fix, elements), "click 'Name'")
-    assert hint_target(summary) == target
-    assert hint_target(corrective_summary("home", None, describe_step_action(fix, elements))) is None
+    assert hint_targets(summary) == ([target] if target else [])
+    assert hint_targets(corrective_summary("home", None, describe_step_action(fix, elements))) == []
+
+
+def test_plan_hint_names_one_element_per_step_and_marks_each_on_its_screen():
+    fixes = [("launcher", "click 'Notes'"), ("folders", "click 'Work. On 'x', y'"), ("folder", "pressing back"),
+             ("note", "typing 'it's 'ok'. On' into 'Title'")]
+    summary = plan_summary("launcher", fixes, "click 'Clock'")
+    assert summary == ("On 'launcher', click 'Notes'. On 'folders', click 'Work. On 'x', y'. "
+                       "On 'folder', pressing back. On 'note', typing 'it's 'ok'. On' into 'Title'.")
+    assert hint_targets(summary) == [("launcher", "Notes"), ("note", "Title")]  # the odd name is lost, never misread
+    assert plan_summary("launcher", [], "click 'Clock'") == "Avoid click 'Clock' on 'launcher'."
+    rows = [{"text": "Title"}, {"text": "Notes"}]
+    assert hinted_rows([summary], "note", rows) == {0}
+    assert hinted_rows([summary], "launcher", rows) == {1}
 
 
 def test_image_placeholders_are_filled_with_data_urls_and_redacted_back():

@@ -128,6 +128,14 @@ def test_bad_config_names_the_field(overrides, field):
         HiFPOConfig.cpu_tiny(**overrides)
 
 
+def test_preset_reward_options_are_merged_with_an_override():
+    config = HiFPOConfig.cpu_tiny(reward_options={"point_radius": 0.05})
+    assert config.reward_options == {"click_threshold": 0.01, "point_radius": 0.05}
+    assert HiFPOConfig.cpu_tiny(reward_options={"click_threshold": 0.5}).reward_config().click_threshold == 0.5
+    with pytest.raises(ValidationError, match="reward_options"):
+        HiFPOConfig.cpu_tiny(reward_options=["click_threshold"])
+
+
 def test_overlong_prompts_are_dropped_not_truncated(warm_base, tmp_path):
     frame = step_frame(3).to_dicts()
     frame[1]["prompt"] = frame[1]["prompt"].replace("Tap", "Tap " + "Wi-Fi " * 300)
