@@ -162,12 +162,17 @@ def grsd_checkpoint(context: dg.AssetExecutionContext, config: SFTAssetConfig, f
 
 
 class RFTAssetConfig(SFTAssetConfig):
-    rounds: int = Field(default=2, ge=1, description="Rejection fine-tuning rounds (seed 003 §3.2).")
+    rounds: int = Field(default=2, ge=1, description=(
+        "Rejection fine-tuning rounds (seed 003 §3.2); a round without a success leaves the policy as it was."))
     variant_seed_offset: int = Field(default=1000, ge=1,
                                      description="Round r re-instantiates template tasks with seed + r * offset (fresh variants).")
     attempts: int = Field(default=3, ge=1, description="Attempts per task in rounds after the first.")
     temperature: float = Field(default=1.0, gt=0, description=(
-        "Sampling temperature of those attempts (hint-free, so greedy decoding would repeat one attempt K times)."))
+        "Sampling temperature of those attempts (greedy decoding would repeat one hint-free attempt K times)."))
+    use_hints: bool = Field(default=False, description=(
+        "Run those attempts hint-guided like `rollouts` (attempt k reads the programmatic critic's hints of "
+        "attempts 1..k-1); seed 003 samples them without hints. hint_free_copies adds hint-free prompts."))
+    hint_steps: int = Field(default=1, ge=1, description="With use_hints: steps of a shortest solution a hint names.")
     sampling_seed: int = Field(default=0, description="torch seed of the sampling, for reproducible rounds.")
     max_tasks: int | None = Field(default=60, ge=1, description=(
         "Fresh task variants per round after the first: variants of the templates the previous round solved "
@@ -206,17 +211,18 @@ def rft_checkpoint(context: dg.AssetExecutionContext, config: RFTAssetConfig, cu
                 agent = LocalPolicy(checkpoint, policy.prompt_style, generation=generation,
                                     batch_size=policy.batch_size, version=f"rft-r{r - 1}:{context.run_id[:8]}")
                 store = rollout_store(storage, experiment_of(context), "rft")
-                run_rollouts(tasks, simulator.make_env, agent, ProgrammaticCritic(simulator.world_seed), store,
-                             RolloutConfig(attempts=config.attempts, use_hints=False))
+                run_rollouts(tasks, simulator.make_env, agent, ProgrammaticCritic(simulator.world_seed, config.hint_steps),
+                             store, RolloutConfig(attempts=config.attempts, use_hints=config.use_hints))
                 attempts, steps, _ = collect_tables(store, agent.version, [t.task_id for t in tasks])
             samples = rft_samples(steps, attempts, verdict="critic_decision")
             if config.hint_free_copies:
                 samples = with_hint_free_copies(samples, attempts)
-            per_round.append({"round": r, "successful_attempts": int((attempts["critic_decision"] == 1).sum()),
+            per_round.append({"round": r, "attempts": attempts.height,
+                              "successful_attempts": int((attempts["critic_decision"] == 1).sum()),
                               "samples": samples.height})
-            if samples.height == 0:
-                context.log.warning(f"RFT round {r}: no successful attempt to learn from; stopping")
-                break
+            if samples.height == 0:  # the policy stays; the next round still samples fresh variants
+                context.log.warning(f"RFT round {r}: no successful attempt to learn from")
+                continue
             collected.append(samples)
             # each round fine-tunes the base on every verified success so far: a round with a few
             # new successes neither trains its handful of steps alone nor re-trains older ones

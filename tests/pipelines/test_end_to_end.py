@@ -4,6 +4,7 @@ Real Dagster runs on an ephemeral instance, real Parquet under a temporary stora
 TRL training steps; only sizes are smaller than `mobileforge run` (see FAST).
 """
 
+import json
 from pathlib import Path
 
 import nbformat
@@ -21,7 +22,8 @@ FAST = {
     "curriculum_tasks": {"variants_per_template": 1},
     "rollouts": {"max_tasks": 8, "attempts": 2},
     "hifpo_checkpoint": {"overrides": {"max_steps": 2}},
-    "rft_checkpoint": {"rounds": 1, "overrides": {"max_steps": 2}},
+    "rft_checkpoint": {"rounds": 2, "max_tasks": 2, "attempts": 2, "use_hints": True, "hint_steps": 3,
+                       "overrides": {"max_steps": 2}},
     "grsd_checkpoint": {"overrides": {"max_steps": 2}},
     "benchmark_results": {"max_templates": 2, "seeds_per_template": 1, "k": 2},
 }
@@ -86,6 +88,22 @@ def test_trained_checkpoints_differ_from_the_base_and_reload(materialized):
     from training.local_policy import LocalPolicy
 
     assert LocalPolicy(hifpo_dir).version
+
+
+def test_rft_second_round_runs_hint_guided_attempts_on_fresh_variants(materialized):
+    root, _, instance, _, _ = materialized
+    event = instance.get_latest_materialization_event(dg.AssetKey("rft_checkpoint"))
+    rounds = event.asset_materialization.metadata["rounds"].value
+    assert [r["round"] for r in rounds] == [1, 2]
+    assert rounds[1]["attempts"] == 2 * 2
+    # the round-2 attempts staged by the round-1 policy: fresh variants, attempt 2 reads attempt 1's hint
+    summaries = [json.loads(p.read_text()) for p in (root / "ci" / "_staging" / "rft").glob("*/*/attempt_*.json")]
+    assert len(summaries) == 4 and {s["policy_version"] for s in summaries} == {f"rft-r1:{event.run_id[:8]}"}
+    assert all(s["task"]["task_id"].endswith("~r2") for s in summaries)
+    failed_first = {s["task"]["task_id"] for s in summaries if s["attempt"] == 1 and not s["ground_truth"]["success"]}
+    assert failed_first and all(len(s["hints"]) == 1 for s in summaries
+                                if s["attempt"] == 2 and s["task"]["task_id"] in failed_first)
+    assert all(not s["hints"] for s in summaries if s["attempt"] == 1)
 
 
 def test_analysis_notebook_runs_on_the_stored_assets(materialized, monkeypatch):
