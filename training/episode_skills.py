@@ -13,8 +13,6 @@ so it ignores hints and never terminates (measured: 0 terminations in 546 curric
   the hint mark, as in rollouts), whatever the instruction says (abstract, or naming another
   row); ``type_hint``: a hint says what to type into a (marked) field;
 - ``stale_hint``: the hinted element is not on this screen -> the element the instruction names;
-- ``query`` (from ``read`` samples): "What is the K of N?" -> tap N where it is listed, and once
-  the Done list ends with that tap, answer with the value the K row shows;
 
 and gives the remaining clicks a Done list of unrelated earlier steps, so that a history alone
 never means "stop" (half of those under a longer task-like sentence that names the element,
@@ -38,8 +36,6 @@ from training.grounding_data import WORDS, GroundingSample, SampleFn, UIElement,
 # Verbs of task-like instructions ("Turn on X"), beyond the grounding generators' "Tap X".
 TASK_VERBS = ("Tap", "Open", "Select", "Turn on", "Turn off", "Switch on", "Enable", "Choose", "Find", "Go to")
 SKILLS = {"done": 3, "sequence": 2, "hint": 3, "stale_hint": 1}
-QUERY_FORMS = ("What is the {k} of {n}? Answer with it.", "Open {n} and tell me the {k}.",
-               "Find {n}, then tell me its {k}.", "Check {n}: what is the {k}? Answer in one line.")
 OTHER_SCREENS = ("launcher", "home", "detail", "list", "settings", "editor", "search", "menu")
 
 
@@ -88,26 +84,8 @@ def _task_sentence(rng: random.Random, name: str) -> str:
                        f"Check {name}: how many {a} items are there? Answer with a number."))
 
 
-def _query(rng: random.Random, read: GroundingSample, other: GroundingSample) -> GroundingSample:
-    """A question about an item ("What is the Email of Ava Thomas?"): tap the item where it is
-    listed, then, once the Done list ends with that tap, answer with the value `read` shows.
-    `read` unchanged when `other` lists no named item."""
-    items = [i for i in clickable_rows(other.elements) if other.elements[i].named and not other.elements[i].switch]
-    if not items:
-        return read
-    item = rng.choice(items)
-    name = other.elements[item].name
-    key = next(e.name for e in read.elements if e.named and e.label == f"{e.name} {read.target.text}")
-    instruction = rng.choice(QUERY_FORMS).format(k=key, n=name)
-    earlier = _other_steps(rng, other, {e.name for e in read.elements} | {name}, rng.randrange(2))
-    if rng.random() < 0.5:  # still on the list: open the item first
-        return GroundingSample(None, other.elements, instruction, Action(ActionType.CLICK, element=item), "query",
-                               history=tuple(earlier), screen=other.screen)
-    return replace(read, instruction=instruction, kind="query", history=(*earlier, _echo(other.elements, item)))
-
-
 def with_episode_context(sample_fn: SampleFn, share: float = 0.5) -> SampleFn:
-    """`sample_fn` with `share` of its click (and read) samples turned into episode-context skills."""
+    """`sample_fn` with `share` of its click samples turned into episode-context skills."""
     if not 0 <= share <= 1:
         raise ValueError(f"share must be within [0, 1], got {share}")
 
@@ -118,8 +96,6 @@ def with_episode_context(sample_fn: SampleFn, share: float = 0.5) -> SampleFn:
             screen = base.screen or rng.choice(OTHER_SCREENS)
             hint = corrective_summary(screen, describe_step_action(base.target, critic_view(base.elements)), "")
             return replace(base, instruction=_task_phrase(rng), hints=(hint,), kind="type_hint", screen=screen)
-        if not render and base.kind == "read" and rng.random() < share:
-            return _query(rng, base, sample_fn(rng, False))
         rows = clickable_rows(base.elements)
         if render or base.kind != "click" or len(rows) < 2:
             return base

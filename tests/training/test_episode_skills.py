@@ -176,19 +176,3 @@ def test_typing_goes_into_a_field_on_screen_and_copies_open_ended_text(samples):
     assert fieldless and all(s.target.type != ActionType.TYPE for s in fieldless)
     # quotes in an instruction do not mean "type": quoted names are also tapped
     assert any(s.kind == "click" and '"' in s.instruction for s in samples)
-
-
-def test_queries_open_the_named_item_then_answer_with_the_asked_value(samples):
-    queries = [s for s in samples if s.kind == "query"]
-    assert len(queries) > 10
-    targets = Counter(s.target.type for s in queries)
-    assert set(targets) == {ActionType.CLICK, ActionType.ANSWER}, targets
-    for s in queries:
-        if s.target.type == ActionType.CLICK:  # the item is on this screen and not opened yet
-            name = s.elements[s.target.element].name
-            assert name in s.instruction
-            assert not any(line.startswith(label_echo.ROW_PREFIX + name) for line in s.history)
-        else:  # the last step opened the item the question names; the asked row shows the answer
-            opened = s.history[-1][len(label_echo.ROW_PREFIX):].rsplit(label_echo.INDEX_MARK, 1)[0]
-            assert any(part in s.instruction for part in (opened, opened.split(" ")[0]))
-            assert any(e.name in s.instruction and e.label == f"{e.name} {s.target.text}" for e in s.elements)
