@@ -73,3 +73,20 @@ def test_base_check_command_prints_the_provenance():
     assert result.exit_code == 0, result.output
     shown = json.loads(result.output)
     assert shown["format_fingerprint"] == format_fingerprint() and shown["steps"] > 0
+
+
+def test_base_pretrain_command_sizes_the_model_and_records_the_command(tmp_path):
+    from click.testing import CliRunner
+
+    from mobileforge.cli.base import base
+
+    out = tmp_path / "small"
+    result = CliRunner().invoke(base, ["pretrain", "--out", str(out), "--max-steps", "2", "--text-hidden", "32",
+                                       "--layers", "1"])
+    assert result.exit_code == 0, result.output
+    config = json.loads((out / "config.json").read_text())["text_config"]
+    assert (config["hidden_size"], config["num_hidden_layers"]) == (32, 1)
+    provenance, report = load_bundled(out)
+    assert "--text-hidden 32 --layers 1" in provenance["command"] and report["steps"] == 2
+    bad = CliRunner().invoke(base, ["pretrain", "--out", str(tmp_path / "bad"), "--layers", "0"])
+    assert bad.exit_code != 0 and "layers" in bad.output
