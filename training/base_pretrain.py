@@ -25,14 +25,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import torch
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from ops.actions.model import Action, ActionType
 from training.grounding_data import GroundingSample, SampleFn, critic_view
 from ops.actions.formats import label_echo
 from ops.prompts import build_policy_prompt, element_context, hinted_rows
 from training.induction_format import add_index_tokens
-from training.tiny_model import TinyQwen2VLProcessor, build_tiny_model, load_tiny
+from training.tiny_model import TinyQwen2VLProcessor, build_tiny_model, check_sizes, load_tiny
 
 
 PROGRESS_EVERY = 100  # optimizer steps between progress reports
@@ -75,6 +75,11 @@ class BasePretrainConfig(BaseModel, frozen=True):
     threads: int = Field(
         1, gt=0, description="torch CPU threads. 1 on a shared machine: measured 10.3 steps/s with 1 "
         "thread vs 0.5 with 2 at load average 6 (threads spin-wait on busy cores).")
+
+    @model_validator(mode="after")
+    def _model_sizes_fit(self) -> "BasePretrainConfig":
+        check_sizes(self.text_hidden, self.heads, self.vision_embed)
+        return self
 
 
 @dataclass(frozen=True)

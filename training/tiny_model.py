@@ -143,6 +143,16 @@ def _mrope_section(head_dim: int) -> list[int]:
     return [half - 2 * hw, hw, hw]
 
 
+def check_sizes(text_hidden: int, heads: int, vision_embed: int, vision_heads: int = 2) -> None:
+    """Raise ValueError unless the widths split into heads Qwen2-VL's rotary embeddings can use."""
+    if text_hidden % heads or (text_hidden // heads) % 2:
+        raise ValueError(f"text_hidden={text_hidden} must split into {heads} heads of even size")
+    if (text_hidden // heads) // 2 < 3:
+        raise ValueError(f"head size {text_hidden // heads} too small for Qwen2-VL's 3-axis rope")
+    if vision_embed % vision_heads or (vision_embed // vision_heads) % 4:
+        raise ValueError(f"vision_embed={vision_embed} must split into {vision_heads} heads, size % 4 == 0")
+
+
 def build_tiny_model(
     out_dir: str | Path,
     *,
@@ -168,12 +178,7 @@ def build_tiny_model(
     sits on a long plateau (measured: base_pretrain LOG). The directory holds config, safetensors weights, tokenizer,
     image processor and chat template.
     """
-    if text_hidden % heads or (text_hidden // heads) % 2:
-        raise ValueError(f"text_hidden={text_hidden} must split into {heads} heads of even size")
-    if (text_hidden // heads) // 2 < 3:
-        raise ValueError(f"head size {text_hidden // heads} too small for Qwen2-VL's 3-axis rope")
-    if vision_embed % vision_heads or (vision_embed // vision_heads) % 4:
-        raise ValueError(f"vision_embed={vision_embed} must split into {vision_heads} heads, size % 4 == 0")
+    check_sizes(text_hidden, heads, vision_embed, vision_heads)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(seed)

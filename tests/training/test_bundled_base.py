@@ -88,5 +88,7 @@ def test_base_pretrain_command_sizes_the_model_and_records_the_command(tmp_path)
     assert (config["hidden_size"], config["num_hidden_layers"]) == (32, 1)
     provenance, report = load_bundled(out)
     assert "--text-hidden 32 --layers 1" in provenance["command"] and report["steps"] == 2
-    bad = CliRunner().invoke(base, ["pretrain", "--out", str(tmp_path / "bad"), "--layers", "0"])
-    assert bad.exit_code != 0 and "layers" in bad.output
+    for flag, value, says in (("--layers", "0", "layers"), ("--text-hidden", "66", "heads of even size")):
+        bad = CliRunner().invoke(base, ["pretrain", "--out", str(tmp_path / "bad"), flag, value])
+        assert bad.exit_code == 2 and says in bad.output, bad.output  # a usage error, before any work
+        assert not (tmp_path / "bad").exists()
