@@ -62,7 +62,7 @@ def task_specs(tasks: pl.DataFrame, verifiable_only: bool, max_tasks: int | None
         "rollout_steps": dg.AssetOut(description="One row per step: screenshot, prompt, raw output, action."),
         "critic_feedback": dg.AssetOut(description="Hierarchical critic feedback per attempt: decision, step labels, hint."),
     },
-    partitions_def=experiment_partitions, group_name="interaction", code_version="rollouts-3",
+    partitions_def=experiment_partitions, group_name="interaction", code_version="rollouts-4",
 )
 def rollouts(context: dg.AssetExecutionContext, config: RolloutAssetConfig, curriculum_tasks: pl.DataFrame,
              base_policy: dict, simulator: SimulatorResource, policy: PolicyResource, llm: LLMResource,

@@ -1,8 +1,9 @@
 """The embedded simulator behind the `Environment` and `ExplorableEnvironment` interfaces.
 
 Tasks with a `template_id` start from that template's initial state and are judged by its
-deterministic judge. Tasks without one (curriculum navigation variants) start on the home
-screen and, when they carry a `goal_screen` param, are judged by screen reach.
+deterministic judge. Tasks without one (curriculum navigation and toggle variants) start on
+the home screen and are judged by screen reach (a `goal_screen` param) or by data left behind
+(a `goal_state` param: logical-state paths and their values, `goal_state_met`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,14 @@ from ops.exploration import Anchor
 from phonesim.apps import load_apps
 from phonesim.phone import Phone
 from phonesim.tasks import TaskInstance, instantiate
-from phonesim.state import diff_paths
+from phonesim.state import copy_json, diff_paths, flatten
+
+
+def goal_state_met(phone: Phone, goal: dict[str, Any]) -> tuple[int, int]:
+    """(paths holding their goal value, paths) of a `goal_state` param on `phone`."""
+    now = flatten(phone.logical_state())
+    values = goal["values"]
+    return sum(now.get(p) == v for p, v in values.items()), len(values)
 
 
 class SimEnvironment:
@@ -37,7 +45,7 @@ class SimEnvironment:
         else:
             self.instance = None
             self.phone = Phone(self.world_seed, self.size)
-        self._initial_view = self.phone.logical_state()
+        self._initial_view = copy_json(self.phone.logical_state())  # the system part is live state
         return self.observe()
 
     def step(self, action: Action) -> EnvStep:
@@ -68,6 +76,11 @@ class SimEnvironment:
                 task.app, task.params["goal_screen"])
             progress = float(success)
             side = len(diff_paths(self._initial_view, self.phone.logical_state()))
+        elif task.params.get("goal_state"):
+            goal = task.params["goal_state"]
+            met, total = goal_state_met(self.phone, goal)
+            success, progress = met == total, met / total
+            side = len(set(diff_paths(self._initial_view, self.phone.logical_state())) - set(goal["values"]))
         else:
             return None
         return GroundTruth(success=success, progress=progress,

@@ -2,7 +2,8 @@
 
 Decision: the simulator's judge. Step t is reasonable iff it brings the state closer to the
 goal (the shortest remaining action count drops), or it is a required terminal step (a
-correct answer, or terminating after success). The hint is templated from the first wrong
+correct answer, or terminating after success); a navigation or toggle task's distance is the
+route to its screen (plus the tap, for a toggle whose data does not hold yet). The hint is templated from the first wrong
 step, naming the action that would have made progress there and, with `hint_steps` > 1, the
 next actions of that shortest solution, one sentence per screen (seed 000's hint "suggested
 approach"; a one-step hint lets K attempts walk at most K-1 steps). This critic reads simulator state,
@@ -19,6 +20,7 @@ from typing import Callable
 from ops.actions import Action, ActionType
 from ops.episode import AttemptRecord, CriticFeedback, Hint, StepLabel, StepRecord
 from ops.prompts.hint_marks import element_name, plan_summary
+from ops.sim_env import goal_state_met
 from phonesim.apps import load_apps
 from phonesim.phone import Phone
 from phonesim.solver import distance_to_goal
@@ -75,17 +77,24 @@ class ProgrammaticCritic:
                 return UNREACHABLE if d is None else d
             return distance
         app = load_apps()[task.app]
-        goal = task.params["goal_screen"]
+        goal_state = task.params.get("goal_state")
+        goal = goal_state["screen"] if goal_state else task.params["goal_screen"]
 
         def screen_distance(state: str | None) -> int:
             if state is None:
                 return UNREACHABLE
             phone.restore(json.loads(state))
+            tap = 0  # a toggle task: one tap on its screen, unless the data already holds
+            if goal_state:
+                met, total = goal_state_met(phone, goal_state)
+                if met == total:
+                    return 0
+                tap = 1
             if phone.current_app != task.app:
                 route = app.route(app.home, goal)
-                return UNREACHABLE if route is None else len(route) + 1  # +1 to open the app
+                return UNREACHABLE if route is None else len(route) + 1 + tap  # +1 to open the app
             route = app.route(phone.current_screen, goal)
-            return UNREACHABLE if route is None else len(route)
+            return UNREACHABLE if route is None else len(route) + tap
         return screen_distance
 
     @staticmethod
@@ -145,6 +154,8 @@ class ProgrammaticCritic:
             if not actions:
                 return [(step.screen, "finish the task")]
             next_action = iter(actions)
+        elif distance(step.state) == 0:
+            return [(step.screen, "finish the task")]
         else:
             next_action = iter(lambda: _better_tap(phone, distance), None)
         fixes: list[tuple[str, str]] = []

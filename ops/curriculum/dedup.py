@@ -56,6 +56,8 @@ def judge_key(task: CurriculumTask) -> tuple[str, ...] | None:
         return ("template", task.template_id, canonical_params(task.template_params or {}))
     if task.goal_screen is not None:
         return ("screen", task.app, task.goal_screen)
+    if task.goal_state is not None:
+        return ("state", task.app, canonical_params(task.goal_state.values))
     return None
 
 

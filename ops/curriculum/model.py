@@ -22,10 +22,26 @@ Trajectory = Sequence[Transition]
 
 
 @dataclass(frozen=True)
+class GoalState:
+    """Data a task must leave behind: leaf paths of the simulator's logical state and their
+    values, set on `screen` (where the critic's distance and hints lead)."""
+
+    screen: str
+    values: dict[str, Any]
+
+    def __post_init__(self) -> None:
+        if not self.values:
+            raise ValueError(f"goal state on {self.screen!r} names no data path")
+
+    def to_params(self) -> dict[str, Any]:
+        return {"screen": self.screen, "values": dict(self.values)}
+
+
+@dataclass(frozen=True)
 class CurriculumTask:
     """One row of `curriculum_tasks`. Verifiable tasks carry how the simulator judges them:
-    a train-split template instance (`template_id`, `template_seed`, `template_params`) or a
-    screen to reach (`goal_screen`)."""
+    a train-split template instance (`template_id`, `template_seed`, `template_params`), a
+    screen to reach (`goal_screen`) or data to leave behind (`goal_state`)."""
 
     task_id: str
     app: str
@@ -40,6 +56,7 @@ class CurriculumTask:
     template_seed: int | None = None
     template_params: dict[str, Any] | None = None
     goal_screen: str | None = None
+    goal_state: GoalState | None = None
 
     def __post_init__(self) -> None:
         problems = []
@@ -51,10 +68,11 @@ class CurriculumTask:
             problems.append("empty instruction")
         if self.template_id is not None and (self.template_seed is None or self.template_params is None):
             problems.append("template_id needs template_seed and template_params")
-        if self.template_id is not None and self.goal_screen is not None:
-            problems.append("a task is judged by its template or by a goal screen, not both")
-        if self.verifiable != (self.template_id is not None or self.goal_screen is not None):
-            problems.append("verifiable must be true exactly when a template or goal screen is set")
+        judges = sum(j is not None for j in (self.template_id, self.goal_screen, self.goal_state))
+        if judges > 1:
+            problems.append("a task is judged by one of template, goal screen or goal state, not several")
+        if self.verifiable != (judges == 1):
+            problems.append("verifiable must be true exactly when a template, goal screen or goal state is set")
         if problems:
             raise ValueError(f"curriculum task {self.task_id}: " + "; ".join(problems))
 
@@ -62,6 +80,7 @@ class CurriculumTask:
         """Row for the `curriculum_tasks` table (params as canonical JSON text)."""
         row = asdict(self)
         row["template_params"] = canonical_params(self.template_params) if self.template_params is not None else None
+        row["goal_state"] = canonical_params(self.goal_state.to_params()) if self.goal_state is not None else None
         return row
 
     @classmethod
@@ -69,14 +88,18 @@ class CurriculumTask:
         data = dict(row)
         if data.get("template_params") is not None:
             data["template_params"] = json.loads(data["template_params"])
+        if data.get("goal_state") is not None:
+            data["goal_state"] = GoalState(**json.loads(data["goal_state"]))
         return cls(**data)
 
     def to_task_spec(self) -> TaskSpec:
         """What the rollout engine runs; `ops.sim_env.SimEnvironment` judges a goal screen
-        from `params["goal_screen"]`."""
+        from `params["goal_screen"]` and a goal state from `params["goal_state"]`."""
         params = dict(self.template_params or {})
         if self.goal_screen is not None:
             params["goal_screen"] = self.goal_screen
+        if self.goal_state is not None:
+            params["goal_state"] = self.goal_state.to_params()
         return TaskSpec(task_id=self.task_id, instruction=self.instruction, step_budget=self.step_budget,
                         app=self.app, template_id=self.template_id, params=params, seed=self.template_seed or 0)
 

@@ -10,6 +10,8 @@ Two kinds of task come out of the explored trajectories:
   benchmark and never enter the curriculum.
 - Navigation variants. Every screen the trajectories reach becomes "open <screen>" with a
   screen-reach goal and a budget from the trajectory length plus slack.
+- Toggle variants (`ops.curriculum.state_tasks`). Every switch exploration flipped becomes
+  "turn <switch> on/off", judged by the data the flip changed.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from dataclasses import dataclass, field
 
 from ops.actions import Action
 from ops.curriculum.model import CurriculumTask, ScreenReach, Trajectory, canonical_params, screens_reached
+from ops.curriculum.state_tasks import toggle_tasks
 from phonesim.apps import load_apps
+from phonesim.phone import DEFAULT_SIZE
 from phonesim.tasks import TaskInstance, TaskTemplate, all_templates, instantiate, templates
 
 NAV_PHRASES = (
@@ -35,6 +39,7 @@ ANY_ENTRY = " Any entry will do."  # screens with page parameters (e.g. one cont
 @dataclass(frozen=True)
 class SimCurriculumConfig:
     world_seed: int = 0  # must match the simulator the tasks will run in
+    screen_size: tuple[int, int] = DEFAULT_SIZE  # the explored phone's (toggle variants replay its actions)
     variants_per_template: int = 3  # seed 000 prompt 1: at most 3 parameter variations per function
     max_seed_tries: int = 12  # seeds tried per template to find that many distinct parameter sets
     nav_slack_ratio: float = 0.5  # navigation budget = steps + max(min, ratio * steps)
@@ -58,13 +63,14 @@ class SimCurriculumResult:
     def summary(self) -> dict[str, int]:
         return {"tasks": len(self.tasks), "template_tasks": sum(t.template_id is not None for t in self.tasks),
                 "navigation_tasks": sum(t.goal_screen is not None for t in self.tasks),
+                "toggle_tasks": sum(t.goal_state is not None for t in self.tasks),
                 "templates_grounded": len(self.grounded), "templates_ungrounded": len(self.ungrounded),
                 "instances_unsolved": len(self.unsolved)}
 
 
 def mine_simulator_tasks(paths: Sequence[Trajectory], config: SimCurriculumConfig = SimCurriculumConfig(),
                          template_ids: Sequence[str] | None = None) -> SimCurriculumResult:
-    """Template and navigation variants grounded in `paths` (trajectories of any explored apps).
+    """Template, navigation and toggle variants grounded in `paths` (trajectories of any explored apps).
     `template_ids` defaults to every train-split template whose apps were all explored; naming a
     test-split or unknown template is an error."""
     reach = screens_reached(paths)
@@ -76,6 +82,8 @@ def mine_simulator_tasks(paths: Sequence[Trajectory], config: SimCurriculumConfi
     for template in _candidates(template_ids, explored):
         _add_template_variants(template, reach, config, result)
     result.tasks += navigation_tasks(reach, config)
+    result.tasks += toggle_tasks(paths, config.world_seed, config.screen_size, config.nav_slack_ratio,
+                                 config.nav_min_slack)
     return result
 
 

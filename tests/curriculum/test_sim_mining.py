@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 from ops.actions import Action, ActionType
-from ops.curriculum import CurriculumTask, mine_simulator_tasks, screens_reached, trajectory_id
+from ops.curriculum import CurriculumTask, SimCurriculumConfig, mine_simulator_tasks, screens_reached, trajectory_id
 from ops.schemas import CURRICULUM_TASKS, validate
 from ops.sim_env import SimEnvironment
 from phonesim.apps import load_apps
@@ -141,7 +141,7 @@ def test_rows_fit_the_curriculum_tasks_table_and_round_trip(settings_curriculum)
 
 
 def test_mining_is_deterministic(settings_paths, settings_curriculum):
-    again = mine_simulator_tasks(settings_paths)
+    again = mine_simulator_tasks(settings_paths, SimCurriculumConfig(screen_size=SCREEN))
     assert [t.to_row() for t in again.tasks] == [t.to_row() for t in settings_curriculum.tasks]
 
 

@@ -70,6 +70,7 @@ def curriculum_tasks(context: dg.AssetExecutionContext, config: CurriculumConfig
         "core_functionality": "settings", "variation_type": config.variation_type,
         "prerequisites": None, "source_trace_id": r["trace_id"], "verifiable": False,
         "template_id": None, "template_seed": None, "template_params": None, "goal_screen": None,
+        "goal_state": None,
     } for r in traces.iter_rows(named=True)]
     context.add_output_metadata(lineage_metadata(context, config))
     return from_rows(rows, "curriculum_tasks")
