@@ -68,12 +68,14 @@ def evaluate(checkpoint: str, tasks: list[tuple[TaskSpec, str]], expected_apps: 
     for r in first.iter_rows(named=True):
         kind = json.loads(r["action"])["type"] if r["action"] else "invalid"
         first_actions[f"{kind} {r['conclusion']}".strip()[:48]] += 1
+    launcher = {} if first_step_done else {  # no task starts at the launcher then
+        "first_launcher_actions": dict(first_actions.most_common(8)),
+        "first_app_right": round(sum(app_right) / max(1, len(app_right)), 3),
+    }
     return {
         "checkpoint": checkpoint, "tasks": len(specs), "episodes": results.height, "seconds": round(seconds, 1),
         "table": table.to_dicts(), "end_reasons": dict(Counter(attempts["end_reason"].to_list())),
-        "invalid_step_rate": round(float(steps["action"].is_null().mean()), 3),
-        "first_launcher_actions": dict(first_actions.most_common(8)),
-        "first_app_right": round(sum(app_right) / max(1, len(app_right)), 3),
+        "invalid_step_rate": round(float(steps["action"].is_null().mean()), 3), **launcher,
         "solved_templates": sorted({t.split("#")[0] for t in
                                     results.filter(pl.col("success"))["task_id"].to_list()}),
     }

@@ -3,12 +3,13 @@
 Decision: the simulator's judge. Step t is reasonable iff it brings the state closer to the
 goal (the shortest remaining action count drops), or it is a required terminal step (a
 correct answer, or terminating after success); a navigation or toggle task's distance is the
-route to its screen (plus the tap, for a toggle whose data does not hold yet). The hint is templated from the first wrong
-step, naming the action that would have made progress there and, with `hint_steps` > 1, the
-next actions of that shortest solution, one sentence per screen (seed 000's hint "suggested
-approach"; a one-step hint lets K attempts walk at most K-1 steps). This critic reads simulator state,
-so it is exact where an LLM critic is not — the reference `critic_calibration` compares
-LLM critics against.
+route to its screen (plus the tap, for a toggle whose data does not hold yet). The hint is
+templated from the first wrong step, naming the action that would have made progress there
+and, with `hint_steps` > 1, the next actions of that shortest solution, one sentence per
+screen (seed 000's hint "suggested approach"; a one-step hint lets K attempts walk at most K-1
+steps); once the goal holds, "finish the task". This critic reads simulator state, so it is
+exact where an LLM critic is not — the reference `critic_calibration` compares LLM critics
+against.
 """
 
 from __future__ import annotations
@@ -130,15 +131,15 @@ class ProgrammaticCritic:
             attempt=attempt.attempt,
             key_mistake=f"step {wrong + 1}: {did} on the {step.app} '{step.screen}' screen did not help",
             what_to_avoid=[f"{did} on the '{step.screen}' screen"],
-            suggested_approach=[f"on the '{screen}' screen, {fix}" for screen, fix in fixes],
+            suggested_approach=[f"on the {app} '{screen}' screen, {fix}" for app, screen, fix in fixes],
             important_insights=[reason],
-            hint_summary=plan_summary(step.screen, fixes, did),
+            hint_summary=plan_summary(step.screen, [(screen, fix) for _, screen, fix in fixes], did),
         )
 
     def _plan(self, attempt: AttemptRecord, step: StepRecord,
-              distance: Callable[[str | None], int]) -> list[tuple[str, str]]:
-        """(screen, action in words) of up to `hint_steps` actions of a shortest solution from the
-        wrong step's state: the template's solver, or for a goal-screen task the taps that bring
+              distance: Callable[[str | None], int]) -> list[tuple[str, str, str]]:
+        """(app, screen, action in words) of up to `hint_steps` actions of a shortest solution from the
+        wrong step's state: the template's solver, or for a goal-screen or toggle task the taps that bring
         the goal closest one after another. Stops before a screen seen earlier in the plan, so a
         screen's marked rows are never two steps at once."""
         if step.state is None:
@@ -152,18 +153,18 @@ class ProgrammaticCritic:
             except RuntimeError:
                 return []
             if not actions:
-                return [(step.screen, "finish the task")]
+                return [(step.app, step.screen, "finish the task")]
             next_action = iter(actions)
         elif distance(step.state) == 0:
-            return [(step.screen, "finish the task")]
+            return [(step.app, step.screen, "finish the task")]
         else:
             next_action = iter(lambda: _better_tap(phone, distance), None)
-        fixes: list[tuple[str, str]] = []
+        fixes: list[tuple[str, str, str]] = []
         for action in itertools.islice(next_action, self.hint_steps):
             obs = phone.observe()
-            if any(screen == obs.screen for screen, _ in fixes):
+            if any(screen == obs.screen for _, screen, _ in fixes):
                 break
-            fixes.append((obs.screen, describe_step_action(action, obs.elements)))
+            fixes.append((obs.app, obs.screen, describe_step_action(action, obs.elements)))
             phone.step(action)
         return fixes
 

@@ -70,6 +70,8 @@ def test_goal_screen_plan_hint_walks_to_the_goal_screen():
     plan = hint_targets(feedback.hint.hint_summary)
     assert plan[0] == ("launcher", "Settings") and len(plan) >= 2
     assert len(feedback.hint.suggested_approach) == len(plan)
+    assert feedback.hint.suggested_approach[:2] == ["on the launcher 'launcher' screen, click 'Settings'",
+                                                    f"on the settings 'main' screen, click '{plan[1][1]}'"]
     phone = Phone(0)
     for screen, name in plan:  # each step is on the screen the previous one led to
         assert phone.observe().screen == screen
