@@ -45,5 +45,17 @@ def nightly_discovery(context: dg.ScheduleEvaluationContext):
                             asset_selection=[exploration_traces.key])
 
 
+# The three training methods of one experiment read the same upstream data and each trains on
+# one torch thread, so they run side by side, one process each (`mobileforge run` uses this job).
+training_job = dg.define_asset_job(
+    "training", selection=dg.AssetSelection.assets(hifpo_checkpoint, rft_checkpoint, grsd_checkpoint),
+    partitions_def=experiment_partitions, executor_def=dg.multiprocess_executor.configured({"max_concurrent": 2}))
+
 defs = dg.Definitions(assets=ASSETS, asset_checks=CHECKS, resources=resources_for(),
-                      jobs=[discovery_job], schedules=[nightly_discovery])
+                      jobs=[discovery_job, training_job], schedules=[nightly_discovery])
+
+
+def training_job_def() -> dg.JobDefinition:
+    """The resolved training job: a module-level target for `dg.reconstructable` (its step
+    processes import this module to rebuild it)."""
+    return defs.get_job_def("training")

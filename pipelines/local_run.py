@@ -1,17 +1,22 @@
-"""Materialize the whole asset graph for one experiment, in-process, on a persistent instance.
+"""Materialize the whole asset graph for one experiment on a persistent instance.
 
 Runs land in $DAGSTER_HOME (default `.mobileforge/dagster_home`), so `dagster dev` started
 with the same DAGSTER_HOME shows them. Order: shared assets that are missing (the reusable
 base policy), then every app partition of the per-app assets, then the experiment-level
-assets with their checks in one run.
+assets with their checks in one in-process run. Given a reconstructable training job, that
+last run is split in three: what training reads, the job's assets in parallel processes, and
+what reads the trained checkpoints.
 """
 
 import os
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import dagster as dg
+
+if TYPE_CHECKING:
+    from dagster._core.definitions.reconstruct import ReconstructableJob  # what dg.reconstructable returns
 
 from pipelines.experiments import APP_DIMENSION, register_experiment
 from resources.storage import EXPERIMENT_DIMENSION, ParquetIOManager, PartitionAddress
@@ -57,11 +62,14 @@ def _run_config(config: dict[str, dict[str, Any]], selected: list[dg.AssetsDefin
 
 def run_experiment(assets: list[dg.AssetsDefinition], checks: list[dg.AssetChecksDefinition],
                    resources: dict[str, Any], experiment: str = "default",
-                   config: dict[str, dict[str, Any]] | None = None, rebuild_shared: bool = False, instance: dg.DagsterInstance | None = None,
-                   log: Callable[[str], None] = print) -> dict[str, float]:
+                   config: dict[str, dict[str, Any]] | None = None, rebuild_shared: bool = False,
+                   instance: dg.DagsterInstance | None = None, log: Callable[[str], None] = print,
+                   training_job: "ReconstructableJob | None" = None) -> dict[str, float]:
     """Materialize every asset for `experiment`; returns wall seconds per stage.
 
-    `config` maps an asset's op name to its config.
+    `config` maps an asset's op name to its config. `training_job` (its assets run side by side
+    in their own processes; needs a persistent `instance`) must build the same assets with the
+    same resources as `assets` and `resources`.
     Raises when a run fails (finished runs stay stored and are reused by the next call).
     """
     instance = instance or default_instance()
@@ -77,14 +85,25 @@ def run_experiment(assets: list[dg.AssetsDefinition], checks: list[dg.AssetCheck
         result = dg.materialize([*assets, *checks], selection=selection, instance=instance, resources=resources,
                                 partition_key=partition_key, run_config=_run_config(config, selected),
                                 raise_on_error=True)
+        report(result, label, start, len(keys) > 1)
+
+    def report(result: Any, label: str, start: float, per_step: bool) -> None:  # in-process or job result
         timings[label] = time.perf_counter() - start
         for event in result.all_events:
-            if event.event_type == dg.DagsterEventType.STEP_SUCCESS and len(keys) > 1:
+            if event.event_type == dg.DagsterEventType.STEP_SUCCESS and per_step:
                 log(f"  {event.step_key}: {event.event_specific_data.duration_ms / 1000:.1f}s")
         failed = [c for c in result.get_asset_check_evaluations() if not c.passed]
         for c in failed:
             log(f"  check failed: {c.asset_key.to_user_string()} {c.check_name}: {c.metadata}")
         log(f"  done in {timings[label]:.1f}s")
+
+    def run_training_job(job: "ReconstructableJob", selected: list[dg.AssetsDefinition]) -> None:
+        log(f"[{experiment}] training (parallel processes): "
+            + ", ".join(k.to_user_string() for a in selected for k in a.keys))
+        start = time.perf_counter()
+        with dg.execute_job(job, instance, run_config=_run_config(config, selected), raise_on_error=True,
+                            tags={"dagster/partition": experiment}) as result:
+            report(result, "training", start, True)
 
     io_manager = resources.get("io_manager")
 
@@ -103,6 +122,17 @@ def run_experiment(assets: list[dg.AssetsDefinition], checks: list[dg.AssetCheck
             key = dg.MultiPartitionKey({EXPERIMENT_DIMENSION: experiment, APP_DIMENSION: app})
             materialize([asset], key, f"{asset.node_def.name}[{app}]")
     per_experiment = [a for a in assets if _kind(a) == "per_experiment"]
-    if per_experiment:
+    if not per_experiment:
+        return timings
+    if training_job is None:
         materialize(per_experiment, experiment, "experiment")
+        return timings
+    trained = set(training_job.get_definition().asset_layer.executable_asset_keys)
+    training = [a for a in per_experiment if set(a.keys) <= trained]
+    after = [a for a in per_experiment if a not in training and a.dependency_keys & trained]
+    before = [a for a in per_experiment if a not in training and a not in after]
+    materialize(before, experiment, "experiment")
+    run_training_job(training_job, training)
+    if after:
+        materialize(after, experiment, "evaluation")
     return timings

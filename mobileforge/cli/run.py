@@ -44,13 +44,16 @@ def print_benchmark(io_manager, experiment: str, k: int) -> None:
 @click.option("--rebuild-shared", is_flag=True, help="Rebuild shared assets (the base policy) even if stored.")
 def run(experiment: str, config_file, overrides: tuple[str, ...], rebuild_shared: bool) -> None:
     """Materialize exploration → curriculum → rollouts → training → benchmark for EXPERIMENT."""
-    from pipelines.definitions import ASSETS, CHECKS, defs
+    import dagster as dg
+
+    from pipelines.definitions import ASSETS, CHECKS, defs, training_job_def
     from pipelines.local_run import run_experiment
 
     config = yaml.safe_load(config_file) if config_file else {}
     for asset, fields in parse_overrides(overrides).items():
         config.setdefault(asset, {}).update(fields)
-    timings = run_experiment(ASSETS, CHECKS, defs.resources, experiment, config, rebuild_shared)
+    timings = run_experiment(ASSETS, CHECKS, defs.resources, experiment, config, rebuild_shared,
+                             training_job=dg.reconstructable(training_job_def))
     print_benchmark(defs.resources["io_manager"], experiment, config.get("benchmark_results", {}).get("k", 3))
     click.echo(json.dumps({"experiment": experiment, "seconds": {k: round(v, 1) for k, v in timings.items()},
                            "total_seconds": round(sum(timings.values()), 1)}, indent=2))

@@ -1,7 +1,8 @@
 """The whole asset graph on the embedded defaults, shrunk to CI size, then the analysis notebook.
 
-Real Dagster runs on an ephemeral instance, real Parquet under a temporary storage root, real
-TRL training steps; only sizes are smaller than `mobileforge run` (see FAST).
+Real Dagster runs on a temporary persistent instance (the training methods in parallel
+processes, as `mobileforge run` does), real Parquet under a temporary storage root, real TRL
+training steps; only sizes are smaller than `mobileforge run` (see FAST).
 """
 
 import json
@@ -34,15 +35,17 @@ def materialized(tmp_path_factory):
     root = tmp_path_factory.mktemp("storage")
     mp = pytest.MonkeyPatch()
     mp.setenv("MOBILEFORGE_STORAGE_ROOT", str(root))
-    from pipelines.definitions import ASSETS, CHECKS
+    from pipelines.definitions import ASSETS, CHECKS, training_job_def
     from pipelines.local_run import run_experiment
     from pipelines.resources import resources_for
 
     resources = resources_for("local")
-    instance = dg.DagsterInstance.ephemeral()
     lines: list[str] = []
-    timings = run_experiment(ASSETS, CHECKS, resources, "ci", FAST, instance=instance, log=lines.append)
-    yield root, resources, instance, timings, lines
+    # as `mobileforge run` does: a persistent instance, the training methods in parallel processes
+    with dg.instance_for_test(temp_dir=str(tmp_path_factory.mktemp("dagster_home"))) as instance:
+        timings = run_experiment(ASSETS, CHECKS, resources, "ci", FAST, instance=instance, log=lines.append,
+                                 training_job=dg.reconstructable(training_job_def))
+        yield root, resources, instance, timings, lines
     mp.undo()
 
 
@@ -61,7 +64,7 @@ def test_every_asset_is_materialized_and_every_check_passes(materialized):
         for key in asset.keys:
             assert instance.get_latest_materialization_event(key) is not None, key
     assert not [line for line in lines if "check failed" in line]
-    assert "experiment" in timings
+    assert {"experiment", "training", "evaluation"} <= set(timings)
 
 
 def test_rollouts_curriculum_and_benchmark_hold_real_rows(materialized):
