@@ -6,7 +6,8 @@ Dagster, attempts staged in a temporary directory) and adds behaviour diagnostic
 does not show: how attempts end (terminate / budget / loop), invalid outputs, the first action
 at the launcher, where every task starts, and how often that first action opens the right app. Prints one JSON object per checkpoint.
 `--first-step-done` starts every task after a shortest solution's first action (the right app
-open), to tell the app choice apart from what a policy does inside the app.
+open), to tell the app choice apart from what a policy does inside the app. `--constrain-echo`
+decodes with the row-echo constraint (`training.echo_constraint`).
 """
 
 from __future__ import annotations
@@ -43,11 +44,12 @@ class FirstStepDone(SimEnvironment):
 
 
 def evaluate(checkpoint: str, tasks: list[tuple[TaskSpec, str]], expected_apps: dict, k: int,
-             temperature: float, first_step_done: bool = False) -> dict:
+             temperature: float, first_step_done: bool = False, constrain_echo: bool = False) -> dict:
     specs = [t for t, _ in tasks]
     difficulty = {t.task_id: d for t, d in tasks}
     agent = LocalPolicy(checkpoint, "elements",
-                        generation=GenerationSettings(max_new_tokens=48, temperature=temperature, seed=0))
+                        generation=GenerationSettings(max_new_tokens=48, temperature=temperature, seed=0,
+                                                      constrain_echo=constrain_echo))
     with tempfile.TemporaryDirectory() as tmp:
         store = ParquetAttemptStore(pafs.LocalFileSystem(), tmp)
         t0 = time.time()
@@ -90,11 +92,14 @@ def main() -> None:
     parser.add_argument("--temperature", type=float, default=0.7)
     parser.add_argument("--first-step-done", action="store_true",
                         help="start every task with the right app open (first_app_right then means nothing)")
+    parser.add_argument("--constrain-echo", action="store_true",
+                        help="echoed rows must be rows of the screen (training.echo_constraint)")
     args = parser.parse_args()
     tasks = template_tasks(args.split, args.seeds)
     expected_apps = first_apps([t for t, _ in tasks])
     for ckpt in args.checkpoints:
-        print(json.dumps(evaluate(ckpt, tasks, expected_apps, args.k, args.temperature, args.first_step_done), default=str))
+        print(json.dumps(evaluate(ckpt, tasks, expected_apps, args.k, args.temperature, args.first_step_done,
+                                  args.constrain_echo), default=str))
 
 
 if __name__ == "__main__":
