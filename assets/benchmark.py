@@ -49,13 +49,13 @@ def bar_chart(table: pl.DataFrame, metric: str) -> str:
     return f"![{metric}](data:image/png;base64,{base64.b64encode(buf.getvalue()).decode()})"
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name="evaluation", code_version="benchmark-3",
+@dg.asset(partitions_def=experiment_partitions, group_name="evaluation", code_version="benchmark-4",
           description="Held-out Pass@k, progress, false-complete, side-effect, overdue and first-app-right rates per policy.")
 def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig, base_policy: dict,
                       hifpo_checkpoint: dict, rft_checkpoint: dict, grsd_checkpoint: dict,
                       simulator: SimulatorResource, policy: PolicyResource, storage: StorageLocation,
                       artifact_store: ArtifactStore) -> pl.DataFrame:
-    from training.local_policy import GenerationSettings, LocalPolicy
+    from training.local_policy import LocalPolicy
 
     tasks = held_out_tasks(config.seeds_per_template, config.max_templates, simulator.world_seed)
     difficulty = {t.task_id: d for t, d in tasks}
@@ -69,9 +69,8 @@ def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig
             rows += [{**r, "policy_id": name} for r in evaluated[ckpt["uri"]]]
             continue
         agent = LocalPolicy(artifact_store.local_path(ckpt["uri"]), policy.prompt_style,
-                            generation=GenerationSettings(max_new_tokens=policy.max_new_tokens,
-                                                          temperature=config.temperature, seed=config.seed),
-                            batch_size=policy.batch_size, version=f"{ckpt['version']}@T{config.temperature}")
+                            generation=policy.generation(config.temperature, config.seed), batch_size=policy.batch_size,
+                            version=ckpt["version"] + policy.decoding_tag(config.temperature))
         store = rollout_store(storage, experiment_of(context), f"benchmark/{name}")
         summary = run_rollouts(specs, simulator.make_env, agent, JudgeOnlyCritic(), store,
                                RolloutConfig(attempts=config.k, use_hints=False,

@@ -181,14 +181,14 @@ class RFTAssetConfig(SFTAssetConfig):
         "Also train on each hinted step's prompt as it would read without hints (see step_datasets)."))
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="rft-6",
+@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="rft-7",
           description="Iterative rejection fine-tuning on verified-successful trajectories (seed 003 §3.2).")
 def rft_checkpoint(context: dg.AssetExecutionContext, config: RFTAssetConfig, curriculum_tasks: pl.DataFrame,
                    rollout_attempts: pl.DataFrame, rollout_steps: pl.DataFrame, base_policy: dict,
                    simulator: SimulatorResource, policy: PolicyResource, storage: StorageLocation,
                    artifact_store: ArtifactStore) -> dict:
     from training.datasets import build_step_dataset, rft_samples
-    from training.local_policy import GenerationSettings, LocalPolicy
+    from training.local_policy import LocalPolicy
     from training.sft import train_sft
 
     attempts, steps = rollout_attempts, rollout_steps
@@ -206,9 +206,8 @@ def rft_checkpoint(context: dg.AssetExecutionContext, config: RFTAssetConfig, cu
                 if not tasks:
                     context.log.warning(f"RFT round {r}: the curriculum has no template task to vary; stopping")
                     break
-                generation = GenerationSettings(max_new_tokens=policy.max_new_tokens, temperature=config.temperature,
-                                                seed=config.sampling_seed)
-                agent = LocalPolicy(checkpoint, policy.prompt_style, generation=generation,
+                agent = LocalPolicy(checkpoint, policy.prompt_style,
+                                    generation=policy.generation(config.temperature, config.sampling_seed),
                                     batch_size=policy.batch_size, version=f"rft-r{r - 1}:{context.run_id[:8]}")
                 store = rollout_store(storage, experiment_of(context), "rft")
                 run_rollouts(tasks, simulator.make_env, agent, ProgrammaticCritic(simulator.world_seed, config.hint_steps),

@@ -62,7 +62,7 @@ def task_specs(tasks: pl.DataFrame, verifiable_only: bool, max_tasks: int | None
         "rollout_steps": dg.AssetOut(description="One row per step: screenshot, prompt, raw output, action."),
         "critic_feedback": dg.AssetOut(description="Hierarchical critic feedback per attempt: decision, step labels, hint."),
     },
-    partitions_def=experiment_partitions, group_name="interaction", code_version="rollouts-4",
+    partitions_def=experiment_partitions, group_name="interaction", code_version="rollouts-5",
 )
 def rollouts(context: dg.AssetExecutionContext, config: RolloutAssetConfig, curriculum_tasks: pl.DataFrame,
              base_policy: dict, simulator: SimulatorResource, policy: PolicyResource, llm: LLMResource,
@@ -76,8 +76,8 @@ def rollouts(context: dg.AssetExecutionContext, config: RolloutAssetConfig, curr
     checkpoint = artifact_store.local_path(base_policy["uri"]) if policy.kind == "local" else None
     agent = policy.build_policy(checkpoint, temperature=temperature)
     if policy.kind == "local" and policy.version is None:
-        # staged attempts resume by policy version: sampled attempts must not resume greedy ones
-        agent.version = base_policy["version"] + (f"@T{temperature}" if temperature else "")
+        # staged attempts resume by policy version: sampled or constrained attempts must not resume others
+        agent.version = base_policy["version"] + policy.decoding_tag(temperature)
     critic = ProgrammaticCritic(simulator.world_seed, config.hint_steps) if config.critic == "programmatic" \
         else LLMCritic(llm.get_client(), name=f"llm:{llm.model}")
     store = rollout_store(storage, experiment_of(context))

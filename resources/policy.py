@@ -4,13 +4,16 @@ OpenAI-compatible endpoint twin; both come back as an `ops.episode.Policy`."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import dagster as dg
 from pydantic import Field, model_validator
 
 from ops.llm import LLMConfig
 from ops.policy import EndpointPolicy, PromptedPolicy
+
+if TYPE_CHECKING:
+    from training.local_policy import GenerationSettings
 
 _ENDPOINT_ONLY = ("model", "api_base", "api_key_env")
 _LOCAL_ONLY = ("checkpoint",)
@@ -44,6 +47,9 @@ class PolicyResource(dg.ConfigurableResource):
         "kind=local: prompts per generate call (chunks of similar length; 16 was fastest for the "
         "embedded tiny model on CPU)."))
     seed: int | None = Field(default=None, description="kind=local: torch seed set at load, for reproducible sampling.")
+    constrain_echo: bool = Field(default=True, description=(
+        "kind=local, prompt_style=elements: an echoed row must be one of the screen's rows "
+        "(training.echo_constraint); endpoints and other styles decode freely."))
     # endpoint
     model: str | None = Field(
         default=None, description="kind=endpoint: litellm model name, e.g. 'openai/Qwen3-VL-8B-Instruct'."
@@ -90,12 +96,23 @@ class PolicyResource(dg.ConfigurableResource):
         path = checkpoint if checkpoint is not None else self.checkpoint
         if path is None:
             raise ValueError("checkpoint: kind 'local' needs a checkpoint directory (in config or from the asset)")
-        from training.local_policy import GenerationSettings, LocalPolicy  # torch only when used
+        from training.local_policy import LocalPolicy  # torch only when used
 
-        generation = GenerationSettings(
-            max_new_tokens=self.max_new_tokens, temperature=temperature, top_p=self.top_p, seed=self.seed
-        )
+        generation = self.generation(temperature, self.seed)
         return LocalPolicy(
             path, self.prompt_style, generation=generation, device=self.device,
             batch_size=self.batch_size, version=self.version,
         )
+
+    def generation(self, temperature: float, seed: int | None) -> GenerationSettings:
+        """Decoding settings of a local policy built from this resource (rollouts, RFT rounds,
+        benchmark): its token budget, nucleus mass and echo constraint, with this temperature."""
+        from training.local_policy import GenerationSettings
+
+        return GenerationSettings(max_new_tokens=self.max_new_tokens, temperature=temperature, top_p=self.top_p,
+                                  seed=seed, constrain_echo=self.constrain_echo)
+
+    def decoding_tag(self, temperature: float) -> str:
+        """Suffix of a policy version naming how it decodes: staged attempts resume by version,
+        so attempts decoded one way must never resume another's."""
+        return (f"@T{temperature}" if temperature else "") + ("+echo" if self.constrain_echo else "")
