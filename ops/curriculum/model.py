@@ -10,6 +10,7 @@ search) of the `exploration_transitions` table.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -106,6 +107,16 @@ class CurriculumTask:
 
 def canonical_params(params: Mapping[str, Any]) -> str:
     return json.dumps(params, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def stable_phrase(phrases: Sequence[str], key: str) -> str:
+    """One of `phrases`, chosen by `key` the same way in every run and process."""
+    return phrases[sum(map(ord, key)) % len(phrases)]
+
+
+def budget_with_slack(steps: int, slack_ratio: float, min_slack: int) -> int:
+    """A step budget: `steps` plus max(`min_slack`, ceil(`slack_ratio` * steps))."""
+    return steps + max(min_slack, math.ceil(slack_ratio * steps))
 
 
 def trajectory_id(path: Trajectory) -> str:

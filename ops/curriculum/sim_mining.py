@@ -16,12 +16,19 @@ Two kinds of task come out of the explored trajectories:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ops.actions import Action
-from ops.curriculum.model import CurriculumTask, ScreenReach, Trajectory, canonical_params, screens_reached
+from ops.curriculum.model import (
+    CurriculumTask,
+    ScreenReach,
+    Trajectory,
+    budget_with_slack,
+    canonical_params,
+    screens_reached,
+    stable_phrase,
+)
 from ops.curriculum.state_tasks import toggle_tasks
 from phonesim.apps import load_apps
 from phonesim.phone import DEFAULT_SIZE
@@ -178,15 +185,15 @@ def navigation_tasks(reach: dict[tuple[str, str], ScreenReach], config: SimCurri
         app = apps[r.app]
         screen = app.screens[r.screen]
         title = screen.doc or r.screen
-        phrase = NAV_PHRASES[sum(map(ord, f"{r.app}/{r.screen}")) % len(NAV_PHRASES)]  # stable across runs
+        phrase = stable_phrase(NAV_PHRASES, f"{r.app}/{r.screen}")
         if r.screen == app.home:
             instruction = HOME_PHRASE.format(app=app.label)
         else:
             instruction = phrase.format(app=app.label, title=title) + (ANY_ENTRY if screen.params else "")
         steps = r.steps + 1  # + open the app from the home screen
-        slack = max(config.nav_min_slack, math.ceil(config.nav_slack_ratio * steps))
         out.append(CurriculumTask(
-            task_id=f"nav:{r.app}/{r.screen}", app=r.app, instruction=instruction, step_budget=steps + slack,
+            task_id=f"nav:{r.app}/{r.screen}", app=r.app, instruction=instruction,
+            step_budget=budget_with_slack(steps, config.nav_slack_ratio, config.nav_min_slack),
             core_functionality=f"{r.app}: open {title}", variation_type="simplification", prerequisites=None,
             source_trace_id=r.trajectory_id, verifiable=True, goal_screen=r.screen))
     return out

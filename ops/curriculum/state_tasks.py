@@ -12,12 +12,20 @@ favourite star would need the contact's name, which the transition does not carr
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ops.curriculum.model import CurriculumTask, GoalState, Trajectory, trajectory_app, trajectory_id
+from ops.curriculum.model import (
+    CurriculumTask,
+    GoalState,
+    Trajectory,
+    budget_with_slack,
+    stable_phrase,
+    trajectory_app,
+    trajectory_id,
+)
+from ops.prompts.hint_marks import element_name
 from phonesim.apps import load_apps
 from phonesim.phone import Phone
 from phonesim.state import copy_json, diff_paths, flatten
@@ -94,7 +102,7 @@ def _switch_of(elements: Sequence[dict[str, Any]], index: int | None) -> tuple[s
         row, switch = index, index + 1
     else:
         return None
-    name = (elements[row].get("text") or elements[row].get("desc") or "").split("\n")[0].strip() if row >= 0 else ""
+    name = element_name(elements[row]).strip() if row >= 0 else ""
     return (name, switch) if name else None
 
 
@@ -115,13 +123,13 @@ def toggle_tasks(paths: Sequence[Trajectory], world_seed: int, size: tuple[int, 
     apps = load_apps()
     out = []
     for t in sorted(best.values(), key=lambda t: (t.app, t.screen, t.name, t.turned_on)):
-        phrase = TOGGLE_PHRASES[sum(map(ord, f"{t.app}/{t.screen}/{t.name}")) % len(TOGGLE_PHRASES)]
+        phrase = stable_phrase(TOGGLE_PHRASES, f"{t.app}/{t.screen}/{t.name}")
         steps = t.steps + 1  # + open the app from the home screen
         state = "on" if t.turned_on else "off"
         out.append(CurriculumTask(
             task_id=f"toggle:{t.app}/{t.screen}/{t.name}/{state}", app=t.app,
             instruction=phrase.format(app=apps[t.app].label, name=t.name, state=state),
-            step_budget=steps + max(min_slack, math.ceil(slack_ratio * steps)),
+            step_budget=budget_with_slack(steps, slack_ratio, min_slack),
             core_functionality=f"{t.app}: turn {state} {t.name}", variation_type="simplification",
             prerequisites=None, source_trace_id=t.trajectory_id, verifiable=True,
             goal_state=GoalState(screen=t.screen, values=t.values)))
