@@ -89,13 +89,15 @@ def main() -> None:
     parser.add_argument("--split", default="test", choices=["train", "test"])
     parser.add_argument("--k", type=int, default=3)
     parser.add_argument("--seeds", type=int, default=1)
+    parser.add_argument("--first-seed", type=int, default=0,
+                        help="first template seed (the curriculum mines train-split templates at seeds 0, 1, ...)")
     parser.add_argument("--temperature", type=float, default=0.7)
     parser.add_argument("--first-step-done", action="store_true",
                         help="start every task with the right app open (first_app_right then means nothing)")
     parser.add_argument("--constrain-echo", action="store_true",
                         help="echoed rows must be rows of the screen (training.echo_constraint)")
     args = parser.parse_args()
-    tasks = template_tasks(args.split, args.seeds)
+    tasks = template_tasks(args.split, args.seeds, first_seed=args.first_seed)
     expected_apps = first_apps([t for t, _ in tasks])
     for ckpt in args.checkpoints:
         print(json.dumps(evaluate(ckpt, tasks, expected_apps, args.k, args.temperature, args.first_step_done,

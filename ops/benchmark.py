@@ -17,11 +17,12 @@ def held_out_tasks(seeds_per_template: int, max_templates: int | None = None,
 
 
 def template_tasks(split: str, seeds_per_template: int, max_templates: int | None = None,
-                   world_seed: int = 0) -> list[tuple[TaskSpec, str]]:
-    """Instances of one split's templates as (task, difficulty stratum L1–L4)."""
+                   world_seed: int = 0, first_seed: int = 0) -> list[tuple[TaskSpec, str]]:
+    """Instances of one split's templates (template seeds first_seed, first_seed + 1, ...) as
+    (task, difficulty stratum L1–L4)."""
     out = []
     for tmpl in templates(split=split)[:max_templates]:
-        for seed in range(seeds_per_template):
+        for seed in range(first_seed, first_seed + seeds_per_template):
             inst = instantiate(tmpl.id, seed, world_seed)
             out.append((TaskSpec(task_id=inst.id, instruction=inst.instruction, step_budget=inst.step_budget,
                                  app=inst.apps[0], template_id=tmpl.id, seed=seed), f"L{inst.difficulty}"))

@@ -115,8 +115,9 @@ def candidate_actions(phone: Phone, task: "TaskInstance") -> list[Action]:
             continue
         if n.clickable:
             if n.kind == "slider":
-                for v in values:
-                    out.append(Action("click", point=_grid_point(x1 + (x2 - x1) * v / 100, (y1 + y2) / 2)))
+                for v in values:  # inside the bar at both ends: its right edge is not part of it
+                    x = x1 + 1 + (x2 - x1 - 2) * v / 100
+                    out.append(Action("click", point=_grid_point(x, (y1 + y2) / 2)))
             else:
                 key = repr(n.tap)
                 if key not in seen_targets:

@@ -57,3 +57,14 @@ def test_a_wrong_answer_is_unrecoverable():
     phone = task.make_phone()
     phone.step(Action("answer", text="not a number"))
     assert distance_to_goal(phone, task) is None
+
+
+
+@pytest.mark.parametrize("value", [10, 100])
+def test_a_slider_is_set_at_both_ends_of_its_range(value):
+    # a tap at the bar's right edge missed it, so "brightness 100%" had no solution
+    task = next(t for t in (instantiate("settings.set_brightness", s) for s in range(200)) if t.params["value"] == value)
+    phone = task.make_phone()
+    for action in task.solve(phone):
+        phone.step(action)
+    assert abs(phone.state["data"]["system"]["brightness"] - value) <= 5
