@@ -1,5 +1,7 @@
 """Task-level figures of one or more local checkpoints on the simulator's template tasks:
-`python benchmarks/policy_tasks.py CKPT [CKPT ...] [--split test] [--k 3] [--seeds 1]`.
+`python benchmarks/policy_tasks.py CKPT [CKPT ...] [--split test] [--k 3] [--seeds 1]
+[--first-seed 0]`. `--split train --first-seed 500` measures the curriculum's own templates at
+instances it never mined.
 
 Runs the same rollout engine, judge and Pass@k table as the `benchmark_results` asset (no
 Dagster, attempts staged in a temporary directory) and adds behaviour diagnostics the table

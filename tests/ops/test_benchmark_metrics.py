@@ -40,3 +40,10 @@ def test_pass_at_k_counts_a_task_once_and_reports_the_first_app_rate():
     overall = pass_at_k(results, 2).filter(pl.col("difficulty") == "all").row(0, named=True)
     assert overall["tasks"] == 2 and overall["pass@1"] == 0.0 and overall["pass@2"] == 0.5
     assert overall["first_app_right"] == 0.75 and overall["side_effects"] == 0.25
+
+
+def test_template_tasks_start_at_the_first_seed():
+    tasks = [t for t, _ in template_tasks("train", 2, max_templates=3, first_seed=500)]
+    assert len(tasks) == 6
+    assert {t.seed for t in tasks} == {500, 501}
+    assert all(t.task_id == f"{t.template_id}#{t.seed}" for t in tasks)
