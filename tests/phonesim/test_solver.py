@@ -59,7 +59,6 @@ def test_a_wrong_answer_is_unrecoverable():
     assert distance_to_goal(phone, task) is None
 
 
-
 @pytest.mark.parametrize("value", [10, 100])
 def test_a_slider_is_set_at_both_ends_of_its_range(value):
     # a tap at the bar's right edge missed it, so "brightness 100%" had no solution
