@@ -22,14 +22,17 @@ from resources.llm import LLMResource
 
 class CurriculumAssetConfig(dg.Config):
     source: str = Field(default="offline", pattern="^(offline|llm|both)$",
-                        description="'offline': simulator templates + navigation and toggle variants grounded in the traces; "
+                        description="'offline': simulator templates + navigation, toggle and entry-action variants "
+                                    "grounded in the traces; "
                                     "'llm': seed 000 prompt G.1 per trajectory; 'both': offline first, then LLM.")
     variants_per_template: int = Field(default=2, ge=1, description="Parameter variants per grounded template.")
     dedup_threshold: float = Field(default=0.8, gt=0, le=1, description="Instruction similarity above which a task is a duplicate.")
+    entry_actions: bool = Field(default=True, description="Offline path: mine entry-action variants "
+                                "('open <entry> and tap <button>') from data-changing presses.")
     max_llm_trajectories: int | None = Field(default=None, ge=1, description="LLM path: mine only the first N trajectories.")
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name="interaction", code_version="curriculum-2",
+@dg.asset(partitions_def=experiment_partitions, group_name="interaction", code_version="curriculum-3",
           automation_condition=dg.AutomationCondition.eager(),
           ins={"exploration_traces": dg.AssetIn(partition_mapping=APPS_OF_EXPERIMENT)},
           description="Executable tasks x = (instruction, budget, functionality, variation, prerequisites), "
@@ -42,7 +45,7 @@ def curriculum_tasks(context: dg.AssetExecutionContext, config: CurriculumAssetC
     if config.source in ("offline", "both"):
         result = mine_simulator_tasks(paths, SimCurriculumConfig(
             world_seed=simulator.world_seed, screen_size=(simulator.screen_width, simulator.screen_height),
-            variants_per_template=config.variants_per_template))
+            variants_per_template=config.variants_per_template, entry_actions=config.entry_actions))
         tasks += result.tasks
         notes["offline"] = dg.MetadataValue.json(result.summary())
     if config.source in ("llm", "both"):

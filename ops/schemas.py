@@ -142,8 +142,8 @@ CURRICULUM_TASKS = TableSchema(
            required=False, json=True),
         _c("goal_screen", pl.String, "screen whose reach is the judge of a navigation task",
            required=False),
-        _c("goal_state", JSON_TEXT, "judge of a toggle task: {screen, values: logical-state path -> value}",
-           required=False, json=True),
+        _c("goal_state", JSON_TEXT, "judge of a toggle or entry-action task: "
+           "{screen, values: logical-state path -> value[, opens, taps]}", required=False, json=True),
     ),
 )
 

@@ -3,7 +3,8 @@
 Decision: the simulator's judge. Step t is reasonable iff it brings the state closer to the
 goal (the shortest remaining action count drops), or it is a required terminal step (a
 correct answer, or terminating after success); a navigation or toggle task's distance is the
-route to its screen (plus the tap, for a toggle whose data does not hold yet). The hint is
+route to its screen (plus the tap, for a toggle whose data does not hold yet), an entry-action
+task's the route through its chain of pages to its taps (`ops.critic.goal_distance`). The hint is
 templated from the first wrong step, naming the action that would have made progress there
 and, with `hint_steps` > 1, the next actions of that shortest solution, one sentence per
 screen (seed 000's hint "suggested approach"; a one-step hint lets K attempts walk at most K-1
@@ -19,6 +20,7 @@ import json
 from typing import Callable
 
 from ops.actions import Action, ActionType
+from ops.critic.goal_distance import better_tap, entry_distance
 from ops.episode import AttemptRecord, CriticFeedback, Hint, StepLabel, StepRecord
 from ops.prompts.hint_marks import element_name, plan_summary
 from ops.sim_env import goal_state_met
@@ -85,6 +87,9 @@ class ProgrammaticCritic:
             if state is None:
                 return UNREACHABLE
             phone.restore(json.loads(state))
+            if goal_state and goal_state.get("taps"):
+                d = entry_distance(phone, task.app, goal_state)
+                return UNREACHABLE if d is None else d
             tap = 0  # a toggle task: one tap on its screen, unless the data already holds
             if goal_state:
                 met, total = goal_state_met(phone, goal_state)
@@ -139,8 +144,8 @@ class ProgrammaticCritic:
     def _plan(self, attempt: AttemptRecord, step: StepRecord,
               distance: Callable[[str | None], int]) -> list[tuple[str, str, str]]:
         """(app, screen, action in words) of up to `hint_steps` actions of a shortest solution from the
-        wrong step's state: the template's solver, or for a goal-screen or toggle task the taps that bring
-        the goal closest one after another. Stops before a screen seen earlier in the plan, so a
+        wrong step's state: the template's solver, or for a goal-screen or goal-state task the taps that
+        bring the goal closest one after another. Stops before a screen seen earlier in the plan, so a
         screen's marked rows are never two steps at once."""
         if step.state is None:
             return []
@@ -158,7 +163,7 @@ class ProgrammaticCritic:
         elif distance(step.state) == 0:
             return [(step.app, step.screen, "finish the task")]
         else:
-            next_action = iter(lambda: _better_tap(phone, distance), None)
+            next_action = iter(lambda: better_tap(phone, distance), None)
         fixes: list[tuple[str, str, str]] = []
         for action in itertools.islice(next_action, self.hint_steps):
             obs = phone.observe()
@@ -167,23 +172,6 @@ class ProgrammaticCritic:
             fixes.append((obs.app, obs.screen, describe_step_action(action, obs.elements)))
             phone.step(action)
         return fixes
-
-
-def _better_tap(phone: Phone, distance: Callable[[str | None], int]) -> Action | None:
-    """The tap on one of the screen's elements that leaves the fewest actions to the goal (the
-    first such element on ties), if any tap brings it closer than the phone's state is now.
-    Leaves the phone in its state."""
-    state = phone.snapshot()
-    best, best_distance = None, distance(json.dumps(state))
-    for element in phone.observe().elements:
-        if not element.get("clickable"):
-            continue
-        phone.restore(state)
-        action = Action(ActionType.CLICK, element=element["index"])
-        if phone.step(action).ok and (d := distance(json.dumps(phone.snapshot()))) < best_distance:
-            best, best_distance = action, d
-    phone.restore(state)
-    return best
 
 
 def _describe(step: StepRecord) -> str:

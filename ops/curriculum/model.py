@@ -25,17 +25,28 @@ Trajectory = Sequence[Transition]
 @dataclass(frozen=True)
 class GoalState:
     """Data a task must leave behind: leaf paths of the simulator's logical state and their
-    values, set on `screen` (where the critic's distance and hints lead)."""
+    values, set on `screen` (where the critic's distance and hints lead). An entry-action task
+    also names the pages to open from `screen` (`opens`: label tapped, screen, page params of
+    each) and the labels to tap on the last one (`taps`); see `ops.critic.goal_distance`."""
 
     screen: str
     values: dict[str, Any]
+    opens: tuple[dict[str, Any], ...] = ()
+    taps: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.values:
             raise ValueError(f"goal state on {self.screen!r} names no data path")
+        object.__setattr__(self, "opens", tuple(self.opens))
+        object.__setattr__(self, "taps", tuple(self.taps))
+        if self.opens and not self.taps:
+            raise ValueError(f"goal state on {self.screen!r} opens pages but names no tap")
 
     def to_params(self) -> dict[str, Any]:
-        return {"screen": self.screen, "values": dict(self.values)}
+        params: dict[str, Any] = {"screen": self.screen, "values": dict(self.values)}
+        if self.taps:
+            params.update(opens=[dict(o) for o in self.opens], taps=list(self.taps))
+        return params
 
 
 @dataclass(frozen=True)

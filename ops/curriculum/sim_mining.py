@@ -12,6 +12,9 @@ Two kinds of task come out of the explored trajectories:
   screen-reach goal and a budget from the trajectory length plus slack.
 - Toggle variants (`ops.curriculum.state_tasks`). Every switch exploration flipped becomes
   "turn <switch> on/off", judged by the data the flip changed.
+- Entry-action variants (`ops.curriculum.entry_tasks`). Every other press that changed data
+  becomes "open <entry> and tap <button>" (or "go to <screen> and tap <button>"), judged the
+  same way.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from ops.curriculum.model import (
     screens_reached,
     stable_phrase,
 )
+from ops.curriculum.entry_tasks import entry_tasks
 from ops.curriculum.state_tasks import toggle_tasks
 from phonesim.apps import load_apps
 from phonesim.phone import DEFAULT_SIZE
@@ -51,6 +55,7 @@ class SimCurriculumConfig:
     max_seed_tries: int = 12  # seeds tried per template to find that many distinct parameter sets
     nav_slack_ratio: float = 0.5  # navigation budget = steps + max(min, ratio * steps)
     nav_min_slack: int = 2
+    entry_actions: bool = True  # mine entry-action variants (False: the curriculum before them)
 
     def __post_init__(self) -> None:
         if self.variants_per_template < 1 or self.max_seed_tries < self.variants_per_template:
@@ -66,18 +71,21 @@ class SimCurriculumResult:
     ungrounded: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # template id -> unreached screens
     unsolved: list[str] = field(default_factory=list)  # instances BFS could not solve (counted, skipped)
     solutions: dict[str, tuple[Action, ...]] = field(default_factory=dict)  # task id -> solving actions
+    entries_unwalkable: list[str] = field(default_factory=list)  # entry actions the critic cannot walk (skipped)
 
     def summary(self) -> dict[str, int]:
         return {"tasks": len(self.tasks), "template_tasks": sum(t.template_id is not None for t in self.tasks),
                 "navigation_tasks": sum(t.goal_screen is not None for t in self.tasks),
-                "toggle_tasks": sum(t.goal_state is not None for t in self.tasks),
+                "toggle_tasks": sum(t.goal_state is not None and not t.goal_state.taps for t in self.tasks),
+                "entry_tasks": sum(t.goal_state is not None and bool(t.goal_state.taps) for t in self.tasks),
+                "entry_actions_unwalkable": len(self.entries_unwalkable),
                 "templates_grounded": len(self.grounded), "templates_ungrounded": len(self.ungrounded),
                 "instances_unsolved": len(self.unsolved)}
 
 
 def mine_simulator_tasks(paths: Sequence[Trajectory], config: SimCurriculumConfig = SimCurriculumConfig(),
                          template_ids: Sequence[str] | None = None) -> SimCurriculumResult:
-    """Template, navigation and toggle variants grounded in `paths` (trajectories of any explored apps).
+    """Template, navigation, toggle and entry-action variants grounded in `paths` (trajectories of any explored apps).
     `template_ids` defaults to every train-split template whose apps were all explored; naming a
     test-split or unknown template is an error."""
     reach = screens_reached(paths)
@@ -91,6 +99,11 @@ def mine_simulator_tasks(paths: Sequence[Trajectory], config: SimCurriculumConfi
     result.tasks += navigation_tasks(reach, config)
     result.tasks += toggle_tasks(paths, config.world_seed, config.screen_size, config.nav_slack_ratio,
                                  config.nav_min_slack)
+    if config.entry_actions:
+        entries = entry_tasks(paths, config.world_seed, config.screen_size, config.nav_slack_ratio,
+                              config.nav_min_slack)
+        result.tasks += entries.tasks
+        result.entries_unwalkable = entries.unwalkable
     return result
 
 

@@ -2,12 +2,11 @@
 
 An explored transition that stays on its screen, hits a switch (or a row whose next element is
 a switch) and changes the device's data is a function of the app the curriculum should teach:
-"Turn off Use location." The transition's trajectory is replayed on a fresh simulated phone
-(the stored exploration rows keep only the target element) to read the switch's label and
-state after the tap and the data paths the tap changed. The task starts at the launcher and
-succeeds when those paths hold the values the tap gave them (`GoalState`). Only screens without
-page parameters qualify: there the screen alone says which switch is meant (a contact's
-favourite star would need the contact's name, which the transition does not carry).
+"Turn off Use location." The transition's trajectory is replayed (`ops.curriculum.replay`)
+to read the switch's label and state after the tap and the data paths the tap changed. The
+task starts at the launcher and succeeds when those paths hold the values the tap gave them
+(`GoalState`). Only screens without page parameters qualify: there the screen alone says which
+switch is meant (presses on an entry's page are `entry_tasks`).
 """
 
 from __future__ import annotations
@@ -25,10 +24,11 @@ from ops.curriculum.model import (
     trajectory_app,
     trajectory_id,
 )
+from ops.curriculum.replay import replay
 from ops.prompts.hint_marks import element_name
 from phonesim.apps import load_apps
 from phonesim.phone import Phone
-from phonesim.state import copy_json, diff_paths, flatten
+from phonesim.state import flatten
 
 TOGGLE_PHRASES = (
     "In {app}, turn {state} {name}.",
@@ -52,42 +52,33 @@ class Toggle:
 
 
 def toggles_in(path: Trajectory, world_seed: int, size: tuple[int, int]) -> list[Toggle]:
-    """The switch flips along one trajectory, by replaying it from a fresh launch of its app on
-    a phone of the explored size (the element indices of the stored actions depend on it).
-    Only steps that stayed on a screen without page parameters are looked at, and the replay
-    stops after the last of them."""
+    """The switch flips along one trajectory, replayed (`ops.curriculum.replay`). Only steps that
+    stayed on a screen without page parameters are looked at, and the replay stops after the
+    last of them."""
     app = trajectory_app(path)
     screens = load_apps()[app].screens
     candidates = {i for i, t in enumerate(path) if t.before.screen == t.after.screen
                   and t.after.app == app and not screens[t.before.screen].params}
     if not candidates:
         return []
-    phone = Phone(world_seed, size)
-    phone.launch(app)
     out = []
-    for i, transition in enumerate(path[: max(candidates) + 1]):
-        if i not in candidates:
-            if not phone.step(transition.action).ok:
-                return out  # the replay diverged from exploration: nothing after this is grounded
+    for step in replay(path, world_seed, size, stop=max(candidates) + 1):
+        phone = step.phone
+        if step.index not in candidates or not step.changed:
             continue
-        screen, elements = phone.current_screen, phone.observe().elements
-        before = copy_json(phone.logical_state())
-        if not phone.step(transition.action).ok:
-            return out
-        switch = _switch_of(elements, transition.action.element)
-        changed = diff_paths(before, phone.logical_state())
-        if switch is None or not changed or (phone.current_app, phone.current_screen) != (app, screen):
+        switch = switch_of(step.elements, step.action.element)
+        if switch is None or (phone.current_app, phone.current_screen) != (app, step.screen):
             continue
         state = next((e for e in phone.observe().elements if e["index"] == switch[1]), None)
         if state is None:
             continue
         after = flatten(phone.logical_state())
-        out.append(Toggle(app, screen, switch[0], bool(state.get("checked")), {p: after.get(p) for p in changed},
-                          i + 1, trajectory_id(path)))
+        out.append(Toggle(app, step.screen, switch[0], bool(state.get("checked")),
+                          {p: after.get(p) for p in step.changed}, step.index + 1, trajectory_id(path)))
     return out
 
 
-def _switch_of(elements: Sequence[dict[str, Any]], index: int | None) -> tuple[str, int] | None:
+def switch_of(elements: Sequence[dict[str, Any]], index: int | None) -> tuple[str, int] | None:
     """(row label, switch element index) when the tapped element is a switch (named by the row
     before it) or a row whose next element is a switch."""
     if index is None or not 0 <= index < len(elements):

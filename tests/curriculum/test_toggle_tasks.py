@@ -7,45 +7,18 @@ import json
 
 import pytest
 
-from ops.actions import Action, ActionType
 from ops.critic.programmatic import ProgrammaticCritic
 from ops.curriculum import CurriculumTask
 from ops.curriculum.model import GoalState
 from ops.curriculum.state_tasks import toggle_tasks
-from ops.episode import AttemptRecord, StepRecord
-from ops.prompts import element_name, hint_targets
+from ops.prompts import hint_targets
 from ops.sim_env import SimEnvironment
+from tests.curriculum.attempts import attempt, walk
 from tests.curriculum.traces import SCREEN
 
 
 def _toggles(curriculum) -> dict[str, CurriculumTask]:
-    return {t.task_id: t for t in curriculum.tasks if t.goal_state is not None}
-
-
-def _walk(env: SimEnvironment, task: CurriculumTask, taps: list[str]) -> list[StepRecord]:
-    """Open the task's app, then tap the rows with these first lines, recorded like rollouts do."""
-    steps = []
-    for t, what in enumerate(["open"] + taps):
-        obs = env.observe()
-        state = env.snapshot()
-        if what == "open":
-            action = Action(ActionType.OPEN_APP, app="Settings")
-        else:
-            action = Action(ActionType.CLICK, element=next(e["index"] for e in obs.elements if element_name(e) == what))
-        result = env.step(action)
-        steps.append(StepRecord(step=t, screenshot_png=b"", elements=obs.elements, a11y=None, app=obs.app,
-                                screen=obs.screen, prompt="", raw_output="", action=action.to_dict(), parse_error=None,
-                                conclusion="", latency_s=0.0, env_ok=result.ok, env_reason=result.reason, state=state))
-    return steps
-
-
-def _attempt(env: SimEnvironment, task: CurriculumTask, taps: list[str]) -> AttemptRecord:
-    spec = task.to_task_spec()
-    env.reset(spec)
-    steps = _walk(env, task, taps)
-    truth = env.ground_truth(spec, answer=None, terminated=False, n_steps=len(steps))
-    return AttemptRecord(task=spec, attempt=1, policy_version="p", hints=[], steps=steps, end_reason="budget",
-                         answer=None, final_state=env.snapshot(), ground_truth=truth)
+    return {t.task_id: t for t in curriculum.tasks if t.goal_state is not None and not t.goal_state.taps}
 
 
 def test_settings_switches_become_toggle_tasks_named_by_their_row(settings_curriculum):
@@ -68,13 +41,13 @@ def test_settings_switches_become_toggle_tasks_named_by_their_row(settings_curri
 def test_a_toggle_task_is_solved_within_budget_and_judged_by_its_data(settings_curriculum):
     task = _toggles(settings_curriculum)["toggle:settings/location/Use location/off"]
     env = SimEnvironment(size=SCREEN)
-    done = _attempt(env, task, ["Location", "Use location"])
+    done = attempt(env, task, ["Location", "Use location"])
     assert done.ground_truth.success and done.ground_truth.progress == 1.0 and done.ground_truth.side_effects == 0
     assert len(done.steps) <= task.step_budget
     feedback = ProgrammaticCritic().evaluate(done)
     assert feedback.decision == 1 and all(s.reasonable for s in feedback.step_analysis)
 
-    twice = _attempt(env, task, ["Location", "Use location", "Use location"])  # flipped back: not done
+    twice = attempt(env, task, ["Location", "Use location", "Use location"])  # flipped back: not done
     assert not twice.ground_truth.success
     feedback = ProgrammaticCritic().evaluate(twice)
     assert [s.reasonable for s in feedback.step_analysis] == [True, True, True, False]
@@ -84,7 +57,7 @@ def test_a_toggle_task_is_solved_within_budget_and_judged_by_its_data(settings_c
 def test_a_wrong_turn_gets_a_hint_toward_the_switch_and_side_effects_are_counted(settings_curriculum):
     task = _toggles(settings_curriculum)["toggle:settings/display/Dark theme/on"]
     env = SimEnvironment(size=SCREEN)
-    wrong = _attempt(env, task, ["Display", "Adaptive brightness"])
+    wrong = attempt(env, task, ["Display", "Adaptive brightness"])
     assert not wrong.ground_truth.success and wrong.ground_truth.side_effects == 1
     feedback = ProgrammaticCritic(hint_steps=2).evaluate(wrong)
     assert [s.reasonable for s in feedback.step_analysis] == [True, True, False]
@@ -96,7 +69,7 @@ def test_partial_progress_counts_the_goal_paths_that_hold(settings_curriculum):
     env = SimEnvironment(size=SCREEN)
     spec = task.to_task_spec()
     env.reset(spec)
-    _walk(env, task, ["Network & internet"])
+    walk(env, task, ["Network & internet"])
     assert task.goal_state == GoalState(screen="network", values={"system.airplane": True, "system.wifi": False})
     env.phone.state["data"]["system"]["wifi"] = False  # as if Wi-Fi had been switched off first
     truth = env.ground_truth(spec, None, terminated=False, n_steps=2)
