@@ -22,8 +22,10 @@ from phonesim.state import copy_json, diff_paths, flatten
 
 def goal_state_met(phone: Phone, goal: dict[str, Any]) -> tuple[int, int]:
     """(paths holding their goal value, paths) of a `goal_state` param on `phone`."""
-    now = flatten(phone.logical_state())
     values = goal["values"]
+    state = phone.logical_state()
+    tops = {p.split(".", 1)[0] for p in values}  # flatten only the apps the goal names
+    now = flatten({k: state[k] for k in tops if k in state})
     return sum(now.get(p) == v for p, v in values.items()), len(values)
 
 

@@ -40,9 +40,28 @@ def flatten(value: JSON, prefix: str = "") -> dict[str, JSON]:
 
 
 def diff_paths(before: JSON, after: JSON) -> list[str]:
-    """Sorted leaf paths whose value was added, removed or changed."""
-    a, b = flatten(before), flatten(after)
-    return sorted(p for p in a.keys() | b.keys() if a.get(p, _MISSING) != b.get(p, _MISSING))
+    """Sorted leaf paths whose value was added, removed or changed: the paths of `flatten`
+    whose values differ, found by descending only into subtrees that differ."""
+    out: list[str] = []
+    _diff(before, after, "", out)
+    return sorted(out)
+
+
+def _diff(a: JSON, b: JSON, prefix: str, out: list[str]) -> None:
+    if a == b:  # one C-level comparison skips an unchanged subtree
+        return
+    if isinstance(a, dict) and isinstance(b, dict):
+        pairs = [(str(k), a.get(k, _MISSING), b.get(k, _MISSING)) for k in a.keys() | b.keys()]
+    elif isinstance(a, list) and isinstance(b, list):
+        pairs = [(str(i), a[i] if i < len(a) else _MISSING, b[i] if i < len(b) else _MISSING)
+                 for i in range(max(len(a), len(b)))]
+    else:  # scalars, or containers of different kinds: compare their leaves
+        fa = flatten(a, prefix) if a is not _MISSING else {}
+        fb = flatten(b, prefix) if b is not _MISSING else {}
+        out.extend(p for p in fa.keys() | fb.keys() if fa.get(p, _MISSING) != fb.get(p, _MISSING))
+        return
+    for key, x, y in pairs:
+        _diff(x, y, f"{prefix}.{key}" if prefix else key, out)
 
 
 def path_matches(path: str, patterns: list[str]) -> bool:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import random
+
 from ops.actions import Action
 from phonesim import Phone, PhonePool, instantiate, load_apps
-from phonesim.state import canonical_json
+from phonesim.state import canonical_json, diff_paths, flatten
 from tests.phonesim.conftest import solved
 
 
@@ -68,3 +70,32 @@ def test_screenshot_size_configurable_and_dark_theme_changes_pixels():
     phone.invalidate()
     dark = phone.observe().screenshot
     assert light.getpixel((360, 1000)) != dark.getpixel((360, 1000))
+
+
+def _reference_diff(before, after) -> list[str]:
+    a, b = flatten(before), flatten(after)
+    return sorted(p for p in a.keys() | b.keys() if a.get(p, "<missing>") != b.get(p, "<missing>"))
+
+
+def _mutate(rng: random.Random, value):
+    """A copy of a JSON tree with a few random edits: values changed, keys and items added or removed,
+    containers swapped for scalars and back."""
+    if isinstance(value, dict):
+        out = {k: (_mutate(rng, v) if rng.random() < 0.3 else v) for k, v in value.items() if rng.random() > 0.1}
+        if rng.random() < 0.2:
+            out[f"new{rng.randrange(3)}"] = rng.choice([1, "x", [2, {"y": 3}], {}, None])
+        return out
+    if isinstance(value, list):
+        out = [_mutate(rng, v) if rng.random() < 0.3 else v for v in value]
+        return out[: rng.randrange(len(out) + 1)] if rng.random() < 0.2 else out + ([7] if rng.random() < 0.2 else [])
+    return rng.choice([value, value, 0, "s", True, {"k": 1}, [1]])
+
+
+def test_diff_paths_matches_comparing_every_flattened_leaf():
+    phone = Phone(0)
+    state = phone.logical_state()
+    rng = random.Random(0)
+    for _ in range(200):
+        after = _mutate(rng, state)
+        assert diff_paths(state, after) == _reference_diff(state, after)
+    assert diff_paths({"a": {"b": 1}}, {"a": [1]}) == ["a.0", "a.b"] and diff_paths({}, []) == []
