@@ -22,6 +22,8 @@ from ops.sim_env import goal_state_met
 from phonesim.apps import load_apps
 from phonesim.phone import Phone
 
+UNREACHABLE = 10_000  # distance of a state from which the goal cannot be reached in budget
+
 
 def entry_distance(phone: Phone, app: str, goal: Mapping[str, Any]) -> int | None:
     """Fewest actions from `phone`'s state until `goal`'s values hold (0 when they do), under

@@ -20,7 +20,7 @@ import json
 from typing import Callable
 
 from ops.actions import Action, ActionType
-from ops.critic.goal_distance import better_tap, entry_distance
+from ops.critic.goal_distance import UNREACHABLE, better_tap, entry_distance
 from ops.episode import AttemptRecord, CriticFeedback, Hint, StepLabel, StepRecord
 from ops.prompts.hint_marks import element_name, plan_summary
 from ops.sim_env import goal_state_met
@@ -28,8 +28,6 @@ from phonesim.apps import load_apps
 from phonesim.phone import Phone
 from phonesim.solver import distance_to_goal
 from phonesim.tasks import TaskInstance, instantiate
-
-UNREACHABLE = 10_000  # distance of a state from which the goal cannot be reached in budget
 
 
 class ProgrammaticCritic:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ops.actions import ActionType
-from ops.critic.goal_distance import better_tap, entry_distance
+from ops.critic.goal_distance import UNREACHABLE, better_tap, entry_distance
 from ops.curriculum.model import (
     CurriculumTask,
     GoalState,
@@ -131,7 +131,7 @@ def _track_pages(opened: list[dict[str, Any]], stack: list[dict[str, Any]],
 
 def _entry_action(app: str, step: ReplayedStep, opened: list[dict[str, Any]], taps: list[str],
                   tid: str) -> EntryAction | None:
-    if len(taps) > MAX_TAPS or step.page.get("fields") or not opened:
+    if len(taps) > MAX_TAPS or step.page.get("fields"):
         return None
     screens = load_apps()[app].screens
     anchor = len(opened) - 1
@@ -205,13 +205,11 @@ def _walkable(task: CurriculumTask, world_seed: int, size: tuple[int, int]) -> b
     def distance(state: str | None) -> int:
         probe.restore(json.loads(state))
         d = entry_distance(probe, task.app, goal)
-        return 10_000 if d is None else d
+        return UNREACHABLE if d is None else d
 
     for _ in range(task.step_budget):
-        if distance(json.dumps(phone.snapshot())) == 0:
-            return True
-        action = better_tap(phone, distance)
+        action = better_tap(phone, distance)  # none once the goal holds: no tap gets closer than 0
         if action is None:
-            return False
+            break
         phone.step(action)
     return distance(json.dumps(phone.snapshot())) == 0
