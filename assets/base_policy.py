@@ -32,6 +32,9 @@ class BasePolicyConfig(dg.Config):
     context_share: float = Field(default=0.5, ge=0, le=1, description=(
         "Share of click samples turned into episode-context skills (Done list, terminate, critic hints; "
         "training/episode_skills.py); 0 trains single-step grounding only."))
+    page_share: float = Field(default=0.0, ge=0, le=1, description=(
+        "Share of samples that are page actions: open an entry, press a button on its page, confirm, stop "
+        "(training/page_actions.py)."))
 
 
 @dg.asset(group_name="learning", code_version="base-policy-3",
@@ -47,7 +50,8 @@ def base_policy(context: dg.AssetExecutionContext, config: BasePolicyConfig, art
                                                  seed=config.seed, eval_samples=config.eval_samples)
             source_dir = Path(tmp) / "base_policy"
             pretrain_embedded_base(
-                source_dir, pretrain_config, config.context_share, command=f"base_policy asset, run {context.run_id}",
+                source_dir, pretrain_config, config.context_share, config.page_share,
+                command=f"base_policy asset, run {context.run_id}",
                 progress=lambda step, loss, s: context.log.info(f"pretraining step {step}: loss {loss:.3f} ({s:.0f} s)"))
         provenance, report = load_bundled(source_dir)
         uri = artifact_store.put_dir(source_dir, f"base_policy/{context.run_id}")

@@ -97,16 +97,19 @@ def _git_commit() -> str | None:
     return out.stdout.strip() or None
 
 
-def pretrain_embedded_base(out_dir: str | Path, config: BasePretrainConfig, context_share: float, command: str,
-                           progress: Callable[[int, float, float], None] | None = None) -> BasePretrainReport:
-    """Pretrain the embedded base (simulator-screen grounding + episode-context skills) into
-    `out_dir` and record its provenance; returns the `BasePretrainReport`."""
+def pretrain_embedded_base(out_dir: str | Path, config: BasePretrainConfig, context_share: float, page_share: float,
+                           command: str, progress: Callable[[int, float, float], None] | None = None
+                           ) -> BasePretrainReport:
+    """Pretrain the embedded base (simulator-screen grounding, episode-context and page-action
+    skills) into `out_dir` and record its provenance; returns the `BasePretrainReport`."""
     from training.base_pretrain import pretrain_base_policy
     from training.episode_skills import with_episode_context
+    from training.page_actions import with_page_actions
     from training.sim_grounding import sim_sampler
 
     commit = _git_commit()  # the code that generates the data is the code at the start
-    sample_fn = with_episode_context(sim_sampler(seed=config.seed), context_share)
+    sample_fn = with_page_actions(with_episode_context(sim_sampler(seed=config.seed), context_share), page_share,
+                                  seed=config.seed)
     report = pretrain_base_policy(out_dir, config, sample_fn, on_progress=progress)
     write_provenance(out_dir, command, config.model_dump(), report.sample_fn, commit)
     return report

@@ -44,7 +44,7 @@ def _echo(elements: tuple[UIElement, ...], index: int) -> str:
     return label_echo.render_row(index, elements[index].label)
 
 
-def _other_steps(rng: random.Random, other: GroundingSample, avoid: set[str], n: int) -> list[str]:
+def other_steps(rng: random.Random, other: GroundingSample, avoid: set[str], n: int) -> list[str]:
     """`n` Done lines of earlier steps on another screen, none naming a label in `avoid`."""
     rows = [i for i in clickable_rows(other.elements) if other.elements[i].name not in avoid]
     lines = []
@@ -103,14 +103,14 @@ def with_episode_context(sample_fn: SampleFn, share: float = 0.5) -> SampleFn:
         target = base.target.element
         name = base.elements[target].name
         if rng.random() >= share:  # a plain click after unrelated earlier steps
-            done = _other_steps(rng, other, {name}, rng.randrange(4))
+            done = other_steps(rng, other, {name}, rng.randrange(4))
             if done and rng.random() < 0.5:  # a task sentence naming the element: not done yet, act
                 return replace(base, history=tuple(done), instruction=_task_sentence(rng, name))
             return replace(base, history=tuple(done))
         kind = rng.choices(list(SKILLS), list(SKILLS.values()))[0]
         verb = rng.choice(TASK_VERBS)
         # unrelated earlier steps name nothing of this screen, so they never read as "already done"
-        earlier = _other_steps(rng, other, {e.name for e in base.elements}, rng.randrange(3))
+        earlier = other_steps(rng, other, {e.name for e in base.elements}, rng.randrange(3))
         if kind == "done":
             # the named element was tapped on the previous screen; this screen is where it led
             return GroundingSample(None, other.elements, f"{verb} {name}",

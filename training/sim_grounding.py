@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ops.actions import Action, ActionType
 from ops.prompts import element_label
 from phonesim.apps import load_apps
-from phonesim.phone import Phone
+from phonesim.phone import Observation, Phone
 from training.grounding_data import (GroundingSample, SampleFn, UIElement, click_instruction, clickable_rows,
                                      free_text, synthetic_sample, type_instruction)
 
@@ -46,17 +46,26 @@ def collect_screens(n_screens: int, seed: int, max_walk: int = 4) -> list[SimScr
         if launcher:
             phone.step(Action(ActionType.SYSTEM_BUTTON, button="home"))
         else:
-            for _ in range(rng.randrange(max_walk + 1)):
-                clickable = [e for e in phone.observe().elements if e["clickable"]]
-                if not clickable:
-                    break
-                phone.step(Action(ActionType.CLICK, element=rng.choice(clickable)["index"]))
-        obs = phone.observe()
-        screens.append(SimScreen(obs.screen, tuple(
-            UIElement(element_label(e), tuple(e["grid"]), bool(e["clickable"]), _primary_text(e),
-                      editable=e["class"].endswith("EditText"))
-            for e in obs.elements)))
+            random_taps(rng, phone, rng.randrange(max_walk + 1))
+        screens.append(sim_screen(phone.observe()))
     return screens
+
+
+def random_taps(rng: random.Random, phone: Phone, n: int) -> None:
+    """Up to `n` taps on random clickable elements of `phone`'s current screens."""
+    for _ in range(n):
+        clickable = [e for e in phone.observe().elements if e["clickable"]]
+        if not clickable:
+            return
+        phone.step(Action(ActionType.CLICK, element=rng.choice(clickable)["index"]))
+
+
+def sim_screen(obs: Observation) -> SimScreen:
+    """A phone observation as the policy sees it."""
+    return SimScreen(obs.screen, tuple(
+        UIElement(element_label(e), tuple(e["grid"]), bool(e["clickable"]), _primary_text(e),
+                  editable=e["class"].endswith("EditText"))
+        for e in obs.elements))
 
 
 def _type_sample(rng: random.Random, screen: SimScreen, names: list[str]) -> GroundingSample | None:

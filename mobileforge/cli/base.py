@@ -19,10 +19,13 @@ def base() -> None:
 @click.option("--seed", default=0, show_default=True, help="Seed of the model init and the data.")
 @click.option("--context-share", default=0.5, show_default=True,
               help="Share of click samples turned into episode-context skills (history, terminate, hints).")
+@click.option("--page-share", default=0.0, show_default=True,
+              help="Share of samples that are page actions (open an entry, press a button on its page).")
 @click.option("--threads", default=1, show_default=True, help="torch CPU threads.")
 @click.option("--text-hidden", default=64, show_default=True, help="Hidden size of the language model.")
 @click.option("--layers", default=2, show_default=True, help="Transformer layers of the language model.")
-def pretrain(out: Path, max_steps: int, max_seconds: float, seed: int, context_share: float, threads: int,
+def pretrain(out: Path, max_steps: int, max_seconds: float, seed: int, context_share: float, page_share: float,
+             threads: int,
              text_hidden: int, layers: int) -> None:
     """Pretrain the base policy into OUT and record its provenance."""
     from pydantic import ValidationError
@@ -40,9 +43,9 @@ def pretrain(out: Path, max_steps: int, max_seconds: float, seed: int, context_s
         click.echo(f"step {step}/{max_steps}  loss {loss:.3f}  {step / max(seconds, 1e-9):.1f} steps/s", err=True)
 
     command = (f"mobileforge base pretrain --out {out} --max-steps {max_steps} --max-seconds {max_seconds:g} "
-               f"--seed {seed} --context-share {context_share:g} --threads {threads} --text-hidden {text_hidden} "
-               f"--layers {layers}")
-    report = pretrain_embedded_base(out, config, context_share, command, progress)
+               f"--seed {seed} --context-share {context_share:g} --page-share {page_share:g} --threads {threads} "
+               f"--text-hidden {text_hidden} --layers {layers}")
+    report = pretrain_embedded_base(out, config, context_share, page_share, command, progress)
     click.echo(json.dumps({"checkpoint": str(out), "steps": report.steps, "train_seconds": round(report.train_seconds),
                            "click_accuracy": round(report.click_accuracy, 3),
                            "click_chance": round(report.click_chance, 3),
