@@ -6,8 +6,9 @@ random walks (training/grounding_data.py, training/sim_grounding.py), some with 
 context: earlier steps to read, when to terminate, critic hints to follow
 (training/episode_skills.py). By default it is the bundled result of one step-budgeted run of
 that recipe (training/bundled_base.py explains why); `source: pretrain` reruns it. Shared by
-every experiment; `mobileforge run` builds it only when it is missing (or with
---rebuild-shared). A real model replaces it by pointing the policy resource at a checkpoint or
+every experiment; `mobileforge run` builds it only when it is missing, stored by another code
+version (the code version carries a digest of the bundled checkpoint, so an updated bundled base
+replaces the stored copy) or with --rebuild-shared. A real model replaces it by pointing the policy resource at a checkpoint or
 an endpoint.
 """
 
@@ -19,6 +20,7 @@ import dagster as dg
 from pydantic import Field
 
 from resources.storage import ArtifactStore
+from training.bundled_base import bundled_digest
 
 
 class BasePolicyConfig(dg.Config):
@@ -37,7 +39,7 @@ class BasePolicyConfig(dg.Config):
         "(training/page_actions.py)."))
 
 
-@dg.asset(group_name="learning", code_version="base-policy-3",
+@dg.asset(group_name="learning", code_version=f"base-policy-4+{bundled_digest()}",
           description="Tiny Qwen2-VL policy pretrained on generic grounding data (checkpoint URI + report).")
 def base_policy(context: dg.AssetExecutionContext, config: BasePolicyConfig, artifact_store: ArtifactStore) -> dict:
     from training.base_pretrain import BasePretrainConfig

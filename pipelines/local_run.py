@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 from pipelines.experiments import APP_DIMENSION, register_experiment
 from resources.storage import EXPERIMENT_DIMENSION, ParquetIOManager, PartitionAddress
 
+CODE_VERSION_TAG = "dagster/code_version"  # Dagster tags every materialization with its asset's code version
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -107,13 +109,17 @@ def run_experiment(assets: list[dg.AssetsDefinition], checks: list[dg.AssetCheck
 
     io_manager = resources.get("io_manager")
 
-    def reusable(key: dg.AssetKey) -> bool:  # materialized and its data still in storage
-        if instance.get_latest_materialization_event(key) is None:
+    def reusable(asset: dg.AssetsDefinition, key: dg.AssetKey) -> bool:
+        """Materialized by the current code version, and its data still in storage."""
+        event = instance.get_latest_materialization_event(key)
+        if event is None or event.asset_materialization is None:
+            return False
+        if event.asset_materialization.tags.get(CODE_VERSION_TAG) != asset.code_versions_by_key.get(key):
             return False
         return not isinstance(io_manager, ParquetIOManager) or io_manager.stored(key, PartitionAddress.of(None, None))
 
     shared = [a for a in assets if _kind(a) == "shared"]
-    missing = [a for a in shared if rebuild_shared or not all(reusable(k) for k in a.keys)]
+    missing = [a for a in shared if rebuild_shared or not all(reusable(a, k) for k in a.keys)]
     if missing:
         materialize(missing, None, "shared")
     per_app = [a for a in assets if _kind(a) == "per_app"]

@@ -61,6 +61,16 @@ def format_fingerprint() -> str:
     return hashlib.sha256(json.dumps(probe, sort_keys=True).encode()).hexdigest()[:16]
 
 
+def bundled_digest(directory: str | Path = BUNDLED_DIR) -> str:
+    """Short hash of a base checkpoint's weights and provenance ("missing" when absent), so that
+    a stored copy of an older bundled base is told apart from the current one."""
+    digest = hashlib.sha256()
+    for name in (PROVENANCE_FILE, "model.safetensors"):
+        path = Path(directory) / name
+        digest.update(path.read_bytes() if path.is_file() else b"missing")
+    return digest.hexdigest()[:12]
+
+
 def write_provenance(checkpoint: str | Path, command: str, config: dict[str, Any], sample_fn: str,
                      git_commit: str | None) -> dict[str, Any]:
     """Record how `checkpoint` was made next to it (provenance.json)."""

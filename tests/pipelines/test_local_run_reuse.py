@@ -23,3 +23,33 @@ def test_a_shared_asset_whose_files_were_deleted_is_materialized_again(tmp_path,
     run_experiment([base_policy], [], resources, "x", config, instance=instance, log=lines.append)
     assert sum("shared: base_policy" in line for line in lines) == 1
     assert (tmp_path / "_shared" / "base_policy").is_dir()
+
+
+def _shared_probe(code_version: str) -> dg.AssetsDefinition:
+    @dg.asset(name="probe", code_version=code_version)
+    def probe() -> dict:
+        return {"code_version": code_version}
+
+    return probe
+
+
+def test_a_shared_asset_stored_by_another_code_version_is_materialized_again(tmp_path, monkeypatch):
+    """E.g. a pull that updates the bundled base: base_policy's code version carries its digest."""
+    monkeypatch.setenv("MOBILEFORGE_STORAGE_ROOT", str(tmp_path))
+    resources = resources_for("local")
+    instance = dg.DagsterInstance.ephemeral()
+    for version, expected_runs in (("1", 1), ("1", 0), ("2", 1), ("2", 0)):
+        lines: list[str] = []
+        run_experiment([_shared_probe(version)], [], resources, "x", instance=instance, log=lines.append)
+        assert sum("shared: probe" in line for line in lines) == expected_runs, (version, lines)
+
+
+def test_the_base_policy_code_version_follows_the_bundled_checkpoint(tmp_path):
+    from training.bundled_base import BUNDLED_DIR, bundled_digest
+
+    assert base_policy.code_versions_by_key[base_policy.key].endswith(bundled_digest())
+    copy = tmp_path / "base"
+    shutil.copytree(BUNDLED_DIR, copy)
+    assert bundled_digest(copy) == bundled_digest()
+    (copy / "model.safetensors").write_bytes(b"other weights")
+    assert bundled_digest(copy) != bundled_digest()
