@@ -68,9 +68,7 @@ def test_stages_follow_the_done_list(visits):
 
 def test_share_zero_is_the_wrapped_stream_and_bad_shares_fail():
     base = sim_sampler(n_screens=30, seed=1)
-    wrapped = with_page_actions(base, 0.0)
-    a, b = random.Random(4), random.Random(4)
-    assert [wrapped(a, False).instruction for _ in range(50)] == [base(b, False).instruction for _ in range(50)]
+    assert with_page_actions(base, 0.0) is base  # the recipe (and its name in provenance) is unchanged
     with pytest.raises(ValueError, match="share"):
         with_page_actions(base, 1.5)
 
