@@ -132,6 +132,11 @@ def page_action_sample(rng: random.Random, visit: PageVisit, earlier: tuple[str,
         return GroundingSample(None, visit.listing.elements, instruction, Action(ActionType.CLICK, element=visit.row),
                                "page_action", history=earlier, screen=visit.listing.name)
     if stage == "button":
+        # half the time another of the page's buttons was pressed last (and left the page as it
+        # was): a Done list that ends in a button which is not the instruction's is no reason to stop
+        others = [i for i in _buttons(visit.page, name) if visit.page.elements[i].text != button]
+        if others and rng.random() < 0.5:
+            opened = (*opened, _echo(visit.page, rng.choice(others)))
         return GroundingSample(None, visit.page.elements, instruction, Action(ActionType.CLICK, element=visit.button),
                                "page_action", history=opened, screen=visit.page.name)
     if stage == "after":  # a confirmation: press its row
@@ -158,7 +163,7 @@ def with_page_actions(sample_fn: SampleFn, share: float, n_visits: int = 400, se
         visit = rng.choice(visits)
         other = sample_fn(rng, False)
         avoid = {e.name for screen in (visit.listing, visit.page) for e in screen.elements}
-        return page_action_sample(rng, visit, tuple(other_steps(rng, other, avoid, rng.randrange(3))))
+        return page_action_sample(rng, visit, tuple(other_steps(rng, other, avoid, rng.randrange(4))))
 
     sample.__qualname__ = (f"with_page_actions({getattr(sample_fn, '__qualname__', 'sample_fn')}, share={share}, "
                            f"n_visits={n_visits}, seed={seed})")
