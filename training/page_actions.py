@@ -91,7 +91,7 @@ def collect_visits(n_visits: int, seed: int, max_walk: int = 2) -> list[PageVisi
             continue
         row = rng.choice(rows)
         phone.step(Action(ActionType.CLICK, element=row))
-        if (phone.current_app, phone.current_screen) in ((app, listing.name), ) or phone.current_app != app:
+        if phone.current_app != app or phone.current_screen == listing.name:  # no page of this app opened
             continue
         page = sim_screen(phone.observe())
         buttons = _buttons(page, listing.elements[row].text)
