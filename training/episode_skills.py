@@ -39,7 +39,7 @@ SKILLS = {"done": 3, "sequence": 2, "hint": 3, "stale_hint": 1}
 OTHER_SCREENS = ("launcher", "home", "detail", "list", "settings", "editor", "search", "menu")
 
 
-def _echo(elements: tuple[UIElement, ...], index: int) -> str:
+def done_line(elements: tuple[UIElement, ...], index: int) -> str:
     """The Done line of a click on `index`: the row the policy echoed."""
     return label_echo.render_row(index, elements[index].label)
 
@@ -50,7 +50,7 @@ def other_steps(rng: random.Random, other: GroundingSample, avoid: set[str], n: 
     lines = []
     for _ in range(n):
         if rows and rng.random() < 0.8:
-            lines.append(_echo(other.elements, rng.choice(rows)))
+            lines.append(done_line(other.elements, rng.choice(rows)))
         else:
             lines.append(describe_action(Action(ActionType.TYPE, text=rng.choice(WORDS))))
     return lines
@@ -115,7 +115,7 @@ def with_episode_context(sample_fn: SampleFn, share: float = 0.5) -> SampleFn:
             # the named element was tapped on the previous screen; this screen is where it led
             return GroundingSample(None, other.elements, f"{verb} {name}",
                                    Action(ActionType.TERMINATE, status="success"), "done",
-                                   history=(*earlier, _echo(base.elements, target)))
+                                   history=(*earlier, done_line(base.elements, target)))
         if kind == "sequence":
             first = rng.choice([i for i in rows if i != target])
             first_name = base.elements[first].name
@@ -124,11 +124,11 @@ def with_episode_context(sample_fn: SampleFn, share: float = 0.5) -> SampleFn:
             if stage == 0:
                 return GroundingSample(None, base.elements, instruction, Action(ActionType.CLICK, element=first),
                                        "sequence", history=tuple(earlier))
-            history = (*earlier, _echo(base.elements, first))
+            history = (*earlier, done_line(base.elements, first))
             if stage == 1:
                 return GroundingSample(None, base.elements, instruction, base.target, "sequence", history=history)
             return GroundingSample(None, other.elements, instruction, Action(ActionType.TERMINATE, status="success"),
-                                   "sequence", history=(*history, _echo(base.elements, target)))
+                                   "sequence", history=(*history, done_line(base.elements, target)))
         if kind == "hint":
             if not base.elements[target].named:  # a row without text: a hint could not name it
                 return replace(base, history=tuple(earlier))

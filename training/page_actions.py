@@ -28,10 +28,9 @@ import random
 from dataclasses import dataclass
 
 from ops.actions import Action, ActionType
-from ops.actions.formats import label_echo
 from phonesim.apps import load_apps
 from phonesim.phone import Phone
-from training.episode_skills import other_steps
+from training.episode_skills import done_line, other_steps
 from training.grounding_data import WORDS, GroundingSample, SampleFn
 from training.sim_grounding import SimScreen, random_taps, sim_screen
 
@@ -115,19 +114,14 @@ def _instruction(rng: random.Random, button: str, name: str) -> str:
                        f'{button} the {word} "{name}".', f"{name}: {button.lower()}"))
 
 
-def _echo(screen: SimScreen, index: int) -> str:
-    return label_echo.render_row(index, screen.elements[index].label)
-
-
 def page_action_sample(rng: random.Random, visit: PageVisit, earlier: tuple[str, ...]) -> GroundingSample:
     """One stage of `visit` as a sample; `earlier` are unrelated Done lines that came before."""
     name = visit.listing.elements[visit.row].text
     button = visit.page.elements[visit.button].text
     instruction = _instruction(rng, button, name)
-    opened = (*earlier, _echo(visit.listing, visit.row))
-    pressed = (*opened, _echo(visit.page, visit.button))
-    stages = STAGES if visit.confirm is not None else ("entry", "button", "finish")
-    stage = rng.choice(stages)
+    opened = (*earlier, done_line(visit.listing.elements, visit.row))
+    pressed = (*opened, done_line(visit.page.elements, visit.button))
+    stage = rng.choice(STAGES if visit.confirm is not None else tuple(s for s in STAGES if s != "after"))
     if stage == "entry":
         return GroundingSample(None, visit.listing.elements, instruction, Action(ActionType.CLICK, element=visit.row),
                                "page_action", history=earlier, screen=visit.listing.name)
@@ -136,14 +130,14 @@ def page_action_sample(rng: random.Random, visit: PageVisit, earlier: tuple[str,
         # was): a Done list that ends in a button which is not the instruction's is no reason to stop
         others = [i for i in _buttons(visit.page, name) if visit.page.elements[i].text != button]
         if others and rng.random() < 0.5:
-            opened = (*opened, _echo(visit.page, rng.choice(others)))
+            opened = (*opened, done_line(visit.page.elements, rng.choice(others)))
         return GroundingSample(None, visit.page.elements, instruction, Action(ActionType.CLICK, element=visit.button),
                                "page_action", history=opened, screen=visit.page.name)
     if stage == "after":  # a confirmation: press its row
         return GroundingSample(None, visit.after.elements, instruction,
                                Action(ActionType.CLICK, element=visit.confirm), "page_action", history=pressed,
                                screen=visit.after.name)
-    done = pressed if visit.confirm is None else (*pressed, _echo(visit.after, visit.confirm))
+    done = pressed if visit.confirm is None else (*pressed, done_line(visit.after.elements, visit.confirm))
     return GroundingSample(None, visit.final.elements, instruction, Action(ActionType.TERMINATE, status="success"),
                            "page_action_done", history=done, screen=visit.final.name)
 

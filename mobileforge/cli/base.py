@@ -25,8 +25,7 @@ def base() -> None:
 @click.option("--text-hidden", default=64, show_default=True, help="Hidden size of the language model.")
 @click.option("--layers", default=2, show_default=True, help="Transformer layers of the language model.")
 def pretrain(out: Path, max_steps: int, max_seconds: float, seed: int, context_share: float, page_share: float,
-             threads: int,
-             text_hidden: int, layers: int) -> None:
+             threads: int, text_hidden: int, layers: int) -> None:
     """Pretrain the base policy into OUT and record its provenance."""
     from pydantic import ValidationError
 
