@@ -11,7 +11,7 @@ from pydantic import Field
 from assets.metadata import md_table
 from assets.rollouts import rollout_store
 from ops.attempt_store import collect_tables
-from ops.benchmark import first_app_right, first_apps, held_out_tasks, pass_at_k
+from ops.benchmark import first_app_right, first_apps, held_out_tasks, pass_at_k, versus_baseline
 from ops.critic.programmatic import JudgeOnlyCritic
 from ops.rollout import RolloutConfig, run_rollouts
 from ops.schemas import from_rows
@@ -49,7 +49,15 @@ def bar_chart(table: pl.DataFrame, metric: str) -> str:
     return f"![{metric}](data:image/png;base64,{base64.b64encode(buf.getvalue()).decode()})"
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name="evaluation", code_version="benchmark-4",
+def versus_md(versus: pl.DataFrame) -> dg.MetadataValue:
+    """The paired comparison with the base as a markdown table."""
+    k_col = next(c for c in versus.columns if c.startswith("pass@"))
+    return md_table(["policy", "tasks passed", k_col, "95% CI", "gained", "lost", "sign test p"],
+                    [(r["policy_id"], r["passed"], f"{r[k_col]:.3f}", f"{r['ci_low']:.3f}-{r['ci_high']:.3f}",
+                      r["gained"], r["lost"], f"{r['p_value']:.3f}") for r in versus.iter_rows(named=True)])
+
+
+@dg.asset(partitions_def=experiment_partitions, group_name="evaluation", code_version="benchmark-5",
           description="Held-out Pass@k, progress, false-complete, side-effect, overdue and first-app-right rates per policy.")
 def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig, base_policy: dict,
                       hifpo_checkpoint: dict, rft_checkpoint: dict, grsd_checkpoint: dict,
@@ -97,6 +105,7 @@ def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig
                                [(r["policy_id"], *[f"{r[c]:.3f}" if isinstance(r[c], float) else r[c]
                                                    for c in metric_cols]) for r in overall.iter_rows(named=True)]),
         "by_difficulty": md_table(table.columns, table.rows()),
+        "versus_base": versus_md(versus_baseline(results, config.k)),
         f"pass@{config.k}_plot": dg.MetadataValue.md(bar_chart(table, f"pass@{config.k}")),
     })
     return results

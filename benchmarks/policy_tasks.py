@@ -6,7 +6,8 @@ instances it never mined.
 Runs the same rollout engine, judge and Pass@k table as the `benchmark_results` asset (no
 Dagster, attempts staged in a temporary directory) and adds behaviour diagnostics the table
 does not show: how attempts end (terminate / budget / loop), invalid outputs, the first action
-at the launcher, where every task starts, and how often that first action opens the right app. Prints one JSON object per checkpoint.
+at the launcher, where every task starts, and how often that first action opens the right app. Prints one JSON object per checkpoint and, given several, the
+paired comparison of each with the first (`ops.benchmark.versus_baseline`).
 `--first-step-done` starts every task after a shortest solution's first action (the right app
 open), to tell the app choice apart from what a policy does inside the app. `--constrain-echo`
 decodes with the row-echo constraint (`training.echo_constraint`). `--threads` (default 1)
@@ -32,7 +33,7 @@ import torch  # noqa: E402
 from pyarrow import fs as pafs  # noqa: E402
 
 from ops.attempt_store import ParquetAttemptStore, collect_tables  # noqa: E402
-from ops.benchmark import first_app_right, first_apps, pass_at_k, template_tasks  # noqa: E402
+from ops.benchmark import first_app_right, first_apps, pass_at_k, template_tasks, versus_baseline  # noqa: E402
 from ops.critic.programmatic import JudgeOnlyCritic  # noqa: E402
 from ops.episode import TaskSpec  # noqa: E402
 from ops.rollout import RolloutConfig, run_rollouts  # noqa: E402
@@ -50,7 +51,9 @@ class FirstStepDone(SimEnvironment):
 
 
 def evaluate(checkpoint: str, tasks: list[tuple[TaskSpec, str]], expected_apps: dict, k: int,
-             temperature: float, first_step_done: bool = False, constrain_echo: bool = False) -> dict:
+             temperature: float, first_step_done: bool = False,
+             constrain_echo: bool = False) -> tuple[pl.DataFrame, dict]:
+    """One checkpoint's episodes (a `pass_at_k` frame) and its summary."""
     specs = [t for t, _ in tasks]
     difficulty = {t.task_id: d for t, d in tasks}
     agent = LocalPolicy(checkpoint, "elements",
@@ -65,7 +68,7 @@ def evaluate(checkpoint: str, tasks: list[tuple[TaskSpec, str]], expected_apps: 
         seconds = time.time() - t0
         attempts, steps, _ = collect_tables(store, agent.version, [t.task_id for t in specs])
     results = pl.DataFrame([{
-        "policy_id": Path(checkpoint).name, "task_id": r["task_id"], "difficulty": difficulty[r["task_id"]],
+        "policy_id": checkpoint, "task_id": r["task_id"], "difficulty": difficulty[r["task_id"]],
         "attempt": r["attempt"], "success": r["gt_success"], "progress": r["gt_progress"],
         "false_complete": r["gt_false_complete"], "side_effects": r["gt_side_effects"], "overdue": r["gt_overdue"],
         "steps": r["n_steps"]} for r in attempts.iter_rows(named=True)])
@@ -80,7 +83,7 @@ def evaluate(checkpoint: str, tasks: list[tuple[TaskSpec, str]], expected_apps: 
         "first_launcher_actions": dict(first_actions.most_common(8)),
         "first_app_right": round(sum(app_right) / max(1, len(app_right)), 3),
     }
-    return {
+    return results, {
         "checkpoint": checkpoint, "tasks": len(specs), "episodes": results.height, "seconds": round(seconds, 1),
         "table": table.to_dicts(), "end_reasons": dict(Counter(attempts["end_reason"].to_list())),
         "invalid_step_rate": round(float(steps["action"].is_null().mean()), 3), **launcher,
@@ -104,13 +107,23 @@ def main() -> None:
                         help="echoed rows must be rows of the screen (training.echo_constraint)")
     parser.add_argument("--threads", type=int, default=1,
                         help="torch CPU threads; one lets evaluations run side by side, one per core")
+    parser.add_argument("--episodes-out", type=Path, default=None,
+                        help="also write every episode (a pass_at_k / versus_baseline frame) to this Parquet file")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     tasks = template_tasks(args.split, args.seeds, first_seed=args.first_seed)
     expected_apps = first_apps([t for t, _ in tasks])
+    episodes = []
     for ckpt in args.checkpoints:
-        print(json.dumps(evaluate(ckpt, tasks, expected_apps, args.k, args.temperature, args.first_step_done,
-                                  args.constrain_echo), default=str))
+        results, summary = evaluate(ckpt, tasks, expected_apps, args.k, args.temperature, args.first_step_done,
+                                    args.constrain_echo)
+        episodes.append(results)
+        print(json.dumps(summary, default=str), flush=True)
+    if args.episodes_out:
+        pl.concat(episodes).write_parquet(args.episodes_out)
+    if len(episodes) > 1:  # the first checkpoint is the baseline of a paired comparison
+        versus = versus_baseline(pl.concat(episodes), args.k, baseline=args.checkpoints[0])
+        print(json.dumps({"versus": args.checkpoints[0], "rows": versus.to_dicts()}))
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import polars as pl
 
@@ -78,3 +79,47 @@ def pass_at_k(results: pl.DataFrame, k_max: int) -> pl.DataFrame:
         pl.len().alias("tasks"), *[pl.col(f"pass@{k}").mean() for k in range(1, k_max + 1)]
     ).join(overall_rates, on="policy_id").with_columns(pl.lit("all").alias("difficulty"))
     return pl.concat([overall.select(by_difficulty.columns), by_difficulty]).sort("policy_id", "difficulty")
+
+
+def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """95% Wilson score interval of a proportion (sensible at 0 and n, unlike the normal one)."""
+    if n == 0:
+        return 0.0, 1.0
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def sign_test_p(gained: int, lost: int) -> float:
+    """Two-sided exact sign test (McNemar's exact test) on the discordant tasks: the chance of a
+    split at least this uneven if either policy were equally likely to be the one that passes."""
+    n = gained + lost
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, i) for i in range(min(gained, lost) + 1)) / 2 ** n
+    return min(1.0, 2 * tail)
+
+
+def versus_baseline(results: pl.DataFrame, k: int, baseline: str = "base") -> pl.DataFrame:
+    """Per policy, paired with `baseline` task by task at Pass@k: tasks passed, its 95% Wilson
+    interval, tasks only the policy passes (gained) or only the baseline passes (lost), and the
+    sign test's p-value on those. Both must have run the same tasks."""
+    passed = results.group_by("policy_id", "task_id").agg(
+        ((pl.col("success") & (pl.col("attempt") <= k)).any()).alias("passed"))
+    base = passed.filter(pl.col("policy_id") == baseline).select("task_id", pl.col("passed").alias("base_passed"))
+    if base.is_empty():
+        raise ValueError(f"versus_baseline: no episodes of baseline policy {baseline!r}")
+    rows = []
+    for policy in sorted(passed["policy_id"].unique().to_list()):
+        paired = passed.filter(pl.col("policy_id") == policy).join(base, on="task_id", how="full", coalesce=True)
+        if paired["passed"].is_null().any() or paired["base_passed"].is_null().any():
+            raise ValueError(f"versus_baseline: {policy!r} and {baseline!r} ran different tasks")
+        n, solved = paired.height, int(paired["passed"].sum())
+        gained = int((paired["passed"] & ~paired["base_passed"]).sum())
+        lost = int((~paired["passed"] & paired["base_passed"]).sum())
+        low, high = wilson_interval(solved, n)
+        rows.append({"policy_id": policy, "tasks": n, "passed": solved, f"pass@{k}": solved / n,
+                     "ci_low": low, "ci_high": high, "gained": gained, "lost": lost,
+                     "p_value": sign_test_p(gained, lost)})
+    return pl.DataFrame(rows)

@@ -24,7 +24,7 @@ def print_benchmark(io_manager, experiment: str, k: int) -> None:
     import dagster as dg
     import polars as pl
 
-    from ops.benchmark import pass_at_k
+    from ops.benchmark import pass_at_k, versus_baseline
     from resources.storage import UNPARTITIONED, PartitionAddress
 
     results = io_manager.load(dg.AssetKey("benchmark_results"), PartitionAddress(experiment, UNPARTITIONED))
@@ -32,6 +32,9 @@ def print_benchmark(io_manager, experiment: str, k: int) -> None:
     with pl.Config(tbl_rows=20, tbl_cols=20, float_precision=3, tbl_hide_dataframe_shape=True):
         click.echo(f"\nHeld-out benchmark ({results['task_id'].n_unique()} tasks, {k} attempts each):")
         click.echo(table)
+        click.echo(f"Paired with the base, task by task (gained / lost: tasks only one of the two passes at k={k}; "
+                   "p: two-sided exact sign test; CI: 95% Wilson):")
+        click.echo(versus_baseline(results, k).filter(pl.col("policy_id") != "base"))
 
 
 @click.command()

@@ -7,7 +7,10 @@ import json
 import polars as pl
 
 from ops.actions import Action, ActionType
-from ops.benchmark import first_app_right, first_apps, pass_at_k, template_tasks
+import pytest
+
+from ops.benchmark import (first_app_right, first_apps, pass_at_k, sign_test_p, template_tasks, versus_baseline,
+                           wilson_interval)
 from phonesim.tasks import instantiate
 
 
@@ -47,3 +50,44 @@ def test_template_tasks_start_at_the_first_seed():
     assert len(tasks) == 6
     assert {t.seed for t in tasks} == {500, 501}
     assert all(t.task_id == f"{t.template_id}#{t.seed}" for t in tasks)
+
+
+def _episodes(policy: str, passes: dict[str, list[bool]]) -> list[dict]:
+    return [{"policy_id": policy, "task_id": task, "attempt": a + 1, "success": ok}
+            for task, attempts in passes.items() for a, ok in enumerate(attempts)]
+
+
+def test_versus_baseline_pairs_tasks_and_counts_only_the_discordant_ones():
+    base = {"a": [False, False], "b": [False, True], "c": [False, False], "d": [True, False]}
+    tuned = {"a": [True, False], "b": [False, False], "c": [False, True], "d": [True, True]}
+    results = pl.DataFrame(_episodes("base", base) + _episodes("tuned", tuned))
+    at_2 = {r["policy_id"]: r for r in versus_baseline(results, 2).iter_rows(named=True)}
+    assert at_2["tuned"]["passed"] == 3 and at_2["tuned"]["gained"] == 2 and at_2["tuned"]["lost"] == 1
+    assert at_2["tuned"]["p_value"] == 1.0  # 2 against 1 is no evidence
+    assert at_2["base"]["gained"] == at_2["base"]["lost"] == 0
+    at_1 = {r["policy_id"]: r for r in versus_baseline(results, 1).iter_rows(named=True)}
+    assert (at_1["tuned"]["passed"], at_1["tuned"]["gained"], at_1["tuned"]["lost"]) == (2, 1, 0)  # b passes only at 2
+
+
+def test_versus_baseline_refuses_unpaired_runs():
+    results = pl.DataFrame(_episodes("base", {"a": [True]}) + _episodes("tuned", {"b": [True]}))
+    with pytest.raises(ValueError, match="ran different tasks"):
+        versus_baseline(results, 1)
+    with pytest.raises(ValueError, match="no episodes of baseline policy 'ref'"):
+        versus_baseline(results, 1, baseline="ref")
+
+
+def test_sign_test_is_the_exact_two_sided_binomial_test():
+    assert sign_test_p(0, 0) == 1.0
+    assert sign_test_p(3, 0) == 0.25  # 2 * 0.5**3
+    assert sign_test_p(8, 0) == sign_test_p(0, 8) == 2 * 0.5 ** 8
+    assert sign_test_p(10, 2) == pytest.approx(2 * (1 + 12 + 66) / 2 ** 12)
+    assert sign_test_p(5, 5) == 1.0
+
+
+def test_wilson_interval_is_bounded_and_covers_the_estimate():
+    low, high = wilson_interval(0, 195)
+    assert low == 0.0 and high == pytest.approx(1.96 ** 2 / (195 + 1.96 ** 2))  # closed form at zero successes
+    low, high = wilson_interval(3, 195)
+    assert low < 3 / 195 < high < 0.05
+    assert wilson_interval(10, 10)[1] == 1.0 and wilson_interval(0, 0) == (0.0, 1.0)

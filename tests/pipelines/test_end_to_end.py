@@ -68,7 +68,7 @@ def test_every_asset_is_materialized_and_every_check_passes(materialized):
 
 
 def test_rollouts_curriculum_and_benchmark_hold_real_rows(materialized):
-    _, resources, _, _, _ = materialized
+    _, resources, instance, _, _ = materialized
     tasks = _load(resources, "curriculum_tasks")
     attempts = _load(resources, "rollout_attempts")
     assert tasks.height > 0 and tasks["verifiable"].any()
@@ -76,6 +76,9 @@ def test_rollouts_curriculum_and_benchmark_hold_real_rows(materialized):
     bench = _load(resources, "benchmark_results")
     assert set(bench["policy_id"]) == {"base", "hifpo", "rft", "grsd"}
     assert bench.group_by("policy_id").len()["len"].to_list() == [2 * 2] * 4
+    meta = instance.get_latest_materialization_event(dg.AssetKey("benchmark_results")).asset_materialization.metadata
+    versus = meta["versus_base"].value  # the paired comparison, one row per policy
+    assert all(f"| {p} | " in versus for p in ("base", "hifpo", "rft", "grsd")) and "sign test p" in versus
 
 
 def test_trained_checkpoints_differ_from_the_base_and_reload(materialized):
@@ -124,3 +127,14 @@ def test_analysis_notebook_runs_on_the_stored_assets(materialized, monkeypatch):
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
     assert not [o for o in outputs if o.get("output_type") == "error"]
     assert any("ci" in str(o.get("data", {})) for o in outputs)
+
+
+def test_the_printed_table_pairs_every_adapted_policy_with_the_base(materialized, capsys):
+    from mobileforge.cli.run import print_benchmark
+
+    _, resources, _, _, _ = materialized
+    print_benchmark(resources["io_manager"], "ci", 2)
+    out = capsys.readouterr().out
+    assert "Held-out benchmark (2 tasks, 2 attempts each)" in out and "Paired with the base" in out
+    for column in ("gained", "lost", "p_value", "ci_high"):
+        assert column in out
