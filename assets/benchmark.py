@@ -6,12 +6,15 @@ import io
 import dagster as dg
 import polars as pl
 from PIL import Image, ImageDraw
-from pydantic import Field
+from typing import Literal
+
+from pydantic import Field, model_validator
 
 from assets.metadata import md_table
 from assets.rollouts import rollout_store
 from ops.attempt_store import collect_tables
-from ops.benchmark import first_app_right, first_apps, held_out_tasks, pass_at_k, versus_baseline
+from ops.benchmark import (MINED_SEEDS, first_app_right, first_apps, held_out_tasks, pass_at_k, unseen_train_tasks,
+                           versus_baseline)
 from ops.critic.programmatic import JudgeOnlyCritic
 from ops.rollout import RolloutConfig, run_rollouts
 from ops.schemas import from_rows
@@ -22,6 +25,13 @@ from resources.storage import ArtifactStore, StorageLocation
 
 
 class BenchmarkConfig(dg.Config):
+    split: Literal["test", "train"] = Field(default="test", description=(
+        "'test': the held-out templates, never mined; 'train': the curriculum's own templates at instances it "
+        "never mined (seeds from first_seed up, minus instances whose parameters repeat a mined one), to tell "
+        "'learned nothing' from 'does not transfer'. RFT rounds 2+ train on variants at seeds from "
+        "rft_checkpoint.variant_seed_offset up: keep first_seed + seeds_per_template below it."))
+    first_seed: int = Field(default=0, ge=0, description=(
+        f"First template seed; with split 'train' at least {MINED_SEEDS} (the seeds the curriculum tries)."))
     k: int = Field(default=3, ge=1, description="Attempts per task: reports Pass@1..k.")
     seeds_per_template: int = Field(default=1, ge=1, description="Parameter seeds per held-out template.")
     max_templates: int | None = Field(default=None, ge=1, description="Evaluate only the first N test templates.")
@@ -29,6 +39,13 @@ class BenchmarkConfig(dg.Config):
     seed: int = Field(default=0, description="Sampling seed of the local policies.")
     max_parallel_episodes: int = Field(default=64, ge=1, description=(
         "Episodes stepped together (a local policy answers them in length-sorted chunks)."))
+
+    @model_validator(mode="after")
+    def _unseen_instances(self) -> "BenchmarkConfig":
+        if self.split == "train" and self.first_seed < MINED_SEEDS:
+            raise ValueError(f"benchmark_results.first_seed: {self.first_seed} with split 'train' would evaluate "
+                             f"instances the curriculum mines; use {MINED_SEEDS} or more")
+        return self
 
 
 def bar_chart(table: pl.DataFrame, metric: str) -> str:
@@ -58,14 +75,16 @@ def versus_md(versus: pl.DataFrame) -> dg.MetadataValue:
 
 
 @dg.asset(partitions_def=experiment_partitions, group_name="evaluation", code_version="benchmark-5",
-          description="Held-out Pass@k, progress, false-complete, side-effect, overdue and first-app-right rates per policy.")
+          description="Pass@k on held-out templates (or unseen instances of the curriculum's), progress, false-complete, side-effect, overdue and first-app-right rates per policy.")
 def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig, base_policy: dict,
                       hifpo_checkpoint: dict, rft_checkpoint: dict, grsd_checkpoint: dict,
                       simulator: SimulatorResource, policy: PolicyResource, storage: StorageLocation,
                       artifact_store: ArtifactStore) -> pl.DataFrame:
     from training.local_policy import LocalPolicy
 
-    tasks = held_out_tasks(config.seeds_per_template, config.max_templates, simulator.world_seed)
+    tasks = (held_out_tasks(config.seeds_per_template, config.max_templates, simulator.world_seed, config.first_seed)
+             if config.split == "test" else
+             unseen_train_tasks(config.seeds_per_template, config.first_seed, config.max_templates, simulator.world_seed))
     difficulty = {t.task_id: d for t, d in tasks}
     specs = [t for t, _ in tasks]
     candidates = {"base": base_policy, "hifpo": hifpo_checkpoint, "rft": rft_checkpoint, "grsd": grsd_checkpoint}
@@ -100,7 +119,7 @@ def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig
     overall = table.filter(pl.col("difficulty") == "all")
     metric_cols = [c for c in table.columns if c not in ("policy_id", "difficulty")]
     context.add_output_metadata({
-        **lineage_metadata(context, config), "episodes": results.height, "tasks": len(specs),
+        **lineage_metadata(context, config), "episodes": results.height, "tasks": len(specs), "split": config.split,
         "comparison": md_table(["policy", *metric_cols],
                                [(r["policy_id"], *[f"{r[c]:.3f}" if isinstance(r[c], float) else r[c]
                                                    for c in metric_cols]) for r in overall.iter_rows(named=True)]),

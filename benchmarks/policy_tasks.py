@@ -1,7 +1,7 @@
 """Task-level figures of one or more local checkpoints on the simulator's template tasks:
 `python benchmarks/policy_tasks.py CKPT [CKPT ...] [--split test] [--k 3] [--seeds 1]
 [--first-seed 0]`. `--split train --first-seed 500` measures the curriculum's own templates at
-instances it never mined.
+instances it never mined (`ops.benchmark.unseen_train_tasks`).
 
 Runs the same rollout engine, judge and Pass@k table as the `benchmark_results` asset (no
 Dagster, attempts staged in a temporary directory) and adds behaviour diagnostics the table
@@ -33,7 +33,8 @@ import torch  # noqa: E402
 from pyarrow import fs as pafs  # noqa: E402
 
 from ops.attempt_store import ParquetAttemptStore, collect_tables  # noqa: E402
-from ops.benchmark import first_app_right, first_apps, pass_at_k, template_tasks, versus_baseline  # noqa: E402
+from ops.benchmark import (first_app_right, first_apps, held_out_tasks, pass_at_k, unseen_train_tasks,
+                           versus_baseline)  # noqa: E402
 from ops.critic.programmatic import JudgeOnlyCritic  # noqa: E402
 from ops.episode import TaskSpec  # noqa: E402
 from ops.rollout import RolloutConfig, run_rollouts  # noqa: E402
@@ -111,7 +112,8 @@ def main() -> None:
                         help="also write every episode (a pass_at_k / versus_baseline frame) to this Parquet file")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    tasks = template_tasks(args.split, args.seeds, first_seed=args.first_seed)
+    tasks = (held_out_tasks(args.seeds, first_seed=args.first_seed) if args.split == "test"
+             else unseen_train_tasks(args.seeds, args.first_seed))
     expected_apps = first_apps([t for t, _ in tasks])
     episodes = []
     for ckpt in args.checkpoints:

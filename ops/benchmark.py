@@ -7,14 +7,19 @@ import math
 
 import polars as pl
 
+from ops.curriculum.model import canonical_params
+from ops.curriculum.sim_mining import SimCurriculumConfig
 from ops.episode import TaskSpec
 from phonesim.tasks import TaskInstance, instantiate, templates
 
+# The simulator curriculum tries train-split template seeds below this and no others.
+MINED_SEEDS = SimCurriculumConfig.max_seed_tries
 
-def held_out_tasks(seeds_per_template: int, max_templates: int | None = None,
-                   world_seed: int = 0) -> list[tuple[TaskSpec, str]]:
+
+def held_out_tasks(seeds_per_template: int, max_templates: int | None = None, world_seed: int = 0,
+                   first_seed: int = 0) -> list[tuple[TaskSpec, str]]:
     """Test-split template instances as (task, difficulty stratum L1–L4); never seen in training."""
-    return template_tasks("test", seeds_per_template, max_templates, world_seed)
+    return template_tasks("test", seeds_per_template, max_templates, world_seed, first_seed)
 
 
 def template_tasks(split: str, seeds_per_template: int, max_templates: int | None = None,
@@ -28,6 +33,23 @@ def template_tasks(split: str, seeds_per_template: int, max_templates: int | Non
             out.append((TaskSpec(task_id=inst.id, instruction=inst.instruction, step_budget=inst.step_budget,
                                  app=inst.apps[0], template_id=tmpl.id, seed=seed), f"L{inst.difficulty}"))
     return out
+
+
+def unseen_train_tasks(seeds_per_template: int, first_seed: int, max_templates: int | None = None,
+                       world_seed: int = 0) -> list[tuple[TaskSpec, str]]:
+    """Train-split template instances at seeds from `first_seed` (>= MINED_SEEDS) whose parameters
+    differ from those of every instance the curriculum can mine: the curriculum's task families
+    at instances it never saw. Templates with few parameter values give fewer, or none."""
+    if first_seed < MINED_SEEDS:
+        raise ValueError(f"first_seed: {first_seed} is below {MINED_SEEDS}, among the seeds the curriculum mines")
+    tasks = template_tasks("train", seeds_per_template, max_templates, world_seed, first_seed)
+    mined = {(t.id, canonical_params(instantiate(t.id, seed, world_seed).params))
+             for t in templates(split="train")[:max_templates] for seed in range(MINED_SEEDS)}
+    unseen = [(t, d) for t, d in tasks
+              if (t.template_id, canonical_params(instantiate(t.template_id, t.seed, world_seed).params)) not in mined]
+    if not unseen:
+        raise ValueError("unseen_train_tasks: every instance repeats a mined one")
+    return unseen
 
 
 def first_apps(tasks: list[TaskSpec], world_seed: int = 0) -> dict[str, tuple[TaskInstance, str]]:

@@ -9,8 +9,8 @@ import polars as pl
 from ops.actions import Action, ActionType
 import pytest
 
-from ops.benchmark import (first_app_right, first_apps, pass_at_k, sign_test_p, template_tasks, versus_baseline,
-                           wilson_interval)
+from ops.benchmark import (MINED_SEEDS, first_app_right, first_apps, pass_at_k, sign_test_p, template_tasks,
+                           unseen_train_tasks, versus_baseline, wilson_interval)
 from phonesim.tasks import instantiate
 
 
@@ -50,6 +50,27 @@ def test_template_tasks_start_at_the_first_seed():
     assert len(tasks) == 6
     assert {t.seed for t in tasks} == {500, 501}
     assert all(t.task_id == f"{t.template_id}#{t.seed}" for t in tasks)
+
+
+def test_unseen_train_tasks_skip_instances_whose_parameters_the_curriculum_can_mine():
+    tasks = [t for t, _ in unseen_train_tasks(3, 500, max_templates=20)]
+    assert tasks and all(500 <= t.seed < 503 for t in tasks)
+    for t in tasks:
+        mined = [instantiate(t.template_id, s).params for s in range(MINED_SEEDS)]
+        assert instantiate(t.template_id, t.seed).params not in mined, t.task_id
+    # a template with few parameter values (which of the phone's alarms) has none; one with many keeps all three
+    assert "clock.alarm_off" not in {t.template_id for t in tasks}
+    assert sum(t.template_id == "calendar.create" for t in tasks) == 3
+    with pytest.raises(ValueError, match="among the seeds the curriculum mines"):
+        unseen_train_tasks(1, MINED_SEEDS - 1)
+
+
+def test_benchmark_config_refuses_train_split_seeds_the_curriculum_mines():
+    from assets.benchmark import BenchmarkConfig
+
+    assert BenchmarkConfig(split="train", first_seed=500).first_seed == 500
+    with pytest.raises(ValueError, match="would evaluate instances the curriculum mines"):
+        BenchmarkConfig(split="train")
 
 
 def _episodes(policy: str, passes: dict[str, list[bool]]) -> list[dict]:
