@@ -18,13 +18,17 @@ from ops.forks import ForkConfig
 from ops.prompts import OUTPUT_FORMATS, PromptStyle
 from ops.rft_rounds import fresh_variants, solved_templates
 from ops.rollout import RolloutConfig, run_rollouts
-from ops.step_samples import build_step_samples, with_hint_free_copies
+from ops.step_samples import build_step_samples, finish_response, goal_held_steps, with_hint_free_copies
 from pipelines.experiments import experiment_of, experiment_partitions, lineage_metadata
 from resources.environment import SimulatorResource
 from resources.policy import PolicyResource
 from resources.storage import ArtifactStore, StorageLocation
 
 GROUP = "learning"
+FINISH_AT_GOAL = (
+    "A successful attempt that acted on after its goal held (the critic labels it: `goal_held`) ends at its first "
+    "such step, with 'finish the task' as that step's target; otherwise no sample ever terminates and the adapted "
+    "policy never does (not in seeds 000 / 003). false = every selected step with the policy's own output.")
 
 
 class StepDatasetConfig(dg.Config):
@@ -36,19 +40,21 @@ class StepDatasetConfig(dg.Config):
         "Also add each hinted step with its prompt as it would read without the hints, so training covers the "
         "hint-free prompts of test time (a policy that copies the hinted action learns nothing transferable from "
         "hinted prompts alone). false = hint-contextualized prompts only, exactly seed 000's recipe."))
+    finish_at_goal: bool = Field(default=True, description=FINISH_AT_GOAL)
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="step-datasets-3",
+@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="step-datasets-4",
           description="Filtered step samples: hint-contextualized prompt, screenshot, target action (also an HF dataset).")
 def step_datasets(context: dg.AssetExecutionContext, config: StepDatasetConfig, rollout_attempts: pl.DataFrame,
-                  rollout_steps: pl.DataFrame, critic_feedback: pl.DataFrame,
+                  rollout_steps: pl.DataFrame, critic_feedback: pl.DataFrame, policy: PolicyResource,
                   artifact_store: ArtifactStore) -> pl.DataFrame:
     from training.datasets import build_step_dataset
 
     samples, report = build_step_samples(rollout_attempts, rollout_steps, critic_feedback,
                                          FilterConfig(config.sr_min, config.sr_max, config.best_attempt,
-                                                      config.reasonable_only),
-                                         hint_free_copies=config.hint_free_copies)
+                                                      config.reasonable_only, config.finish_at_goal),
+                                         hint_free_copies=config.hint_free_copies,
+                                         finish_response=finish_response(policy.prompt_style))
     with tempfile.TemporaryDirectory() as tmp:
         hf_uri = artifact_store.put_hf_dataset(build_step_dataset(samples), f"{experiment_of(context)}/step_datasets/"
                                                f"{context.run_id}", Path(tmp) / "ds") if samples.height else None
@@ -58,7 +64,7 @@ def step_datasets(context: dg.AssetExecutionContext, config: StepDatasetConfig, 
         "tasks_kept": report.kept_tasks, "tasks_dropped": dg.MetadataValue.json(dict(report.dropped)),
         "samples_by_action_type": dg.MetadataValue.json(dict(report.samples_by_type)),
         "with_hint": int(samples["has_hint"].sum()) if samples.height else 0,
-        "hint_free_copies": report.hint_free_copies,
+        "hint_free_copies": report.hint_free_copies, "finish_samples": report.finish_samples,
         "sr_histogram": counts(round(v, 2) for v in sr),
     })
     return samples
@@ -179,19 +185,22 @@ class RFTAssetConfig(SFTAssetConfig):
         "first, then of the others."))
     hint_free_copies: bool = Field(default=True, description=(
         "Also train on each hinted step's prompt as it would read without hints (see step_datasets)."))
+    finish_at_goal: bool = Field(default=True, description=FINISH_AT_GOAL)
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="rft-7",
+@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="rft-8",
           description="Iterative rejection fine-tuning on verified-successful trajectories (seed 003 §3.2).")
 def rft_checkpoint(context: dg.AssetExecutionContext, config: RFTAssetConfig, curriculum_tasks: pl.DataFrame,
-                   rollout_attempts: pl.DataFrame, rollout_steps: pl.DataFrame, base_policy: dict,
+                   rollout_attempts: pl.DataFrame, rollout_steps: pl.DataFrame, critic_feedback: pl.DataFrame,
+                   base_policy: dict,
                    simulator: SimulatorResource, policy: PolicyResource, storage: StorageLocation,
                    artifact_store: ArtifactStore) -> dict:
     from training.datasets import build_step_dataset, rft_samples
     from training.local_policy import LocalPolicy
     from training.sft import train_sft
 
-    attempts, steps = rollout_attempts, rollout_steps
+    attempts, steps, feedback = rollout_attempts, rollout_steps, critic_feedback
+    finish = finish_response(policy.prompt_style)
     base = checkpoint = artifact_store.local_path(base_policy["uri"])
     pool = tasks = task_specs(curriculum_tasks, True, None)
     collected: list[pl.DataFrame] = []
@@ -212,13 +221,16 @@ def rft_checkpoint(context: dg.AssetExecutionContext, config: RFTAssetConfig, cu
                 store = rollout_store(storage, experiment_of(context), "rft")
                 run_rollouts(tasks, simulator.make_env, agent, ProgrammaticCritic(simulator.world_seed, config.hint_steps),
                              store, RolloutConfig(attempts=config.attempts, use_hints=config.use_hints))
-                attempts, steps, _ = collect_tables(store, agent.version, [t.task_id for t in tasks])
-            samples = rft_samples(steps, attempts, verdict="critic_decision")
+                attempts, steps, feedback = collect_tables(store, agent.version, [t.task_id for t in tasks])
+            samples = rft_samples(steps, attempts, verdict="critic_decision",
+                                  goal_held=goal_held_steps(feedback) if config.finish_at_goal else None,
+                                  finish_response=finish)
             if config.hint_free_copies:
                 samples = with_hint_free_copies(samples, attempts)
             per_round.append({"round": r, "attempts": attempts.height,
                               "successful_attempts": int((attempts["critic_decision"] == 1).sum()),
-                              "samples": samples.height})
+                              "samples": samples.height,
+                              "terminate_samples": int(samples["target_action"].str.contains('"terminate"').sum())})
             if samples.height == 0:  # the policy stays; the next round still samples fresh variants
                 context.log.warning(f"RFT round {r}: no successful attempt to learn from")
                 continue

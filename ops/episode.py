@@ -113,6 +113,7 @@ class StepLabel:
     step: int
     reasonable: bool
     rationale: str
+    goal_held: bool | None = None  # the goal already held when this step was taken; None: the critic cannot tell
 
 
 @dataclass(frozen=True)

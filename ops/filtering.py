@@ -16,6 +16,9 @@ class FilterConfig:
     sr_max: float = 0.9  # the default drops mastered (SR = 1) tasks only, for K <= 10
     best_attempt: bool = True  # pick k* by eq. 13; False keeps reasonable steps of every attempt
     reasonable_only: bool = True  # eq. 14; False keeps every step of the chosen attempt(s)
+    # a successful attempt that acted on after its goal held ends, in the samples, at the first such
+    # step, relabelled "finish" (not in seed 000: without it no sample ever terminates, see AttemptLabels)
+    finish_at_goal: bool = True
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.sr_min <= self.sr_max <= 1.0:
@@ -29,6 +32,10 @@ class AttemptLabels:
     attempt: int
     decision: int
     reasonable: Sequence[bool]
+    # first step taken when the goal already held (critics that can tell, e.g. the programmatic one);
+    # a policy that never terminates reaches the goal and keeps acting, so its successful attempts
+    # teach that acting on is right, unless they end there with "finish"
+    goal_held_at: int | None = None
 
     @property
     def quality(self) -> float:
@@ -44,6 +51,7 @@ class TaskSelection:
     drop_reason: str | None  # "mastered" | "sr_below_min" | "sr_above_max" | "no_reasonable_steps"
     chosen_attempts: tuple[int, ...]
     steps: tuple[tuple[int, int], ...]  # (attempt, step index) pairs selected for training
+    finish_steps: tuple[tuple[int, int], ...] = ()  # (attempt, step) whose target becomes "finish the task"
 
 
 def success_rate(attempts: Sequence[AttemptLabels]) -> float:
@@ -71,13 +79,24 @@ def select_steps(task_id: str, attempts: Sequence[AttemptLabels],
         reason = "mastered" if sr == 1.0 else ("sr_below_min" if sr < config.sr_min else "sr_above_max")
         return TaskSelection(task_id, sr, False, reason, (), ())
     chosen = [select_best_attempt(attempts)] if config.best_attempt else list(attempts)
-    steps = tuple(
-        (a.attempt, t)
-        for a in chosen
-        for t, ok in enumerate(a.reasonable)
-        if ok or not config.reasonable_only
-    )
-    if not steps:
+    steps, finish = [], []
+    for a in chosen:
+        end = _finish_step(a) if config.finish_at_goal else None
+        steps += [(a.attempt, t) for t, ok in enumerate(a.reasonable[:end])
+                  if ok or not config.reasonable_only]
+        if end is not None:
+            finish.append((a.attempt, end))
+    if not steps and not finish:
         return TaskSelection(task_id, sr, False, "no_reasonable_steps",
                              tuple(a.attempt for a in chosen), ())
-    return TaskSelection(task_id, sr, True, None, tuple(a.attempt for a in chosen), steps)
+    return TaskSelection(task_id, sr, True, None, tuple(a.attempt for a in chosen), tuple(steps), tuple(finish))
+
+
+def _finish_step(attempt: AttemptLabels) -> int | None:
+    """Where a successful attempt should have finished: its first step taken with the goal held."""
+    if attempt.decision != 1 or attempt.goal_held_at is None:
+        return None
+    if not 0 <= attempt.goal_held_at < len(attempt.reasonable):
+        raise ValueError(f"attempt {attempt.attempt}: goal_held_at {attempt.goal_held_at} is not one of its "
+                         f"{len(attempt.reasonable)} steps")
+    return attempt.goal_held_at

@@ -14,9 +14,18 @@ from typing import Any
 
 import polars as pl
 
-from ops.prompts import element_label, messages_to_json, without_hints
+from ops.actions import Action, ActionType
+from ops.actions.formats import FORMATS
+from ops.prompts import OUTPUT_FORMATS, PromptStyle, element_label, messages_to_json, without_hints
 from ops.filtering import AttemptLabels, FilterConfig, TaskSelection, select_steps
 from ops.schemas import from_rows
+
+FINISH = Action(ActionType.TERMINATE, status="success")
+
+
+def finish_response(style: PromptStyle | str) -> str:
+    """"Finish the task" as a policy of prompt `style` writes it (the target of a finish step)."""
+    return FORMATS[OUTPUT_FORMATS[PromptStyle(style)]].render(FINISH)
 
 
 @dataclass
@@ -26,6 +35,7 @@ class SelectionReport:
     dropped: Counter = field(default_factory=Counter)
     samples_by_type: Counter = field(default_factory=Counter)
     hint_free_copies: int = 0  # rows added as the hint-free twin of a hinted step
+    finish_samples: int = 0  # steps relabelled "finish the task" (the goal already held)
 
 
 def attempt_labels(feedback: pl.DataFrame) -> dict[str, list[AttemptLabels]]:
@@ -33,8 +43,9 @@ def attempt_labels(feedback: pl.DataFrame) -> dict[str, list[AttemptLabels]]:
     out: dict[str, list[AttemptLabels]] = {}
     for r in feedback.sort("task_id", "attempt").iter_rows(named=True):
         labels = sorted(json.loads(r["step_analysis"]), key=lambda s: s["step"])
+        held = [t for t, s in enumerate(labels) if s.get("goal_held")]
         out.setdefault(r["task_id"], []).append(
-            AttemptLabels(r["attempt"], r["decision"], [s["reasonable"] for s in labels]))
+            AttemptLabels(r["attempt"], r["decision"], [s["reasonable"] for s in labels], held[0] if held else None))
     return out
 
 
@@ -71,18 +82,23 @@ def target_box(action: dict[str, Any], elements: list[dict[str, Any]]) -> list[i
 
 
 def build_step_samples(attempts: pl.DataFrame, steps: pl.DataFrame, feedback: pl.DataFrame,
-                       config: FilterConfig = FilterConfig(), *,
-                       hint_free_copies: bool = False) -> tuple[pl.DataFrame, SelectionReport]:
+                       config: FilterConfig = FilterConfig(), *, hint_free_copies: bool = False,
+                       finish_response: str | None = None) -> tuple[pl.DataFrame, SelectionReport]:
     """Filter tasks and steps (eq. 10–14) and turn the kept steps into `training_samples` rows.
 
     Each row keeps the prompt exactly as the policy saw it. With `hint_free_copies`, a kept step
     whose prompt carried hints also appears with the prompt it would have had without them
     (`has_hint` false), so training also covers the hint-free prompts the policy meets at test time.
+    A finish step (`FilterConfig.finish_at_goal`) keeps its prompt with "terminate, success" as
+    target, written as `finish_response` (`finish_response` of the policy's prompt style).
     """
     labels = attempt_labels(feedback)
     hinted = {(r["task_id"], r["attempt"]) for r in attempts.iter_rows(named=True) if r["hints_used"]}
     report = SelectionReport([select_steps(task, attempts, config) for task, attempts in labels.items()])
     wanted = {(s.task_id, a, t) for s in report.selections if s.kept for a, t in s.steps}
+    finish = {(s.task_id, a, t) for s in report.selections if s.kept for a, t in s.finish_steps}
+    if finish and finish_response is None:
+        raise ValueError(f"{len(finish)} finish steps need finish_response (the policy's terminate output)")
     for s in report.selections:
         if s.kept:
             report.kept_tasks += 1
@@ -90,15 +106,21 @@ def build_step_samples(attempts: pl.DataFrame, steps: pl.DataFrame, feedback: pl
             report.dropped[s.drop_reason] += 1
     rows = []
     for r in steps.iter_rows(named=True):
-        if (r["task_id"], r["attempt"], r["step"]) not in wanted or r["action"] is None:
+        key = (r["task_id"], r["attempt"], r["step"])
+        if key in finish:
+            action_json, response = FINISH.to_json(), finish_response
+        elif key in wanted and r["action"] is not None:
+            action_json, response = r["action"], r["raw_output"]
+        else:
             continue
-        action = json.loads(r["action"])
+        action = json.loads(action_json)
         elements = json.loads(r["elements"])
         box = target_box(action, elements)
         report.samples_by_type[action["type"]] += 1
+        report.finish_samples += key in finish
         rows.append({
-            "prompt": r["prompt"], "image": r["screenshot_png"], "target_action": r["action"],
-            "target_response": r["raw_output"], "target_box": json.dumps(box) if box else None,
+            "prompt": r["prompt"], "image": r["screenshot_png"], "target_action": action_json,
+            "target_response": response, "target_box": json.dumps(box) if box else None,
             "elements": json.dumps(reward_elements(elements)), "task_id": r["task_id"],
             "attempt": r["attempt"], "step": r["step"], "has_hint": (r["task_id"], r["attempt"]) in hinted,
         })
@@ -122,3 +144,9 @@ def with_hint_free_copies(samples: pl.DataFrame, attempts: pl.DataFrame) -> pl.D
     ).drop("_n_hints")
     return pl.concat([samples, copies.select(samples.columns)])
 
+
+
+def goal_held_steps(feedback: pl.DataFrame) -> dict[tuple[str, int], int]:
+    """(task_id, attempt) -> the first step taken with the goal already held, where the critic tells."""
+    return {(task, a.attempt): a.goal_held_at for task, labels in attempt_labels(feedback).items()
+            for a in labels if a.goal_held_at is not None}

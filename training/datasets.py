@@ -23,7 +23,7 @@ from datasets import Dataset, Features, Image, Json, List, Value, load_from_disk
 from ops.prompts.messages import count_image_placeholders
 from ops.actions.model import POINTED_TYPES, Action, ActionError
 from ops.reward import RewardInputError, element_boxes
-from ops.step_samples import reward_elements
+from ops.step_samples import FINISH, reward_elements
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 FORMAT_VERSION = 1
@@ -253,27 +253,38 @@ def _reward_elements_expr(column: str) -> pl.Expr:
     return pl.col(column).map_elements(reward_elements_json, return_dtype=pl.String, skip_nulls=True)
 
 
-def rft_samples(steps: pl.DataFrame, attempts: pl.DataFrame, *, verdict: str = "gt_success") -> pl.DataFrame:
+def rft_samples(steps: pl.DataFrame, attempts: pl.DataFrame, *, verdict: str = "gt_success",
+                goal_held: dict[tuple[str, int], int] | None = None, finish_response: str | None = None) -> pl.DataFrame:
     """Step samples from verified-successful attempts for rejection fine-tuning (seed 003 §3.2).
 
     An attempt is kept when its `verdict` column (`gt_success`, the simulator's judge, or
     `critic_decision`) is true/1; attempts without a verdict are not used. Every parsed step of
-    a kept attempt becomes a sample whose target is the model's own raw output.
+    a kept attempt becomes a sample whose target is the model's own raw output. `goal_held`
+    maps (task_id, attempt) to the first step taken with the goal already held (the critic's
+    `goal_held` labels, `goal_held_steps`): such an attempt ends at that step, whose target
+    becomes "finish the task" (`finish_response`), instead of teaching the steps that came after.
     """
     if verdict not in attempts.columns:
         raise ValueError(f"attempts have no verdict column {verdict!r}; have {attempts.columns}")
+    if goal_held and finish_response is None:
+        raise ValueError("goal_held needs finish_response (the policy's terminate output)")
     kept = attempts.filter(pl.col(verdict).cast(pl.Int64, strict=False) == 1).select(
         "task_id", "attempt", has_hint=pl.col("hints_used").list.len() > 0
     )
+    ends = pl.DataFrame([{"task_id": t, "attempt": a, "_end": s} for (t, a), s in (goal_held or {}).items()],
+                        schema={"task_id": pl.String, "attempt": pl.Int64, "_end": pl.Int64})
+    rows = (steps.join(kept, on=["task_id", "attempt"], how="inner")
+            .join(ends, on=["task_id", "attempt"], how="left")
+            .filter(pl.col("_end").is_null() | (pl.col("step") <= pl.col("_end")))
+            .with_columns(_finish=pl.col("step") == pl.col("_end").fill_null(-1)))
     return (
-        steps.join(kept, on=["task_id", "attempt"], how="inner")
-        .filter(pl.col("action").is_not_null())
+        rows.filter(pl.col("action").is_not_null() | pl.col("_finish"))
         .sort("task_id", "attempt", "step")
         .select(
             "prompt",
             image=pl.col("screenshot_png"),
-            target_action=pl.col("action"),
-            target_response=pl.col("raw_output"),
+            target_action=pl.when(pl.col("_finish")).then(pl.lit(FINISH.to_json())).otherwise(pl.col("action")),
+            target_response=pl.when(pl.col("_finish")).then(pl.lit(finish_response)).otherwise(pl.col("raw_output")),
             target_box=pl.lit(None, pl.String),
             elements=_reward_elements_expr("elements"),
             task_id=pl.col("task_id"),

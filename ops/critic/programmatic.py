@@ -52,7 +52,7 @@ class ProgrammaticCritic:
         labels = []
         for t, step in enumerate(attempt.steps):
             ok, why = self._judge_step(step, dist[t], dist[t + 1], gt.success)
-            labels.append(StepLabel(step=t, reasonable=ok, rationale=why))
+            labels.append(StepLabel(step=t, reasonable=ok, rationale=why, goal_held=dist[t] == 0))
         wrong = [lab.step for lab in labels if not lab.reasonable]
         failure_step = None if gt.success else (wrong[0] if wrong else len(labels) - 1 if labels else None)
         reason = ("the task's goal checks pass in the final state" if gt.success

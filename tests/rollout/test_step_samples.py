@@ -1,13 +1,14 @@
 import json
 
 import polars as pl
+import pytest
 
 from ops.actions.formats import label_echo
 from ops.actions.formats.label_echo import HINT_MARK
 from ops.attempt_store import collect_tables
 from ops.filtering import FilterConfig
 from ops.schemas import validate
-from ops.step_samples import build_step_samples, target_box
+from ops.step_samples import build_step_samples, finish_response, target_box
 from tests.rollout.test_rollout import _run, sim_tasks
 
 
@@ -57,3 +58,29 @@ def test_target_box_by_index_and_by_point():
     assert target_box({"type": "click", "args": {"point": [150, 150]}}, elements) == [100, 100, 200, 200]
     assert target_box({"type": "click", "args": {"point": [500, 500]}}, elements) == [0, 0, 1000, 1000]
     assert target_box({"type": "system_button", "args": {"button": "back"}}, elements) is None
+
+
+def test_a_success_that_kept_acting_after_its_goal_trains_finish_at_that_step():
+    from tests.training.samples import ELEMENT_BOXES, click_json, png, prompt_json
+
+    elements = json.dumps([{"index": i, "grid": box} for i, box in enumerate(ELEMENT_BOXES)])
+    steps = pl.DataFrame([{"task_id": "t", "attempt": 1, "step": s, "prompt": prompt_json(f"step {s}"),
+                           "screenshot_png": png((s * 40, 0, 0)), "elements": elements, "raw_output": f"out {s}",
+                           "action": click_json(s % 2)} for s in range(4)])
+    attempts = pl.DataFrame({"task_id": ["t", "t"], "attempt": [1, 2], "hints_used": [[], [1]]},
+                            schema_overrides={"hints_used": pl.List(pl.Int64)})
+    labels = [{"step": s, "reasonable": ok, "rationale": "", "goal_held": s >= 2}
+              for s, ok in enumerate([True, True, False, True])]  # goal reached by step 1, then undone and redone
+    failed = [{"step": 0, "reasonable": False, "rationale": ""}]  # a critic that cannot tell leaves goal_held out
+    feedback = pl.DataFrame({"task_id": ["t", "t"], "attempt": [1, 2], "decision": [1, 0],
+                             "step_analysis": [json.dumps(labels), json.dumps(failed)]})
+    finish = finish_response("elements")
+    samples, report = build_step_samples(attempts, steps, feedback, finish_response=finish)
+    assert validate(samples, "training_samples") == []
+    assert samples["step"].to_list() == [0, 1, 2] and report.finish_samples == 1
+    assert samples["target_response"].to_list() == ["out 0", "out 1", finish]
+    assert report.samples_by_type == {"click": 2, "terminate": 1}
+    kept_acting = build_step_samples(attempts, steps, feedback, FilterConfig(finish_at_goal=False))[0]
+    assert kept_acting["step"].to_list() == [0, 1, 3]  # the redo after the goal counts as reasonable
+    with pytest.raises(ValueError, match="1 finish steps need finish_response"):
+        build_step_samples(attempts, steps, feedback)

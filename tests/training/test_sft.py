@@ -12,6 +12,7 @@ from pydantic import ValidationError
 from safetensors.torch import load_file
 
 from tests.training.samples import ELEMENT_BOXES, click_json, png, prompt_json, step_frame
+from ops.step_samples import finish_response
 from training.datasets import (
     FEATURES,
     StepSampleError,
@@ -163,6 +164,20 @@ def test_rft_samples_keep_parsed_steps_of_verified_successes():
     assert len(build_step_dataset(by_judge, require_response=True)) == 2
     with pytest.raises(ValueError, match="no verdict column 'judge'"):
         rft_samples(steps, attempts, verdict="judge")
+
+
+def test_rft_samples_end_a_success_where_its_goal_first_held():
+    steps = pl.DataFrame(_steps("a", 1, [click_json(0), click_json(1), None, click_json(1)]))  # goal held at step 2
+    attempts = pl.DataFrame({"task_id": ["a"], "attempt": [1], "gt_success": [True], "hints_used": [[]]},
+                            schema_overrides={"hints_used": pl.List(pl.Int64)})
+    finish = finish_response("elements")
+    samples = rft_samples(steps, attempts, goal_held={("a", 1): 2}, finish_response=finish)
+    assert samples["step"].to_list() == [0, 1, 2]  # step 3, after the goal, is gone
+    assert samples["target_response"].to_list() == ["out a/1/0", "out a/1/1", finish]  # step 2 did not even parse
+    assert json.loads(samples["target_action"][2]) == {"type": "terminate", "args": {"status": "success"}}
+    assert len(build_step_dataset(samples, require_response=True)) == 3
+    with pytest.raises(ValueError, match="goal_held needs finish_response"):
+        rft_samples(steps, attempts, goal_held={("a", 1): 2})
 
 
 def test_observation_elements_become_reward_elements():
