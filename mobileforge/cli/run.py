@@ -29,7 +29,7 @@ def print_benchmark(io_manager, experiment: str, k: int) -> None:
 
     results = io_manager.load(dg.AssetKey("benchmark_results"), PartitionAddress(experiment, UNPARTITIONED))
     table = pass_at_k(results, k).filter(pl.col("difficulty") == "all").drop("difficulty")
-    with pl.Config(tbl_rows=20, tbl_cols=20, float_precision=3, tbl_hide_dataframe_shape=True):
+    with pl.Config(tbl_rows=20, tbl_cols=20, float_precision=3, tbl_hide_dataframe_shape=True, tbl_width_chars=250):
         click.echo(f"\nHeld-out benchmark ({results['task_id'].n_unique()} tasks, {k} attempts each):")
         click.echo(table)
         click.echo(f"Paired with the base, task by task (gained / lost: tasks only one of the two passes at k={k}; "
