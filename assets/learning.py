@@ -26,9 +26,10 @@ from resources.storage import ArtifactStore, StorageLocation
 
 GROUP = "learning"
 FINISH_AT_GOAL = (
-    "A successful attempt that acted on after its goal held (the critic labels it: `goal_held`) ends at its first "
-    "such step, with 'finish the task' as that step's target; otherwise no sample ever terminates and the adapted "
-    "policy never does (not in seeds 000 / 003). false = every selected step with the policy's own output.")
+    "End a successful attempt that acted on after its goal held (the critic labels it: `goal_held`) at its first "
+    "such step, with 'finish the task' as that step's target (not in seeds 000 / 003). Off by default: with the "
+    "tiny base, RFT trained this way declares success after a few steps of anything (held-out false complete "
+    "0.95) and HiFPO still never terminates (README).")
 
 
 class StepDatasetConfig(dg.Config):
@@ -40,7 +41,7 @@ class StepDatasetConfig(dg.Config):
         "Also add each hinted step with its prompt as it would read without the hints, so training covers the "
         "hint-free prompts of test time (a policy that copies the hinted action learns nothing transferable from "
         "hinted prompts alone). false = hint-contextualized prompts only, exactly seed 000's recipe."))
-    finish_at_goal: bool = Field(default=True, description=FINISH_AT_GOAL)
+    finish_at_goal: bool = Field(default=False, description=FINISH_AT_GOAL)
 
 
 @dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="step-datasets-4",
@@ -185,7 +186,7 @@ class RFTAssetConfig(SFTAssetConfig):
         "first, then of the others."))
     hint_free_copies: bool = Field(default=True, description=(
         "Also train on each hinted step's prompt as it would read without hints (see step_datasets)."))
-    finish_at_goal: bool = Field(default=True, description=FINISH_AT_GOAL)
+    finish_at_goal: bool = Field(default=False, description=FINISH_AT_GOAL)
 
 
 @dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="rft-8",

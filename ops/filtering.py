@@ -17,8 +17,8 @@ class FilterConfig:
     best_attempt: bool = True  # pick k* by eq. 13; False keeps reasonable steps of every attempt
     reasonable_only: bool = True  # eq. 14; False keeps every step of the chosen attempt(s)
     # a successful attempt that acted on after its goal held ends, in the samples, at the first such
-    # step, relabelled "finish" (not in seed 000: without it no sample ever terminates, see AttemptLabels)
-    finish_at_goal: bool = True
+    # step, relabelled "finish" (not in seed 000; see AttemptLabels and assets.learning.FINISH_AT_GOAL)
+    finish_at_goal: bool = False
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.sr_min <= self.sr_max <= 1.0:

@@ -50,20 +50,24 @@ def test_bad_range_fails_naming_the_bounds():
         FilterConfig(sr_min=0.8, sr_max=0.2)
 
 
+FINISH = FilterConfig(finish_at_goal=True)
+
+
 def test_a_success_that_acted_on_after_its_goal_ends_there_with_a_finish_step():
     overdue = AttemptLabels(attempt=2, decision=1, reasonable=[True, False, True, False, True], goal_held_at=3)
-    sel = select_steps("t", [A(1, 0, True, False), overdue])
+    sel = select_steps("t", [A(1, 0, True, False), overdue], FINISH)
     assert sel.steps == ((2, 0), (2, 2)) and sel.finish_steps == ((2, 3),)
-    # without the relabelling every reasonable step stays, the re-toggle after the goal included
-    old = select_steps("t", [A(1, 0, True, False), overdue], FilterConfig(finish_at_goal=False))
+    # without the relabelling (the default) every reasonable step stays, the re-toggle after the goal included
+    old = select_steps("t", [A(1, 0, True, False), overdue])
     assert old.steps == ((2, 0), (2, 2), (2, 4)) and old.finish_steps == ()
 
 
 def test_goal_held_counts_only_for_successful_attempts_and_must_name_a_step():
     failed = AttemptLabels(attempt=1, decision=0, reasonable=[True, True], goal_held_at=1)  # undone later
-    assert select_steps("t", [failed]).finish_steps == ()
+    assert select_steps("t", [failed], FINISH).finish_steps == ()
     at_first_step = AttemptLabels(attempt=1, decision=1, reasonable=[False], goal_held_at=0)
-    sel = select_steps("t", [at_first_step, A(2, 0, False)])
+    sel = select_steps("t", [at_first_step, A(2, 0, False)], FINISH)
     assert sel.kept and sel.steps == () and sel.finish_steps == ((1, 0),)
     with pytest.raises(ValueError, match="goal_held_at 5 is not one of its 2 steps"):
-        select_steps("t", [AttemptLabels(attempt=1, decision=1, reasonable=[True, True], goal_held_at=5), A(2, 0)])
+        select_steps("t", [AttemptLabels(attempt=1, decision=1, reasonable=[True, True], goal_held_at=5), A(2, 0)],
+                     FINISH)

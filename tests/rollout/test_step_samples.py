@@ -75,12 +75,13 @@ def test_a_success_that_kept_acting_after_its_goal_trains_finish_at_that_step():
     feedback = pl.DataFrame({"task_id": ["t", "t"], "attempt": [1, 2], "decision": [1, 0],
                              "step_analysis": [json.dumps(labels), json.dumps(failed)]})
     finish = finish_response("elements")
-    samples, report = build_step_samples(attempts, steps, feedback, finish_response=finish)
+    at_goal = FilterConfig(finish_at_goal=True)
+    samples, report = build_step_samples(attempts, steps, feedback, at_goal, finish_response=finish)
     assert validate(samples, "training_samples") == []
     assert samples["step"].to_list() == [0, 1, 2] and report.finish_samples == 1
     assert samples["target_response"].to_list() == ["out 0", "out 1", finish]
     assert report.samples_by_type == {"click": 2, "terminate": 1}
-    kept_acting = build_step_samples(attempts, steps, feedback, FilterConfig(finish_at_goal=False))[0]
+    kept_acting = build_step_samples(attempts, steps, feedback)[0]
     assert kept_acting["step"].to_list() == [0, 1, 3]  # the redo after the goal counts as reasonable
     with pytest.raises(ValueError, match="1 finish steps need finish_response"):
-        build_step_samples(attempts, steps, feedback)
+        build_step_samples(attempts, steps, feedback, at_goal)
