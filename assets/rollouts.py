@@ -34,6 +34,9 @@ class RolloutAssetConfig(dg.Config):
                         description="'programmatic': simulator judge + navigation distance; 'llm': the LLM critic resource.")
     hint_steps: int = Field(default=1, ge=1, description="Programmatic critic: steps of a shortest solution "
                             "from the first wrong step that its hint names (1: only the corrective step).")
+    direct_plans: bool = Field(default=False, description=(
+        "Programmatic critic: hint a template task's plan without long presses and searches where one "
+        "fits the budget (taps and scrolls; the tiny base cannot type a name or long-press)."))
     max_tasks: int | None = Field(default=None, ge=1, description="Run only the first N curriculum tasks.")
     verifiable_only: bool = Field(default=True, description="Skip tasks the simulator cannot judge.")
     temperature: float | None = Field(
@@ -62,7 +65,7 @@ def task_specs(tasks: pl.DataFrame, verifiable_only: bool, max_tasks: int | None
         "rollout_steps": dg.AssetOut(description="One row per step: screenshot, prompt, raw output, action."),
         "critic_feedback": dg.AssetOut(description="Hierarchical critic feedback per attempt: decision, step labels, hint."),
     },
-    partitions_def=experiment_partitions, group_name="interaction", code_version="rollouts-5",
+    partitions_def=experiment_partitions, group_name="interaction", code_version="rollouts-6",
 )
 def rollouts(context: dg.AssetExecutionContext, config: RolloutAssetConfig, curriculum_tasks: pl.DataFrame,
              base_policy: dict, simulator: SimulatorResource, policy: PolicyResource, llm: LLMResource,
@@ -78,7 +81,8 @@ def rollouts(context: dg.AssetExecutionContext, config: RolloutAssetConfig, curr
     if policy.kind == "local" and policy.version is None:
         # staged attempts resume by policy version: sampled or constrained attempts must not resume others
         agent.version = base_policy["version"] + policy.decoding_tag(temperature)
-    critic = ProgrammaticCritic(simulator.world_seed, config.hint_steps) if config.critic == "programmatic" \
+    critic = ProgrammaticCritic(simulator.world_seed, config.hint_steps, config.direct_plans) \
+        if config.critic == "programmatic" \
         else LLMCritic(llm.get_client(), name=f"llm:{llm.model}")
     store = rollout_store(storage, experiment_of(context))
     run_config = RolloutConfig(attempts=config.attempts, use_hints=config.use_hints,

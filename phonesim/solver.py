@@ -6,7 +6,9 @@ into an empty focused field, set sliders to hinted values, scroll, back, open a 
 and answer once the evidence is on screen. States with unexpected side effects are not
 expanded (a clean solution never passes through one), nor are apps the task does not use.
 `distance_to_goal` is the length of that path: the programmatic critic calls a step
-reasonable iff it lowers it.
+reasonable iff it lowers it. `shortcuts=False` searches without long presses and without typing
+into search fields (plans of taps and scrolls; the critic's `direct_plans` hints them), with
+its own memory.
 
 Exactness. The search is A* with an admissible heuristic, so its lengths equal those of the
 breadth-first search over the same candidate actions (`bfs_path`; `benchmarks/solver_bench.py`
@@ -87,8 +89,10 @@ def _keys(phone: Phone) -> tuple[bytes, bytes]:
     return state.digest(), data.digest()
 
 
-def candidate_actions(phone: Phone, task: "TaskInstance") -> list[Action]:
-    """The actions the search tries from the phone's current state (see module docstring)."""
+def candidate_actions(phone: Phone, task: "TaskInstance", shortcuts: bool = True) -> list[Action]:
+    """The actions the search tries from the phone's current state (see module docstring).
+    Without `shortcuts`: no long presses and no searches (typing into a search field), so a plan
+    walks lists and pages with taps and scrolls where it can."""
     frame = phone.frame()
     elements, nodes = L.element_nodes(frame)
     hints = task.template.hints(task.params)
@@ -109,7 +113,7 @@ def candidate_actions(phone: Phone, task: "TaskInstance") -> list[Action]:
         if n.clickable and irrelevant(n.tap):
             continue
         if n.kind in ("field", "search"):  # focus+type in one targeted action, into empty fields only
-            if not n.text:
+            if not n.text and (shortcuts or n.kind == "field"):
                 center = _grid_point((x1 + x2) / 2, (y1 + y2) / 2)
                 out += [Action("type", text=t, point=center) for t in texts]
             continue
@@ -123,7 +127,7 @@ def candidate_actions(phone: Phone, task: "TaskInstance") -> list[Action]:
                 if key not in seen_targets:
                     seen_targets.add(key)
                     out.append(Action("click", point=_grid_point((x1 + x2) / 2, (y1 + y2) / 2)))
-        if n.long_tap is not None and not irrelevant(n.long_tap):
+        if shortcuts and n.long_tap is not None and not irrelevant(n.long_tap):
             out.append(Action("long_press", point=_grid_point((x1 + x2) / 2, (y1 + y2) / 2)))
     page = phone.top_page() if phone.current_app in phone.apps else None
     if frame.body is not None and frame.scroll_max and not frame.modal:
@@ -159,8 +163,8 @@ class _TaskMemory:
 _MEMORY: OrderedDict[str, _TaskMemory] = OrderedDict()
 
 
-def _memory(task: "TaskInstance") -> _TaskMemory:
-    key = f"{task.id}@{task.world_seed}"
+def _memory(task: "TaskInstance", shortcuts: bool = True) -> _TaskMemory:
+    key = f"{task.id}@{task.world_seed}" + ("" if shortcuts else "/direct")
     mem = _MEMORY.get(key)
     if mem is None:
         phone = task.make_phone()
@@ -199,10 +203,10 @@ def _heuristic(blob: bytes, key: bytes, mem: _TaskMemory) -> int:
 
 
 def _search(phone: Phone, task: "TaskInstance", depth_cap: int, max_nodes: int,
-            informed: bool = True) -> list[Action] | None:
+            informed: bool = True, shortcuts: bool = True) -> list[Action] | None:
     """A* from the phone's state. `informed=False` is the plain breadth-first baseline: no
     heuristic, no memory read or written (benchmarks compare the two)."""
-    mem = _memory(task) if informed else _TaskMemory(())
+    mem = _memory(task, shortcuts) if informed else _TaskMemory(())
     probe = phone.fork()
     start_key = _state_key(probe)
     if start_key in mem.paths:
@@ -232,7 +236,7 @@ def _search(phone: Phone, task: "TaskInstance", depth_cap: int, max_nodes: int,
         expanded += 1
         snap, path = node[key]
         probe.restore(snap)
-        actions = candidate_actions(probe, task)
+        actions = candidate_actions(probe, task, shortcuts)
         frame = probe.frame()
         for a in actions:
             probe.restore(snap, frame)
@@ -291,10 +295,12 @@ def _remember(phone: Phone, task: "TaskInstance", mem: _TaskMemory, start_key: b
 
 
 def shortest_path(phone: Phone, task: "TaskInstance", max_depth: int | None = None,
-                  max_nodes: int = MAX_NODES) -> list[Action] | None:
+                  max_nodes: int = MAX_NODES, shortcuts: bool = True) -> list[Action] | None:
     """Fewest actions from `phone`'s state to clean success, or None if not found within the
-    depth (default: the task's step budget) and node limits. `phone` is not modified."""
-    path = _search(phone, task, task.step_budget if max_depth is None else max_depth, max_nodes)
+    depth (default: the task's step budget) and node limits. `phone` is not modified. Without
+    `shortcuts`, among plans without long presses and searches (`candidate_actions`)."""
+    path = _search(phone, task, task.step_budget if max_depth is None else max_depth, max_nodes,
+                   shortcuts=shortcuts)
     return None if path is None else list(path)
 
 

@@ -171,10 +171,11 @@ class TaskInstance:
         gold = self.answer_spec.gold
         return [f"{gold:g}" if isinstance(gold, float) else str(gold)]
 
-    def solve(self, phone: "Phone") -> list["Action"]:
-        """A shortest action list from the phone's current state to clean success (BFS)."""
+    def solve(self, phone: "Phone", shortcuts: bool = True) -> list["Action"]:
+        """A shortest action list from the phone's current state to clean success (A*; without
+        `shortcuts`, one without long presses and searches: `phonesim.solver`)."""
         from phonesim.solver import shortest_path
-        path = shortest_path(phone, self)
+        path = shortest_path(phone, self, shortcuts=shortcuts)
         if path is None:
             raise RuntimeError(f"{self.id}: no solution found within the step budget")
         return path

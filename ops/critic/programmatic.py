@@ -35,11 +35,14 @@ class ProgrammaticCritic:
 
     name = "programmatic"
 
-    def __init__(self, world_seed: int = 0, hint_steps: int = 1):
+    def __init__(self, world_seed: int = 0, hint_steps: int = 1, direct_plans: bool = False):
         if hint_steps < 1:
             raise ValueError(f"hint_steps must be at least 1, got {hint_steps}")
         self.world_seed = world_seed
         self.hint_steps = hint_steps
+        # hint a template task's plan without long presses and searches where one fits the
+        # budget (taps and scrolls a small policy can follow); distances stay the shortest plan's
+        self.direct_plans = direct_plans
 
     def evaluate(self, attempt: AttemptRecord) -> CriticFeedback:
         gt = attempt.ground_truth
@@ -152,7 +155,7 @@ class ProgrammaticCritic:
         if attempt.task.template_id:
             instance: TaskInstance = instantiate(attempt.task.template_id, attempt.task.seed, self.world_seed)
             try:
-                actions = instance.solve(phone)
+                actions = self._solution(instance, phone)
             except RuntimeError:
                 return []
             if not actions:
@@ -170,6 +173,15 @@ class ProgrammaticCritic:
             fixes.append((obs.app, obs.screen, describe_step_action(action, obs.elements)))
             phone.step(action)
         return fixes
+
+
+    def _solution(self, instance: TaskInstance, phone: Phone) -> list:
+        if self.direct_plans:
+            try:
+                return instance.solve(phone, shortcuts=False)
+            except RuntimeError:  # no plan without shortcuts within the budget
+                pass
+        return instance.solve(phone)
 
 
 def _describe(step: StepRecord) -> str:

@@ -100,3 +100,14 @@ def test_template_plan_hint_follows_the_solver_on_distinct_screens(template):
 def test_hint_steps_below_one_is_refused():
     with pytest.raises(ValueError, match="hint_steps must be at least 1"):
         ProgrammaticCritic(hint_steps=0)
+
+
+def test_direct_plans_hint_taps_where_the_shortest_plan_long_presses():
+    inst = instantiate("sms.delete_thread", 0)
+    spec = TaskSpec(task_id=inst.id, instruction=inst.instruction, step_budget=inst.step_budget,
+                    template_id=inst.template.id, seed=0, app="sms")
+    attempt = _attempt(spec, inst.make_phone(), ["Clock"])
+    shortest = ProgrammaticCritic(hint_steps=3).evaluate(attempt).hint.hint_summary
+    direct = ProgrammaticCritic(hint_steps=3, direct_plans=True).evaluate(attempt).hint.hint_summary
+    assert "long press" in shortest
+    assert direct.startswith("On 'launcher', click 'Messages'. On 'inbox', click ") and "long press" not in direct

@@ -67,3 +67,27 @@ def test_a_slider_is_set_at_both_ends_of_its_range(value):
     for action in task.solve(phone):
         phone.step(action)
     assert abs(phone.state["data"]["system"]["brightness"] - value) <= 5
+
+
+def test_a_plan_without_shortcuts_taps_where_the_shortest_one_searches_or_long_presses():
+    task = instantiate("contacts.favorite", 0)  # the shortest plan searches for the contact by name
+    full = shortest_path(task.make_phone(), task)
+    direct = shortest_path(task.make_phone(), task, shortcuts=False)
+    assert any(a.type == "type" for a in full)
+    assert direct is not None and len(direct) > len(full)
+    assert {a.type for a in direct} <= {"click", "swipe", "system_button", "open_app"}
+    phone = task.make_phone()
+    for a in direct:
+        assert phone.step(a).ok
+    assert task.judge(phone).success
+    thread = instantiate("sms.delete_thread", 0)  # shortest: long-press the conversation
+    assert any(a.type == "long_press" for a in shortest_path(thread.make_phone(), thread))
+    assert all(a.type == "click" for a in shortest_path(thread.make_phone(), thread, shortcuts=False))
+
+
+def test_without_shortcuts_new_text_is_still_typed():
+    task = instantiate("contacts.create", 0)  # a new contact's first name, last name and number go into fields
+    direct = shortest_path(task.make_phone(), task, shortcuts=False)
+    assert direct == shortest_path(task.make_phone(), task) and sum(a.type == "type" for a in direct) == 3
+    assert not [a for a in solver.candidate_actions(task.make_phone(), task, shortcuts=False)
+                if a.type == "long_press"]
