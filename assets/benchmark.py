@@ -2,12 +2,11 @@
 
 import base64
 import io
+from typing import Literal
 
 import dagster as dg
 import polars as pl
 from PIL import Image, ImageDraw
-from typing import Literal
-
 from pydantic import Field, model_validator
 
 from assets.metadata import md_table

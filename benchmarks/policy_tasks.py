@@ -6,8 +6,9 @@ instances it never mined (`ops.benchmark.unseen_train_tasks`).
 Runs the same rollout engine, judge and Pass@k table as the `benchmark_results` asset (no
 Dagster, attempts staged in a temporary directory) and adds behaviour diagnostics the table
 does not show: how attempts end (terminate / budget / loop), invalid outputs, the first action
-at the launcher, where every task starts, and how often that first action opens the right app. Prints one JSON object per checkpoint and, given several, the
-paired comparison of each with the first (`ops.benchmark.versus_baseline`).
+at the launcher, where every task starts, and how often that first action opens the right app.
+Prints one JSON object per checkpoint and, given several, the paired comparison of each with
+the first (`ops.benchmark.versus_baseline`).
 `--first-step-done` starts every task after a shortest solution's first action (the right app
 open), to tell the app choice apart from what a policy does inside the app. `--constrain-echo`
 decodes with the row-echo constraint (`training.echo_constraint`). `--threads` (default 1)

@@ -25,12 +25,16 @@ def print_benchmark(io_manager, experiment: str, k: int) -> None:
     import polars as pl
 
     from ops.benchmark import pass_at_k, versus_baseline
+    from phonesim.tasks import templates
     from resources.storage import UNPARTITIONED, PartitionAddress
 
     results = io_manager.load(dg.AssetKey("benchmark_results"), PartitionAddress(experiment, UNPARTITIONED))
     table = pass_at_k(results, k).filter(pl.col("difficulty") == "all").drop("difficulty")
     with pl.Config(tbl_rows=20, tbl_cols=20, float_precision=3, tbl_hide_dataframe_shape=True, tbl_width_chars=250):
-        click.echo(f"\nHeld-out benchmark ({results['task_id'].n_unique()} tasks, {k} attempts each):")
+        test_split = {t.id for t in templates(split="test")}
+        what = ("Held-out benchmark" if set(results["template_id"]) <= test_split
+                else "Benchmark on unseen instances of the curriculum's templates")
+        click.echo(f"\n{what} ({results['task_id'].n_unique()} tasks, {k} attempts each):")
         click.echo(table)
         click.echo(f"Paired with the base, task by task (gained / lost: tasks only one of the two passes at k={k}; "
                    "p: two-sided exact sign test; CI: 95% Wilson):")
