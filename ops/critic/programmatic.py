@@ -146,8 +146,9 @@ class ProgrammaticCritic:
               distance: Callable[[str | None], int]) -> list[tuple[str, str, str]]:
         """(app, screen, action in words) of up to `hint_steps` actions of a shortest solution from the
         wrong step's state: the template's solver, or for a goal-screen or goal-state task the taps that
-        bring the goal closest one after another. Stops before a screen seen earlier in the plan, so a
-        screen's marked rows are never two steps at once."""
+        bring the goal closest one after another. A screen may come back (a dialog over its page) only
+        while no step's element is on screen at another step of that screen under another name, so
+        a screen's marked rows never point two ways at once; otherwise the plan stops there."""
         if step.state is None:
             return []
         phone = Phone(self.world_seed)
@@ -166,10 +167,15 @@ class ProgrammaticCritic:
         else:
             next_action = iter(lambda: better_tap(phone, distance), None)
         fixes: list[tuple[str, str, str]] = []
+        seen: dict[str, list[tuple[set[str], str | None]]] = {}  # screen -> (names on it, step's element)
         for action in itertools.islice(next_action, self.hint_steps):
             obs = phone.observe()
-            if any(screen == obs.screen for _, screen, _ in fixes):
+            names, target = {element_name(e) for e in obs.elements}, hit_name(action, obs.elements)
+            earlier = seen.setdefault(obs.screen, [])
+            if earlier and (target is None or any(t is None or (target in n and target != t)
+                                                  or (t in names and t != target) for n, t in earlier)):
                 break
+            earlier.append((names, target))
             fixes.append((obs.app, obs.screen, describe_step_action(action, obs.elements)))
             phone.step(action)
         return fixes
@@ -190,16 +196,21 @@ def _describe(step: StepRecord) -> str:
     return describe_step_action(Action.from_dict(step.action), step.elements)
 
 
-def describe_step_action(action: Action, elements: list[dict]) -> str:
-    """An action in words, naming the element it hit by its first line of text."""
-    label = None
+def hit_name(action: Action, elements: list[dict]) -> str | None:
+    """The name (first line of text) of the element an action hits, by index or point."""
     if action.element is not None and 0 <= action.element < len(elements):
-        label = element_name(elements[action.element])
-    elif action.point is not None:
+        return element_name(elements[action.element])
+    if action.point is not None:
         hits = [e for e in elements if e["grid"][0] <= action.point[0] <= e["grid"][2]
                 and e["grid"][1] <= action.point[1] <= e["grid"][3]]
         if hits:
-            label = element_name(hits[-1])
+            return element_name(hits[-1])
+    return None
+
+
+def describe_step_action(action: Action, elements: list[dict]) -> str:
+    """An action in words, naming the element it hit by its first line of text."""
+    label = hit_name(action, elements)
     verb = action.type.value.replace("_", " ")
     if action.type == ActionType.TYPE:
         return f"typing '{action.text}'" + (f" into '{label}'" if label else "")

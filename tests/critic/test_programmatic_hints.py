@@ -111,3 +111,18 @@ def test_direct_plans_hint_taps_where_the_shortest_plan_long_presses():
     direct = ProgrammaticCritic(hint_steps=3, direct_plans=True).evaluate(attempt).hint.hint_summary
     assert "long press" in shortest
     assert direct.startswith("On 'launcher', click 'Messages'. On 'inbox', click ") and "long press" not in direct
+
+
+def test_a_plan_goes_on_into_a_dialog_over_the_same_screen():
+    inst = instantiate("calendar.delete", 0)  # the event page's Delete opens a dialog whose Delete confirms
+    spec = TaskSpec(task_id=inst.id, instruction=inst.instruction, step_budget=inst.step_budget,
+                    template_id=inst.template.id, seed=0, app="calendar")
+    summary = ProgrammaticCritic(hint_steps=6).evaluate(_attempt(spec, inst.make_phone(), ["Clock"])).hint.hint_summary
+    assert summary.endswith("On 'event', click 'Delete'. On 'event', click 'Delete'.")
+    # a screen that comes back after a step without an element (a scroll of the contact list) ends it
+    edit = instantiate("contacts.edit_phone", 0)
+    spec = TaskSpec(task_id=edit.id, instruction=edit.instruction, step_budget=edit.step_budget,
+                    template_id=edit.template.id, seed=0, app="contacts")
+    scrolled = ProgrammaticCritic(hint_steps=6, direct_plans=True).evaluate(
+        _attempt(spec, edit.make_phone(), ["Clock"])).hint.hint_summary
+    assert scrolled == "On 'launcher', click 'Contacts'. On 'list', swiping up."
