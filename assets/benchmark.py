@@ -65,9 +65,9 @@ def bar_chart(table: pl.DataFrame, metric: str) -> str:
     return f"![{metric}](data:image/png;base64,{base64.b64encode(buf.getvalue()).decode()})"
 
 
-def versus_md(versus: pl.DataFrame) -> dg.MetadataValue:
-    """The paired comparison with the base as a markdown table."""
-    k_col = next(c for c in versus.columns if c.startswith("pass@"))
+def versus_md(versus: pl.DataFrame, k: int) -> dg.MetadataValue:
+    """The paired comparison with the base (`versus_baseline` at Pass@k) as a markdown table."""
+    k_col = f"pass@{k}"
     return md_table(["policy", "tasks passed", k_col, "95% CI", "gained", "lost", "sign test p"],
                     [(r["policy_id"], r["passed"], f"{r[k_col]:.3f}", f"{r['ci_low']:.3f}-{r['ci_high']:.3f}",
                       r["gained"], r["lost"], f"{r['p_value']:.3f}") for r in versus.iter_rows(named=True)])
@@ -123,7 +123,7 @@ def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig
                                [(r["policy_id"], *[f"{r[c]:.3f}" if isinstance(r[c], float) else r[c]
                                                    for c in metric_cols]) for r in overall.iter_rows(named=True)]),
         "by_difficulty": md_table(table.columns, table.rows()),
-        "versus_base": versus_md(versus_baseline(results, config.k)),
+        "versus_base": versus_md(versus_baseline(results, config.k), config.k),
         f"pass@{config.k}_plot": dg.MetadataValue.md(bar_chart(table, f"pass@{config.k}")),
     })
     return results

@@ -122,10 +122,11 @@ def main() -> None:
                                     args.constrain_echo)
         episodes.append(results)
         print(json.dumps(summary, default=str), flush=True)
+    every = pl.concat(episodes)
     if args.episodes_out:
-        pl.concat(episodes).write_parquet(args.episodes_out)
+        every.write_parquet(args.episodes_out)
     if len(episodes) > 1:  # the first checkpoint is the baseline of a paired comparison
-        versus = versus_baseline(pl.concat(episodes), args.k, baseline=args.checkpoints[0])
+        versus = versus_baseline(every, args.k, baseline=args.checkpoints[0])
         print(json.dumps({"versus": args.checkpoints[0], "rows": versus.to_dicts()}))
 
 

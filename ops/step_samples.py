@@ -145,7 +145,6 @@ def with_hint_free_copies(samples: pl.DataFrame, attempts: pl.DataFrame) -> pl.D
     return pl.concat([samples, copies.select(samples.columns)])
 
 
-
 def goal_held_steps(feedback: pl.DataFrame) -> dict[tuple[str, int], int]:
     """(task_id, attempt) -> the first step taken with the goal already held, where the critic tells."""
     return {(task, a.attempt): a.goal_held_at for task, labels in attempt_labels(feedback).items()

@@ -180,7 +180,6 @@ class ProgrammaticCritic:
             phone.step(action)
         return fixes
 
-
     def _solution(self, instance: TaskInstance, phone: Phone) -> list:
         if self.direct_plans:
             try:
