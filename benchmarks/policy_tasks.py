@@ -54,13 +54,14 @@ class FirstStepDone(SimEnvironment):
 
 def evaluate(checkpoint: str, tasks: list[tuple[TaskSpec, str]], expected_apps: dict, k: int,
              temperature: float, first_step_done: bool = False,
-             constrain_echo: bool = False) -> tuple[pl.DataFrame, dict]:
+             constrain_echo: bool = False, constrain_typing: bool = False) -> tuple[pl.DataFrame, dict]:
     """One checkpoint's episodes (a `pass_at_k` frame) and its summary."""
     specs = [t for t, _ in tasks]
     difficulty = {t.task_id: d for t, d in tasks}
     agent = LocalPolicy(checkpoint, "elements",
                         generation=GenerationSettings(max_new_tokens=48, temperature=temperature, seed=0,
-                                                      constrain_echo=constrain_echo))
+                                                      constrain_echo=constrain_echo,
+                                                      constrain_typing=constrain_typing))
     with tempfile.TemporaryDirectory() as tmp:
         store = ParquetAttemptStore(pafs.LocalFileSystem(), tmp)
         t0 = time.time()
@@ -107,6 +108,8 @@ def main() -> None:
                         help="start every task with the right app open (first_app_right then means nothing)")
     parser.add_argument("--constrain-echo", action="store_true",
                         help="echoed rows must be rows of the screen (training.echo_constraint)")
+    parser.add_argument("--constrain-typing", action="store_true",
+                        help="typed text must be a span of the instruction or a hint (training.typing_constraint)")
     parser.add_argument("--threads", type=int, default=1,
                         help="torch CPU threads; one lets evaluations run side by side, one per core")
     parser.add_argument("--episodes-out", type=Path, default=None,
@@ -119,7 +122,7 @@ def main() -> None:
     episodes = []
     for ckpt in args.checkpoints:
         results, summary = evaluate(ckpt, tasks, expected_apps, args.k, args.temperature, args.first_step_done,
-                                    args.constrain_echo)
+                                    args.constrain_echo, args.constrain_typing)
         episodes.append(results)
         print(json.dumps(summary, default=str), flush=True)
     every = pl.concat(episodes)

@@ -50,6 +50,10 @@ class PolicyResource(dg.ConfigurableResource):
     constrain_echo: bool = Field(default=True, description=(
         "kind=local, prompt_style=elements: an echoed row must be one of the screen's rows "
         "(training.echo_constraint); endpoints and other styles decode freely."))
+    constrain_typing: bool = Field(default=False, description=(
+        "kind=local, prompt_style=elements: a type action types a quoted string of the instruction "
+        "or a hint (else a run of its words) (training.typing_constraint); endpoints and other styles "
+        "decode freely."))
     # endpoint
     model: str | None = Field(
         default=None, description="kind=endpoint: litellm model name, e.g. 'openai/Qwen3-VL-8B-Instruct'."
@@ -106,13 +110,15 @@ class PolicyResource(dg.ConfigurableResource):
 
     def generation(self, temperature: float, seed: int | None) -> GenerationSettings:
         """Decoding settings of a local policy built from this resource (rollouts, RFT rounds,
-        benchmark): its token budget, nucleus mass and echo constraint, with this temperature."""
+        benchmark): its token budget, nucleus mass and constraints, with this temperature."""
         from training.local_policy import GenerationSettings
 
         return GenerationSettings(max_new_tokens=self.max_new_tokens, temperature=temperature, top_p=self.top_p,
-                                  seed=seed, constrain_echo=self.constrain_echo)
+                                  seed=seed, constrain_echo=self.constrain_echo,
+                                  constrain_typing=self.constrain_typing)
 
     def decoding_tag(self, temperature: float) -> str:
         """Suffix of a policy version naming how it decodes: staged attempts resume by version,
         so attempts decoded one way must never resume another's."""
-        return (f"@T{temperature}" if temperature else "") + ("+echo" if self.constrain_echo else "")
+        return ((f"@T{temperature}" if temperature else "") + ("+echo" if self.constrain_echo else "")
+                + ("+typing" if self.constrain_typing else ""))

@@ -30,7 +30,7 @@ from pydantic import BaseModel, Field, model_validator
 from ops.actions.model import Action, ActionType
 from training.grounding_data import GroundingSample, SampleFn, critic_view
 from ops.actions.formats import label_echo
-from ops.prompts import build_policy_prompt, element_context, hinted_rows
+from ops.prompts import build_policy_prompt, element_context, hinted_actions, hinted_rows
 from training.induction_format import add_index_tokens
 from training.tiny_model import TinyQwen2VLProcessor, build_tiny_model, check_sizes, load_tiny
 
@@ -122,7 +122,8 @@ def _prompt_text(sample: GroundingSample) -> str:
     names on the sample's screen marked, as in rollouts), instruction."""
     context = element_context(sample.hints, sample.history)
     return label_echo.prompt_text([e.label for e in sample.elements], sample.instruction, context,
-                                  hinted_rows(sample.hints, sample.screen, critic_view(sample.elements)))
+                                  hinted_rows(sample.hints, sample.screen, critic_view(sample.elements)),
+                                  hinted_actions(sample.hints, sample.screen))
 
 
 def _answer_text(sample: GroundingSample) -> str:

@@ -23,6 +23,7 @@ from ops.policy import PromptedPolicy
 from ops.prompts import PromptStyle, element_label, messages_to_json
 from ops.prompts.messages import count_image_placeholders
 from training.echo_constraint import RowEchoConstraint, dash_tokens, row_token_sequences
+from training.typing_constraint import TypedTextConstraint, token_pieces, typable_texts
 from training.tiny_model import TinyQwen2VLProcessor
 
 # Processor classes saved by our own builders, which AutoProcessor cannot resolve by name
@@ -32,14 +33,17 @@ PROCESSOR_CLASSES: dict[str, type[ProcessorMixin]] = {"TinyQwen2VLProcessor": Ti
 
 @dataclass(frozen=True)
 class GenerationSettings:
-    """Decoding settings; `temperature` 0 means greedy. `constrain_echo`: an element-list
-    policy's echoed row must be one of the screen's rows (`training.echo_constraint`)."""
+    """Decoding settings; `temperature` 0 means greedy. For an element-list policy,
+    `constrain_echo`: an echoed row must be one of the screen's rows (`training.echo_constraint`);
+    `constrain_typing`: typed text must be a span of the instruction or a hint
+    (`training.typing_constraint`)."""
 
     max_new_tokens: int = 64
     temperature: float = 0.0
     top_p: float = 1.0
     seed: int | None = None  # seeds torch once at load, so a run's samples are reproducible
     constrain_echo: bool = False
+    constrain_typing: bool = False
 
     def __post_init__(self) -> None:
         if self.max_new_tokens < 1:
@@ -98,12 +102,15 @@ class LocalPolicy(PromptedPolicy):
         self.processor = load_processor(path)
         self.model = AutoModelForImageTextToText.from_pretrained(path).to(self.device).eval()
         self._dashes = dash_tokens(self.processor.tokenizer) if generation.constrain_echo else frozenset()
+        self._pieces = token_pieces(self.processor.tokenizer) if generation.constrain_typing else []
 
     @torch.inference_mode()
     def generate(self, prompts: Sequence[list[dict]], images: Sequence[Image.Image],
-                 rows: Sequence[Sequence[str]] | None = None) -> list[str]:
+                 rows: Sequence[Sequence[str]] | None = None,
+                 typable: Sequence[dict[str, frozenset[str]]] | None = None) -> list[str]:
         """Decoded continuations of chat `prompts` (one image placeholder each); with `rows`
-        (per prompt), an echoed row is one of that prompt's rows."""
+        (per prompt), an echoed row is one of that prompt's rows; with `typable` (per prompt, by
+        action type), typed or answered text is one of those strings."""
         texts = [self.processor.apply_chat_template(p, add_generation_prompt=True, tokenize=False) for p in prompts]
         inputs = self.processor(text=texts, images=list(images) or None, return_tensors="pt",
                                 padding=True).to(self.device)
@@ -113,9 +120,15 @@ class LocalPolicy(PromptedPolicy):
             kwargs.update(do_sample=True, temperature=g.temperature, top_p=g.top_p)
         else:
             kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+        prompt_length = inputs["input_ids"].shape[1]
+        processors = []
         if rows is not None:
             lines = [row_token_sequences(self.processor.tokenizer, r) for r in rows]
-            kwargs["logits_processor"] = [RowEchoConstraint(lines, inputs["input_ids"].shape[1], self._dashes)]
+            processors.append(RowEchoConstraint(lines, prompt_length, self._dashes))
+        if typable is not None:
+            processors.append(TypedTextConstraint(typable, prompt_length, self.processor.tokenizer, self._pieces))
+        if processors:
+            kwargs["logits_processor"] = processors
         output = self.model.generate(**inputs, **kwargs)
         new_tokens = output[:, inputs["input_ids"].shape[1]:]
         return self.processor.batch_decode(new_tokens, skip_special_tokens=True)
@@ -134,10 +147,13 @@ class LocalPolicy(PromptedPolicy):
             # prompts without an image placeholder (the text-only element style) skip decoding
             images = [_image(requests[i].observation.screenshot_png) for i in chunk
                       if count_image_placeholders(prompts[i])]
+            elements = self.style == PromptStyle.ELEMENTS
             rows = ([[render_row(k, element_label(e)) for k, e in enumerate(requests[i].observation.elements)]
-                     for i in chunk] if self.generation.constrain_echo and self.style == PromptStyle.ELEMENTS else None)
+                     for i in chunk] if self.generation.constrain_echo and elements else None)
+            typable = ([typable_texts(requests[i].instruction, [h.hint_summary for h in requests[i].hints])
+                        for i in chunk] if self.generation.constrain_typing and elements else None)
             began = time.monotonic()
-            texts = self.generate([prompts[i] for i in chunk], images, rows)
+            texts = self.generate([prompts[i] for i in chunk], images, rows, typable)
             latency = time.monotonic() - began
             for i, text in zip(chunk, texts):
                 outputs[i] = PolicyOutput(raw_text=text, prompt=stored[i], latency_s=latency)

@@ -35,7 +35,8 @@ class ProgrammaticCritic:
 
     name = "programmatic"
 
-    def __init__(self, world_seed: int = 0, hint_steps: int = 1, direct_plans: bool = False):
+    def __init__(self, world_seed: int = 0, hint_steps: int = 1, direct_plans: bool = False,
+                 from_start: bool = False):
         if hint_steps < 1:
             raise ValueError(f"hint_steps must be at least 1, got {hint_steps}")
         self.world_seed = world_seed
@@ -43,6 +44,10 @@ class ProgrammaticCritic:
         # hint a template task's plan without long presses and searches where one fits the
         # budget (taps and scrolls a small policy can follow); distances stay the shortest plan's
         self.direct_plans = direct_plans
+        # the hint also names the attempt's steps before the wrong one: the next attempt's prompt
+        # carries the hint from its first screen on, and a greedy policy that got those steps right
+        # without a hint need not get them right again under one
+        self.from_start = from_start
 
     def evaluate(self, attempt: AttemptRecord) -> CriticFeedback:
         gt = attempt.ground_truth
@@ -132,7 +137,7 @@ class ProgrammaticCritic:
                         important_insights=[reason], hint_summary="Finish every part of the task before terminating.")
         step = attempt.steps[wrong]
         did = _describe(step)
-        fixes = self._plan(attempt, step, distance)
+        fixes = self._plan(attempt, wrong, distance)
         return Hint(
             attempt=attempt.attempt,
             key_mistake=f"step {wrong + 1}: {did} on the {step.app} '{step.screen}' screen did not help",
@@ -142,15 +147,34 @@ class ProgrammaticCritic:
             hint_summary=plan_summary(step.screen, [(screen, fix) for _, screen, fix in fixes], did),
         )
 
-    def _plan(self, attempt: AttemptRecord, step: StepRecord,
+    def _plan(self, attempt: AttemptRecord, wrong: int,
               distance: Callable[[str | None], int]) -> list[tuple[str, str, str]]:
         """(app, screen, action in words) of up to `hint_steps` actions of a shortest solution from the
-        wrong step's state: the template's solver, or for a goal-screen or goal-state task the taps that
-        bring the goal closest one after another. A screen may come back (a dialog over its page) only
-        while no step's element is on screen at another step of that screen under another name, so
-        a screen's marked rows never point two ways at once; otherwise the plan stops there."""
+        wrong step's state (with `from_start`, after the attempt's own steps before it): the template's
+        solver, or for a goal-screen or goal-state task the taps that bring the goal closest one after
+        another. A screen may come back (a dialog over its page) only while no step's element is on
+        screen at another step of that screen under another name, so a screen's marked rows never
+        point two ways at once; otherwise the plan stops there."""
+        step = attempt.steps[wrong]
         if step.state is None:
             return []
+        fixes: list[tuple[str, str, str]] = []
+        seen: dict[str, list[tuple[set[str], str | None]]] = {}  # screen -> (names on it, step's element)
+
+        def add(app: str, screen: str, elements: list[dict], action: Action) -> bool:
+            names, target = {element_name(e) for e in elements}, hit_name(action, elements)
+            earlier = seen.setdefault(screen, [])
+            if earlier and (target is None or any(t is None or (target in n and target != t)
+                                                  or (t in names and t != target) for n, t in earlier)):
+                return False
+            earlier.append((names, target))
+            fixes.append((app, screen, describe_step_action(action, elements)))
+            return True
+
+        if self.from_start and not all(add(d.app, d.screen, d.elements, Action.from_dict(d.action))
+                                       for d in attempt.steps[:wrong]):
+            fixes.clear()  # the steps done point a screen two ways: hint from the wrong step only
+            seen.clear()
         phone = Phone(self.world_seed)
         phone.restore(json.loads(step.state))
         if attempt.task.template_id:
@@ -158,25 +182,18 @@ class ProgrammaticCritic:
             try:
                 actions = self._solution(instance, phone)
             except RuntimeError:
-                return []
+                return fixes
             if not actions:
-                return [(step.app, step.screen, "finish the task")]
+                return [*fixes, (step.app, step.screen, "finish the task")]
             next_action = iter(actions)
         elif distance(step.state) == 0:
-            return [(step.app, step.screen, "finish the task")]
+            return [*fixes, (step.app, step.screen, "finish the task")]
         else:
             next_action = iter(lambda: better_tap(phone, distance), None)
-        fixes: list[tuple[str, str, str]] = []
-        seen: dict[str, list[tuple[set[str], str | None]]] = {}  # screen -> (names on it, step's element)
         for action in itertools.islice(next_action, self.hint_steps):
             obs = phone.observe()
-            names, target = {element_name(e) for e in obs.elements}, hit_name(action, obs.elements)
-            earlier = seen.setdefault(obs.screen, [])
-            if earlier and (target is None or any(t is None or (target in n and target != t)
-                                                  or (t in names and t != target) for n, t in earlier)):
+            if not add(obs.app, obs.screen, obs.elements, action):
                 break
-            earlier.append((names, target))
-            fixes.append((obs.app, obs.screen, describe_step_action(action, obs.elements)))
             phone.step(action)
         return fixes
 

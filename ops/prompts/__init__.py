@@ -18,7 +18,16 @@ from ops.prompts.curriculum import (
     build_curriculum_prompt,
     curriculum_context,
 )
-from ops.prompts.hint_marks import corrective_summary, element_name, hint_targets, hinted_rows, plan_summary
+from ops.prompts.hint_marks import (
+    corrective_summary,
+    element_name,
+    hint_actions,
+    hint_targets,
+    hinted_actions,
+    hinted_rows,
+    hinted_texts,
+    plan_summary,
+)
 from ops.prompts.messages import (
     Message,
     fill_image_placeholders,
@@ -61,8 +70,11 @@ __all__ = [
     "element_name",
     "element_label",
     "fill_image_placeholders",
+    "hint_actions",
     "hint_targets",
+    "hinted_actions",
     "hinted_rows",
+    "hinted_texts",
     "messages_to_json",
     "plan_summary",
     "png_data_url",

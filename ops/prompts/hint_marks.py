@@ -7,8 +7,10 @@ element-list prompt of the embedded tiny policy marks that element's row (`- Set
 was measured unlearnable at 0.28 M parameters (held-out hint-following 0.075, chance 0.12);
 with the mark on the row it is 0.35 (the same mark before the label measured 0.125), and with
 the marked row's label repeated on a last line after the instruction (`Hint: Settings`,
-`label_echo.prompt_text`) 0.77. Summaries in any other form (free LLM-critic text) mark
-nothing; their text is still shown.
+`label_echo.prompt_text`) 0.77. A step without an element on this screen (`swiping up`,
+`typing '15'` into the focused field, `answering '13:30'`, `finish the task`) marks no row; its
+words go on that last line instead (`hinted_actions`). Summaries in any other form (free
+LLM-critic text) mark nothing; their text is still shown.
 """
 
 from __future__ import annotations
@@ -19,6 +21,9 @@ from typing import Any
 
 _SUMMARY = re.compile(r"On '(?P<screen>[^']*)', (?:click|long press|typing '.*' into) '(?P<name>.+)'\.", re.S)
 _NEXT_SENTENCE = re.compile(r"(?<=\.) (?=On '[^']*', )")  # between the steps of a plan hint
+_STEP = re.compile(r"On '(?P<screen>[^']*)', (?P<fix>.+)\.", re.S)
+_TYPED = re.compile(r"typing '(?P<text>.*?)'(?: into '[^']*')?", re.S)
+_ANSWERED = re.compile(r"answering '(?P<text>.*)'", re.S)
 
 
 def corrective_summary(screen: str, better: str | None, did: str) -> str:
@@ -44,6 +49,34 @@ def hint_targets(summary: str) -> list[tuple[str, str]]:
     steps that name none (press back, finish the task) and free text give nothing."""
     sentences = _NEXT_SENTENCE.split(summary.strip())
     return [(m["screen"], m["name"]) for s in sentences if (m := _SUMMARY.fullmatch(s))]
+
+
+def _steps(summary: str) -> list[re.Match]:
+    return [m for s in _NEXT_SENTENCE.split(summary.strip()) if (m := _STEP.fullmatch(s))]
+
+
+def hint_actions(summary: str) -> list[tuple[str, str]]:
+    """(screen, fix in words) of every step of a `plan_summary` whose fix names no element."""
+    return [(m["screen"], m["fix"]) for m in _steps(summary) if not _SUMMARY.fullmatch(m[0])]
+
+
+def hinted_actions(summaries: Sequence[str], screen: str) -> list[str]:
+    """The element-free fixes the hint summaries give for `screen`, in order, without repeats."""
+    return list(dict.fromkeys(fix for s in summaries for on, fix in hint_actions(s) if on == screen))
+
+
+def hinted_texts(summaries: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(texts the hints type, texts they answer), from steps like `typing 'Ana' into 'Name'` and
+    `answering '13:30'`."""
+    typed, answered = [], []
+    for s in summaries:
+        for m in _steps(s):
+            fix = m["fix"]
+            if t := _TYPED.fullmatch(fix):
+                typed.append(t["text"])
+            elif a := _ANSWERED.fullmatch(fix):
+                answered.append(a["text"])
+    return typed, answered
 
 
 def element_name(element: Mapping[str, Any]) -> str:

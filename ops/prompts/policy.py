@@ -15,7 +15,7 @@ from typing import Any
 from ops.actions.formats import label_echo
 from ops.actions.model import GRID, SYSTEM_BUTTONS
 from ops.episode import Hint
-from ops.prompts.hint_marks import hinted_rows
+from ops.prompts.hint_marks import hinted_actions, hinted_rows
 from ops.prompts.messages import IMAGE_PLACEHOLDER, Message
 
 
@@ -180,7 +180,8 @@ def _elements(
     # hints and progress go before the rows.
     summaries = [h.hint_summary for h in hints]
     text = label_echo.prompt_text([element_label(e) for e in elements], instruction,
-                                  element_context(summaries, history), hinted_rows(summaries, screen, elements))
+                                  element_context(summaries, history), hinted_rows(summaries, screen, elements),
+                                  hinted_actions(summaries, screen))
     content: list[dict[str, Any]] = [dict(IMAGE_PLACEHOLDER)] if with_image else []
     content.append({"type": "text", "text": text})
     return [{"role": "user", "content": content}]

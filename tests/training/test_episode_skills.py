@@ -13,7 +13,7 @@ from ops.actions import Action, ActionType
 from ops.actions.formats import label_echo
 from ops.critic.programmatic import ProgrammaticCritic
 from ops.episode import AttemptRecord, GroundTruth, StepRecord, TaskSpec
-from ops.prompts import build_policy_prompt, element_context
+from ops.prompts import build_policy_prompt, element_context, hint_targets
 from training.base_pretrain import _prompt_text
 from training.episode_skills import SKILLS, TASK_VERBS, with_episode_context
 from phonesim.tasks import instantiate
@@ -49,7 +49,7 @@ def test_done_means_the_named_element_was_the_last_step(samples):
 def test_plain_clicks_never_show_their_target_as_done(samples):
     for s in (s for s in samples if s.kind == "click" and s.history):
         target = s.elements[s.target.element]
-        assert not any(line.startswith(f"- {target.name}") for line in s.history)
+        assert not any(line.removeprefix("- ").rsplit(" #", 1)[0] == target.label for line in s.history)
 
 
 def _named(part: str) -> str:
@@ -71,34 +71,31 @@ def test_sequence_targets_follow_the_done_list(samples):
 
         if s.target.type == ActionType.TERMINATE:
             assert was_done(first) and was_done(second)
-        else:
-            assert not was_done(second)
-            assert s.elements[s.target.element].name == (second if was_done(first) else first)
-
-
-def _hinted(hint: str) -> str:
-    return hint.split("click '", 1)[1].split("'", 1)[0]
+        else:  # on the screen itself a row is done when its whole label is in the Done list
+            labels = {e.name: " ".join(e.label.split()) for e in s.elements}
+            assert labels[second] not in done
+            assert s.elements[s.target.element].name == (second if labels[first] in done else first)
 
 
 def test_hints_name_an_element_on_screen_or_the_instruction_does(samples):
-    on_screen = lambda s, h: _hinted(h) in {e.name for e in s.elements}  # noqa: E731
     kinds = {s.kind for s in samples}
     assert {"hint", "stale_hint", "type_hint"} <= kinds
+    assert any(" On '" in h for s in samples if s.kind == "hint" for h in s.hints)  # some hints are plans
     for s in (s for s in samples if s.kind in ("hint", "stale_hint", "type_hint")):
         if s.kind == "type_hint":
             [hint] = s.hints
             assert f"typing '{s.target.text}'" in hint and s.target.text not in s.instruction
             continue
         target = s.elements[s.target.element]
-        applicable = [h for h in s.hints if on_screen(s, h)]
+        names = {e.name for e in s.elements}
+        applicable = [name for h in s.hints for _, name in hint_targets(h) if name in names]
         lines = _prompt_text(s).split("\n")
         end = -2 if lines[-1].startswith(label_echo.HINT_PREFIX) else -1  # rows, task line, hint line
         rows = lines[end - len(s.elements):end]
         marked = [i for i, row in enumerate(rows) if row.endswith(label_echo.HINT_MARK)]
         assert (end == -2) == bool(marked)
-        if s.kind == "hint":  # exactly one hint applies here and it names the target, alone; its row is marked
-            [hint] = applicable
-            assert hint.endswith(f"click '{target.name}'.") and hint.count("'") == 4
+        if s.kind == "hint":  # exactly one hint step applies here and it names the target; its row is marked
+            assert applicable == [target.name]
             assert s.target.element in marked and all(s.elements[i].name == target.name for i in marked)
             assert " ".join(target.label.split()) in lines[-1]
         else:
@@ -169,7 +166,10 @@ def test_typing_goes_into_a_field_on_screen_and_copies_open_ended_text(samples):
     typed = [s for s in samples if s.target.type == ActionType.TYPE]
     assert len(typed) > 40
     for s in typed:
-        assert s.elements[s.target.element].editable
+        if s.target.element is None:  # a hint says to type into the focused field
+            assert s.kind == "action_hint" and any(e.editable for e in s.elements)
+        else:
+            assert s.elements[s.target.element].editable
         assert s.target.text in (s.instruction if s.kind == "type" else s.hints[0])
     assert len({s.target.text for s in typed}) > 0.8 * len(typed)
     fieldless = [s for s in samples if not any(e.editable for e in s.elements)]

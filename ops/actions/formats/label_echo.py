@@ -69,9 +69,10 @@ def strip_hint_marks(text: str) -> str:
 
 
 def prompt_text(labels: Sequence[str], instruction: str, context: Sequence[str] = (),
-                hinted: Collection[int] = ()) -> str:
+                hinted: Collection[int] = (), hint_actions: Sequence[str] = ()) -> str:
     """The user text: optional context lines (hints, progress), element rows (those in `hinted`
-    marked), the instruction, and, when rows are marked, a last line naming them.
+    marked), the instruction, and, when rows are marked or a hint names a step without an
+    element on this screen (`hint_actions`, e.g. "swiping up"), a last line naming them.
 
     The tiny policy finds the row the last line names (it learns that from "Tap X"); a hint
     only on the rows above was followed 0.35 of the time after pretraining, so the marked
@@ -79,8 +80,8 @@ def prompt_text(labels: Sequence[str], instruction: str, context: Sequence[str] 
     """
     task = TASK_PREFIX + " ".join(instruction.split())
     parts = [*context, render_rows(labels, hinted)] if labels else [*context]
-    marked = [_clean(labels[i]) for i in sorted(hinted) if 0 <= i < len(labels)]
-    return "\n".join([*parts, task, *([HINT_PREFIX + " / ".join(marked)] if marked else [])])
+    named = [_clean(labels[i]) for i in sorted(hinted) if 0 <= i < len(labels)] + list(hint_actions)
+    return "\n".join([*parts, task, *([HINT_PREFIX + " / ".join(named)] if named else [])])
 
 
 def render_target(action: Action, labels: Sequence[str]) -> str:
