@@ -181,6 +181,7 @@ class RFTAssetConfig(SFTAssetConfig):
         "attempts 1..k-1); seed 003 samples them without hints. hint_free_copies adds hint-free prompts."))
     hint_steps: int = Field(default=1, ge=1, description="With use_hints: steps of a shortest solution a hint names.")
     direct_plans: bool = Field(default=False, description="With use_hints: plans without shortcuts (see rollouts).")
+    hint_from_start: bool = Field(default=False, description="With use_hints: hints from the attempt's start (see rollouts).")
     sampling_seed: int = Field(default=0, description="torch seed of the sampling, for reproducible rounds.")
     max_tasks: int | None = Field(default=60, ge=1, description=(
         "Fresh task variants per round after the first: variants of the templates the previous round solved "
@@ -221,8 +222,9 @@ def rft_checkpoint(context: dg.AssetExecutionContext, config: RFTAssetConfig, cu
                                     generation=policy.generation(config.temperature, config.sampling_seed),
                                     batch_size=policy.batch_size, version=f"rft-r{r - 1}:{context.run_id[:8]}")
                 store = rollout_store(storage, experiment_of(context), "rft")
-                run_rollouts(tasks, simulator.make_env, agent, ProgrammaticCritic(simulator.world_seed, config.hint_steps,
-                                                                                  config.direct_plans),
+                critic = ProgrammaticCritic(simulator.world_seed, config.hint_steps, config.direct_plans,
+                                            config.hint_from_start)
+                run_rollouts(tasks, simulator.make_env, agent, critic,
                              store, RolloutConfig(attempts=config.attempts, use_hints=config.use_hints))
                 attempts, steps, feedback = collect_tables(store, agent.version, [t.task_id for t in tasks])
             samples = rft_samples(steps, attempts, verdict="critic_decision",

@@ -37,6 +37,9 @@ class RolloutAssetConfig(dg.Config):
     direct_plans: bool = Field(default=False, description=(
         "Programmatic critic: hint a template task's plan without long presses and searches where one "
         "fits the budget (taps and scrolls; the tiny base cannot type a name or long-press)."))
+    hint_from_start: bool = Field(default=False, description=(
+        "Programmatic critic: a hint also names the attempt's own steps before the first wrong one, so the "
+        "next attempt's first screens carry a marked row too."))
     max_tasks: int | None = Field(default=None, ge=1, description="Run only the first N curriculum tasks.")
     verifiable_only: bool = Field(default=True, description="Skip tasks the simulator cannot judge.")
     temperature: float | None = Field(
@@ -81,7 +84,7 @@ def rollouts(context: dg.AssetExecutionContext, config: RolloutAssetConfig, curr
     if policy.kind == "local" and policy.version is None:
         # staged attempts resume by policy version: sampled or constrained attempts must not resume others
         agent.version = base_policy["version"] + policy.decoding_tag(temperature)
-    critic = ProgrammaticCritic(simulator.world_seed, config.hint_steps, config.direct_plans) \
+    critic = ProgrammaticCritic(simulator.world_seed, config.hint_steps, config.direct_plans, config.hint_from_start) \
         if config.critic == "programmatic" \
         else LLMCritic(llm.get_client(), name=f"llm:{llm.model}")
     store = rollout_store(storage, experiment_of(context))

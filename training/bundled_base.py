@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import subprocess
+from dataclasses import replace
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,7 +25,7 @@ from ops.actions import Action, ActionType
 from ops.actions.formats import label_echo
 from ops.critic.programmatic import describe_step_action
 from ops.episode import Hint
-from ops.prompts import build_policy_prompt, corrective_summary
+from ops.prompts import build_policy_prompt, corrective_summary, plan_summary
 from ops.rollout import describe_action
 
 BUNDLED_DIR = Path(__file__).resolve().parent / "embedded_base"
@@ -50,9 +51,13 @@ def format_fingerprint() -> str:
                 hint_summary=corrective_summary("settings", describe_step_action(Action(ActionType.CLICK, element=1),
                                                                                  elements),
                                                 describe_step_action(Action(ActionType.CLICK, element=0), elements)))
+    plan = replace(hint, hint_summary=plan_summary("settings", [
+        ("launcher", describe_step_action(Action(ActionType.OPEN_APP, app="Settings"), [])),
+        ("settings", describe_step_action(Action(ActionType.SWIPE, direction="up"), [])),
+        ("settings", describe_step_action(Action(ActionType.TYPE, text="Ana"), elements))], ""))
     probe = {
         "prompt": build_policy_prompt("elements", "Turn on Wi-Fi", ["- Settings #3", describe_action(
-            Action(ActionType.TYPE, text="hi"))], [hint], elements, screen="settings"),
+            Action(ActionType.TYPE, text="hi"))], [hint, plan], elements, screen="settings"),
         "answers": [label_echo.render_target(Action(ActionType.CLICK, element=1), ["Wi-Fi [off]", "Display"]),
                     label_echo.render_target(Action(ActionType.TERMINATE, status="success"), []),
                     label_echo.render_target(Action(ActionType.OPEN_APP, app="Settings"), [])],

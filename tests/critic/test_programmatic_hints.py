@@ -126,3 +126,17 @@ def test_a_plan_goes_on_into_a_dialog_over_the_same_screen():
     scrolled = ProgrammaticCritic(hint_steps=6, direct_plans=True).evaluate(
         _attempt(spec, edit.make_phone(), ["Clock"])).hint.hint_summary
     assert scrolled == "On 'launcher', click 'Contacts'. On 'list', swiping up."
+
+
+def test_hint_from_start_names_the_steps_done_right_before_the_fix():
+    attempt = _attempt(_goal_task("wifi"), Phone(0), ["Settings", "Display"])
+    fix = ProgrammaticCritic().evaluate(attempt).hint.hint_summary
+    whole = ProgrammaticCritic(from_start=True).evaluate(attempt).hint
+    assert whole.hint_summary == f"On 'launcher', click 'Settings'. {fix}"
+    assert whole.key_mistake.startswith("step 2: click 'Display'")  # the mistake is still the wrong step
+    assert hint_targets(whole.hint_summary)[0] == ("launcher", "Settings")
+    # a wrong first step leaves nothing before the fix
+    wrong_first = _attempt(_goal_task("wifi"), Phone(0), ["Clock"])
+    assert (ProgrammaticCritic(from_start=True).evaluate(wrong_first).hint.hint_summary
+            == ProgrammaticCritic().evaluate(wrong_first).hint.hint_summary)
+

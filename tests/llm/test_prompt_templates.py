@@ -25,8 +25,11 @@ from ops.prompts import (
     corrective_summary,
     curriculum_context,
     fill_image_placeholders,
+    hint_actions,
     hint_targets,
+    hinted_actions,
     hinted_rows,
+    hinted_texts,
     messages_to_json,
     plan_summary,
     png_data_url,
@@ -329,3 +332,21 @@ def test_curriculum_prompt_includes_existing_tasks_and_bounds():
     ))
     assert "- Turn off Bluetooth" in text and "1. Tap Network" in text
     assert "Write 2 to 4 new tasks" in text and "between 1 and 20 steps" in text
+
+
+def test_steps_without_an_element_go_on_the_last_line_of_their_screen():
+    plan = ("On 'launcher', click 'Clock'. On 'main', swiping up. On 'main', answering '13:30'. "
+            "On 'edit', typing '15'. On 'edit', typing 'Ana' into 'Name'. On 'main', finish the task.")
+    assert hint_actions(plan) == [("main", "swiping up"), ("main", "answering '13:30'"), ("edit", "typing '15'"),
+                                  ("main", "finish the task")]
+    assert hinted_actions([plan, "On 'main', swiping up."], "main") == [
+        "swiping up", "answering '13:30'", "finish the task"]
+    assert hinted_actions([plan], "launcher") == [] and hinted_actions(["Avoid swiping up on 'main'."], "main") == []
+    assert hinted_texts([plan]) == (["15", "Ana"], ["13:30"])
+    elements = [{"text": "Alarms", "grid": [0, 0, 1000, 90]}]
+    hint = Hint(attempt=1, key_mistake="k", what_to_avoid=[], suggested_approach=[], important_insights=[],
+                hint_summary=plan)
+    text = _text(build_policy_prompt("elements", "Check my alarm", [], [hint], elements, screen="main"))
+    assert text.endswith("\nTask: Check my alarm\nHint: swiping up / answering '13:30' / finish the task")
+    assert without_hints(build_policy_prompt("elements", "Check my alarm", [], [hint], elements, screen="main"), 1) \
+        == build_policy_prompt("elements", "Check my alarm", [], [], elements, screen="main")
