@@ -1,5 +1,6 @@
-"""Typed-text constrained decoding: a type action's text is a quoted string (else a word run) of
-the instruction or a hint; everything outside typed text stays free."""
+"""Typed/answered-text constrained decoding: a type action's text is what a hint says to type,
+else a quoted string (else a word run) of the instruction; an answer's is what a hint says to
+answer, when one does; everything else stays free."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from ops.actions.model import Action, ActionType
 from ops.episode import Hint, Observation, PolicyRequest
 from phonesim.phone import Phone
 from training.local_policy import GenerationSettings, LocalPolicy, load_processor
-from training.typing_constraint import TypedTextConstraint, quoted, text_spans, token_pieces
+from training.typing_constraint import TypedTextConstraint, quoted, text_spans, token_pieces, typable_texts
 
 BUNDLED = Path(__file__).resolve().parents[2] / "training" / "embedded_base"
 OPENED = '- Search #1\n{"type":"type","args":{"element":1,"text":"'
@@ -38,6 +39,13 @@ def test_spans_are_the_quoted_strings_when_there_are_any():
         "Thanks, see you there", "list", "Ana Chen"}
 
 
+def test_hints_say_what_to_type_and_answer():
+    plan = "On 'list', typing 'Omar Martinez' into 'Search contacts'. On 'detail', answering '13:30'."
+    assert typable_texts('Find "Omar"', [plan]) == {"type": {"Omar Martinez"}, "answer": {"13:30"}}
+    assert typable_texts('Find "Omar"', ["On 'launcher', click 'Contacts'."]) == {"type": {"Omar"}}
+    assert typable_texts("Rename it to Sam's Phone", ["On 'edit', typing 'Sam's Phone'."])["type"] == {"Sam's Phone"}
+
+
 def test_without_quotes_spans_are_word_runs_with_their_ends_trimmed():
     spans = text_spans(["Set Fatima Brown's email to fatima.80@example.org."])
     assert {"fatima.80@example.org", "Fatima Brown's", "Set Fatima Brown's email"} <= spans
@@ -56,7 +64,7 @@ def _allowed(constraint: TypedTextConstraint, tokenizer, generated: str) -> set[
 
 def test_inside_typed_text_only_span_continuations_are_allowed(tokenizer):
     pieces = token_pieces(tokenizer)
-    constraint = TypedTextConstraint([{"Pharmacy", "Phone"}], 0, tokenizer, pieces)
+    constraint = TypedTextConstraint([{"type": {"Pharmacy", "Phone"}}], 0, tokenizer, pieces)
     allowed = {pieces[i] for i in _allowed(constraint, tokenizer, OPENED + "Ph")}
     assert allowed and all(("Ph" + p).startswith(("Pharmacy\"", "Phone\"")) or
                            "Pharmacy\"".startswith("Ph" + p) or "Phone\"".startswith("Ph" + p) for p in allowed)
@@ -71,17 +79,24 @@ def _allowed_pieces(constraint, tokenizer, pieces, generated: str) -> set[str]:
 
 def test_outside_typed_text_everything_is_free(tokenizer):
     pieces = token_pieces(tokenizer)
-    constraint = TypedTextConstraint([{"Pharmacy"}], 0, tokenizer, pieces)
+    constraint = TypedTextConstraint([{"type": {"Pharmacy"}}], 0, tokenizer, pieces)
     every = set(range(len(tokenizer)))
     assert _allowed(constraint, tokenizer, '- Wi-Fi #0\n{"type":"click","args":{"element":0') == every
-    assert _allowed(constraint, tokenizer, '{"type":"answer","args":{"text":"') == every  # answers are read, not copied
+    assert _allowed(constraint, tokenizer, '{"type":"answer","args":{"text":"') == every  # no hint answers: free
     assert _allowed(constraint, tokenizer, OPENED + 'Pharmacy"') == every  # closed: the JSON's end is free
-    assert _allowed(TypedTextConstraint([set()], 0, tokenizer, pieces), tokenizer, OPENED) == every
+    assert _allowed(TypedTextConstraint([{"type": set()}], 0, tokenizer, pieces), tokenizer, OPENED) == every
+
+
+def test_an_answer_a_hint_gives_is_held_to_it(tokenizer):
+    pieces = token_pieces(tokenizer)
+    constraint = TypedTextConstraint([{"type": {"x"}, "answer": {"13:30"}}], 0, tokenizer, pieces)
+    allowed = _allowed_pieces(constraint, tokenizer, pieces, '{"type":"answer","args":{"text":"13')
+    assert ":" in allowed and "0" not in allowed
 
 
 def test_a_token_that_opens_the_text_must_open_it_on_a_span(tokenizer):
     pieces = token_pieces(tokenizer)
-    constraint = TypedTextConstraint([{"Pharmacy"}], 0, tokenizer, pieces)
+    constraint = TypedTextConstraint([{"type": {"Pharmacy"}}], 0, tokenizer, pieces)
     allowed = _allowed_pieces(constraint, tokenizer, pieces, OPENED[:-1])  # up to `"text":`
     assert '"' in allowed
     assert all(not p.startswith('"') or "Pharmacy\"".startswith(p[1:]) or p[1:].startswith("Pharmacy\"")
@@ -94,7 +109,7 @@ def test_decoding_random_scores_under_the_constraint_types_a_span(tokenizer, see
     is one of the spans and closes."""
     pieces = token_pieces(tokenizer)
     spans = text_spans(['Name the note "Door code 4471" and file it under Work.', "On 'list', click 'New note'."])
-    constraint = TypedTextConstraint([spans], 0, tokenizer, pieces)
+    constraint = TypedTextConstraint([{"type": spans}], 0, tokenizer, pieces)
     rng = torch.Generator().manual_seed(seed)
     ids = tokenizer(OPENED, add_special_tokens=False).input_ids
     for _ in range(40):
@@ -134,5 +149,5 @@ def test_every_text_the_bundled_policy_types_comes_from_its_prompt():
             continue
         if action.type == ActionType.TYPE:
             typed.append(action.text)
-            assert action.text in text_spans([request.instruction, *(h.hint_summary for h in request.hints)])
+            assert action.text in typable_texts(request.instruction, [h.hint_summary for h in request.hints])["type"]
     assert len(typed) >= len(requests) // 2  # the check is not vacuous
