@@ -32,12 +32,12 @@ class RolloutAssetConfig(dg.Config):
     loop_window: int = Field(default=4, ge=2, description="Identical (screen, output) steps in a row that end an attempt.")
     critic: str = Field(default="programmatic", pattern="^(programmatic|llm)$",
                         description="'programmatic': simulator judge + navigation distance; 'llm': the LLM critic resource.")
-    hint_steps: int = Field(default=1, ge=1, description="Programmatic critic: steps of a shortest solution "
+    hint_steps: int = Field(default=12, ge=1, description="Programmatic critic: steps of a shortest solution "
                             "from the first wrong step that its hint names (1: only the corrective step).")
-    direct_plans: bool = Field(default=False, description=(
+    direct_plans: bool = Field(default=True, description=(
         "Programmatic critic: hint a template task's plan without long presses and searches where one "
         "fits the budget (taps and scrolls; the tiny base cannot type a name or long-press)."))
-    hint_from_start: bool = Field(default=False, description=(
+    hint_from_start: bool = Field(default=True, description=(
         "Programmatic critic: a hint also names the attempt's own steps before the first wrong one, so the "
         "next attempt's first screens carry a marked row too."))
     max_tasks: int | None = Field(default=None, ge=1, description="Run only the first N curriculum tasks.")
@@ -68,7 +68,7 @@ def task_specs(tasks: pl.DataFrame, verifiable_only: bool, max_tasks: int | None
         "rollout_steps": dg.AssetOut(description="One row per step: screenshot, prompt, raw output, action."),
         "critic_feedback": dg.AssetOut(description="Hierarchical critic feedback per attempt: decision, step labels, hint."),
     },
-    partitions_def=experiment_partitions, group_name="interaction", code_version="rollouts-6",
+    partitions_def=experiment_partitions, group_name="interaction", code_version="rollouts-7",
 )
 def rollouts(context: dg.AssetExecutionContext, config: RolloutAssetConfig, curriculum_tasks: pl.DataFrame,
              base_policy: dict, simulator: SimulatorResource, policy: PolicyResource, llm: LLMResource,

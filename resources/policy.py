@@ -50,7 +50,7 @@ class PolicyResource(dg.ConfigurableResource):
     constrain_echo: bool = Field(default=True, description=(
         "kind=local, prompt_style=elements: an echoed row must be one of the screen's rows "
         "(training.echo_constraint); endpoints and other styles decode freely."))
-    constrain_typing: bool = Field(default=False, description=(
+    constrain_typing: bool = Field(default=True, description=(
         "kind=local, prompt_style=elements: a type action types a quoted string of the instruction "
         "or a hint (else a run of its words) (training.typing_constraint); endpoints and other styles "
         "decode freely."))

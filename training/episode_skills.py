@@ -139,43 +139,27 @@ def _hint_task(rng: random.Random) -> str:
     return _long_task(rng) if rng.random() < 0.5 else _task_phrase(rng)
 
 
-def _stale_step(rng: random.Random, screen: str) -> str:
-    """A hint sentence naming a step without an element on another screen than `screen` (it puts
-    nothing on this screen's hint line, so it must not be acted on here)."""
-    where = rng.choice([s for s in OTHER_SCREENS if s != screen])
-    step = _element_free_step(rng, None)
-    return corrective_summary(where, _fix(step), "")
-
-
-def _fix(step: Action) -> str:
-    return "finish the task" if step.type == ActionType.TERMINATE else describe_step_action(step, [])
-
-
-def _in_plan(rng: random.Random, hint: str, other: GroundingSample, here: set[str], screen: str,
-             share: float = 0.3) -> str:
-    """`hint` as one sentence of a plan hint (`share` of the time), among sentences about other
-    screens: taps of elements not in `here`, and element-free steps."""
-    if rng.random() >= share:
+def _in_plan(rng: random.Random, hint: str, other: GroundingSample, here: set[str]) -> str:
+    """`hint` as one sentence of a plan hint, among sentences about other screens (30%)."""
+    if rng.random() >= 0.3:
         return hint
     sentences = [hint]
     for _ in range(rng.randint(1, 3)):
-        stale = _stale_hint(rng, other, here) if rng.random() < 0.5 else _stale_step(rng, screen)
-        if stale is not None:
+        if (stale := _stale_hint(rng, other, here)) is not None:
             sentences.insert(rng.randrange(len(sentences) + 1), stale)
     return " ".join(sentences)
 
 
-def _element_free_step(rng: random.Random, screen: GroundingSample | None) -> Action:
-    """A step a hint may name on `screen` (None: another screen) that has no element: scroll,
-    type into the focused field, answer, finish, back."""
+def _element_free_step(rng: random.Random, screen: GroundingSample) -> Action:
+    """A step a hint may name on `screen` that has no element: scroll, type into the focused
+    field, answer, finish, back."""
     kind = rng.randrange(5)
-    if kind == 1 and screen is not None and not any(e.editable for e in screen.elements):
+    if kind == 1 and not any(e.editable for e in screen.elements):
         kind = 0  # typing without naming a field goes into the focused one: only where a field is
     if kind == 0:
         return Action(ActionType.SWIPE, direction=rng.choice(("up", "down")))
     if kind == 1:
-        names = [e.name for e in screen.elements if e.named] if screen is not None else []
-        return Action(ActionType.TYPE, text=free_text(rng, names))
+        return Action(ActionType.TYPE, text=free_text(rng, [e.name for e in screen.elements if e.named]))
     if kind == 2:
         return Action(ActionType.ANSWER, text=rng.choice((_value(rng), free_text(rng, []))))
     if kind == 3:
@@ -184,14 +168,11 @@ def _element_free_step(rng: random.Random, screen: GroundingSample | None) -> Ac
 
 
 def _task_sentence(rng: random.Random, name: str) -> str:
-    """A longer, task-like instruction that names `name` among other words (and values)."""
+    """A longer, task-like instruction that names `name` among other words."""
     a, b = rng.sample(WORDS, 2)
-    noun, value = rng.choice(NOUNS), _value(rng)
     return rng.choice((f"Open {name} and check the {a} for {b}", f"Find {name}, then tell me the {a}",
                        f"In {name}, change the {a} to {b}", f"Go to {name} and delete the {a} entry",
-                       f"Check {name}: how many {a} items are there? Answer with a number.",
-                       f"Open {name} and set the {noun} to {value}.", f"What {noun} does {name} show? Answer with a {b}.",
-                       f"Use {name} to add a {noun} named \"{a.capitalize()}\" for {value}."))
+                       f"Check {name}: how many {a} items are there? Answer with a number."))
 
 
 def with_episode_context(sample_fn: SampleFn, share: float = 0.5) -> SampleFn:
@@ -214,7 +195,7 @@ def with_episode_context(sample_fn: SampleFn, share: float = 0.5) -> SampleFn:
         name = base.elements[target].name
         if rng.random() >= share:  # a plain click after unrelated earlier steps
             done = other_steps(rng, other, {name}, rng.randrange(4))
-            if rng.random() < 0.5:  # a task sentence naming the element: not done yet, act
+            if done and rng.random() < 0.5:  # a task sentence naming the element: not done yet, act
                 return replace(base, history=tuple(done), instruction=_task_sentence(rng, name))
             return replace(base, history=tuple(done))
         kind = rng.choices(list(SKILLS), list(SKILLS.values()))[0]
@@ -250,7 +231,7 @@ def with_episode_context(sample_fn: SampleFn, share: float = 0.5) -> SampleFn:
             hint = corrective_summary(screen, describe_step_action(base.target, elements),
                                       describe_step_action(Action(ActionType.CLICK, element=wrong), elements))
             instruction = _hint_task(rng) if rng.random() < 0.5 else f"{verb} {base.elements[wrong].name}"
-            hints = [_in_plan(rng, hint, other, {e.name for e in base.elements}, screen)]
+            hints = [_in_plan(rng, hint, other, {e.name for e in base.elements})]
             stale = _stale_hint(rng, other, {e.name for e in base.elements})
             if stale is not None and rng.random() < 0.4:
                 hints.insert(rng.randrange(2), stale)
@@ -259,21 +240,17 @@ def with_episode_context(sample_fn: SampleFn, share: float = 0.5) -> SampleFn:
         if kind == "action_hint":
             step = _element_free_step(rng, base)
             screen = base.screen or rng.choice(OTHER_SCREENS)
-            hint = _in_plan(rng, corrective_summary(screen, _fix(step), ""), other, {e.name for e in base.elements},
-                            screen)
+            fix = "finish the task" if step.type == ActionType.TERMINATE else describe_step_action(step, [])
+            hint = _in_plan(rng, corrective_summary(screen, fix, ""), other, {e.name for e in base.elements})
             instruction = _hint_task(rng) if rng.random() < 0.5 else f"{verb} {name}"
             return GroundingSample(None, base.elements, instruction, step, "action_hint", hints=(hint,),
                                    history=tuple(earlier), screen=screen)
-        # stale hint: about an element of another screen, or a step without an element there (a
-        # plan's answer or finish on its last screen); the instruction names an element of this one
+        # stale hint: about an element of another screen; the instruction names one of this one
         hint = _stale_hint(rng, other, {e.name for e in base.elements})
         if hint is None:
             return replace(base, history=tuple(earlier))
-        screen = base.screen or rng.choice(OTHER_SCREENS)
-        hint = _in_plan(rng, hint, other, {e.name for e in base.elements}, screen, share=0.6)
-        instruction = f"{verb} {name}" if rng.random() < 0.5 else _task_sentence(rng, name)
-        return GroundingSample(None, base.elements, instruction, base.target, "stale_hint",
-                               hints=(hint,), history=tuple(earlier), screen=screen)
+        return GroundingSample(None, base.elements, f"{verb} {name}", base.target, "stale_hint",
+                               hints=(hint,), history=tuple(earlier))
 
     sample.__qualname__ = f"with_episode_context({getattr(sample_fn, '__qualname__', 'sample_fn')}, share={share})"
     return sample
