@@ -45,12 +45,15 @@ def test_local_kind_builds_the_transformers_policy(tiny_checkpoint):
     assert (policy.version, policy.output_format, policy.generation.max_new_tokens) == ("tiny-base", "label_echo", 4)
     assert policy.generation.temperature == 0.0
     assert resource.build_policy(checkpoint=tiny_checkpoint, temperature=0.8).generation.temperature == 0.8
-    assert policy.generation.constrain_echo  # on by default for the element-list policy
-    free = PolicyResource(kind="local", constrain_echo=False)
-    assert not free.build_policy(checkpoint=tiny_checkpoint).generation.constrain_echo
+    assert policy.generation.constrain_echo and policy.generation.constrain_typing  # on by default
+    free = PolicyResource(kind="local", constrain_echo=False, constrain_typing=False)
+    free_policy = free.build_policy(checkpoint=tiny_checkpoint)
+    assert not free_policy.generation.constrain_echo and not free_policy.generation.constrain_typing
     # staged attempts resume by version: each decoding gets its own
-    tags = [resource.decoding_tag(0.0), resource.decoding_tag(1.0), free.decoding_tag(0.0)]
-    assert tags == ["+echo", "@T1.0+echo", ""]
+    typing_only = PolicyResource(kind="local", constrain_echo=False)
+    tags = [resource.decoding_tag(0.0), resource.decoding_tag(1.0), typing_only.decoding_tag(0.0),
+            free.decoding_tag(0.0)]
+    assert tags == ["+echo+typing", "@T1.0+echo+typing", "+typing", ""]
 
 
 def test_rollouts_refuse_identical_attempts(tmp_path):
