@@ -51,9 +51,9 @@ class PolicyResource(dg.ConfigurableResource):
         "kind=local, prompt_style=elements: an echoed row must be one of the screen's rows "
         "(training.echo_constraint); endpoints and other styles decode freely."))
     constrain_typing: bool = Field(default=True, description=(
-        "kind=local, prompt_style=elements: a type action types a quoted string of the instruction "
-        "or a hint (else a run of its words) (training.typing_constraint); endpoints and other styles "
-        "decode freely."))
+        "kind=local, prompt_style=elements: a type action types what a hint says to type, else a quoted "
+        "string (else a run of words) of the instruction; an answer is what a hint says to answer, when "
+        "one does (training.typing_constraint); endpoints and other styles decode freely."))
     # endpoint
     model: str | None = Field(
         default=None, description="kind=endpoint: litellm model name, e.g. 'openai/Qwen3-VL-8B-Instruct'."

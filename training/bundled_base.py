@@ -16,8 +16,8 @@ from __future__ import annotations
 import hashlib
 import json
 import subprocess
-from dataclasses import replace
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 

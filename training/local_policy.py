@@ -35,8 +35,8 @@ PROCESSOR_CLASSES: dict[str, type[ProcessorMixin]] = {"TinyQwen2VLProcessor": Ti
 class GenerationSettings:
     """Decoding settings; `temperature` 0 means greedy. For an element-list policy,
     `constrain_echo`: an echoed row must be one of the screen's rows (`training.echo_constraint`);
-    `constrain_typing`: typed text must be a span of the instruction or a hint
-    (`training.typing_constraint`)."""
+    `constrain_typing`: typed (and hinted answer) text must be a string the hints or the
+    instruction offer (`training.typing_constraint`)."""
 
     max_new_tokens: int = 64
     temperature: float = 0.0
