@@ -1,6 +1,6 @@
 """Critic-call throughput of `ops.llm.LLMClient` against a fixed-latency local endpoint.
 
-Each call is a critic final-decision request (seed 000 prompt 3: text plus one PNG as a data
+Each call is a critic final-decision request (MobileForge prompt 3: text plus one PNG as a data
 URL) answered with valid JSON that is validated into `FinalDecision`. The local
 OpenAI-compatible server (tests/support/openai_server.py, run in its own process so it does
 not share the client's GIL) waits `--latency-ms` before every answer, so the ideal rate at

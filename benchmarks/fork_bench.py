@@ -1,7 +1,7 @@
 """Fork-point detection throughput (pairs/s) and accuracy on synthetic 1080×2400 trajectories.
 
 A "pair" is one successful attempt compared with one failed attempt of the same task (the
-GRSD teacher vs a student, seed 003 §3.3.1). Each task has one success and several failures
+GRSD teacher vs a student, UI-Voyager §3.3.1). Each task has one success and several failures
 that share a prefix with it and then diverge: a wrong turn, a detour that comes back to the
 same screen, or a look-alike screen (same pixels but another item / field text / switch).
 Screens carry a status-bar clock that differs between attempts, so no two stored PNGs of
@@ -266,7 +266,7 @@ DECODED: dict[str, int] = {}  # method -> screenshots decoded by its last run
 
 
 def run_ours(tasks, which: int, config: ForkConfig, name: str) -> dict:
-    """Prepare each attempt once (teacher shared by the group), then compare: seed 003 shortest-base mode."""
+    """Prepare each attempt once (teacher shared by the group), then compare: UI-Voyager shortest-base mode."""
     found, decoded = {}, 0
     for t, task in enumerate(tasks):
         attempts = task[which]

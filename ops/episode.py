@@ -98,7 +98,7 @@ class PolicyRequest:
 
 @dataclass(frozen=True)
 class Hint:
-    """Corrective hint of seed 000 prompt 4, reused in later prompts (prompt 5)."""
+    """Corrective hint of MobileForge prompt 4, reused in later prompts (prompt 5)."""
 
     attempt: int
     key_mistake: str
@@ -118,7 +118,7 @@ class StepLabel:
 
 @dataclass(frozen=True)
 class CriticFeedback:
-    """Hierarchical feedback F_k = (z_k, {l_k^t}, h_k) of seed 000 eq. 6–7."""
+    """Hierarchical feedback F_k = (z_k, {l_k^t}, h_k) of MobileForge eq. 6–7."""
 
     decision: int  # 1 success, 0 failure
     reason: str

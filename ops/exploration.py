@@ -1,4 +1,4 @@
-"""Function-aware depth-first exploration of one target app (seed 000 §2.2.1, appendix F).
+"""Function-aware depth-first exploration of one target app (MobileForge §2.2.1, appendix F).
 
 Structural anchors (declared screens in the simulator, APK activities on devices) and the
 current screen produce goals; the explorer pursues each goal depth-first, trying the

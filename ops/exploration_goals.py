@@ -1,4 +1,4 @@
-"""Exploration goals from an LLM (seed 000 appendix F); `ops.exploration.offline_goals` is the offline twin."""
+"""Exploration goals from an LLM (MobileForge appendix F); `ops.exploration.offline_goals` is the offline twin."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""HiFPO task filtering and step selection (seed 000 §2.3.2–2.3.3, eq. 10–14, appendix C).
+"""HiFPO task filtering and step selection (MobileForge §2.3.2–2.3.3, eq. 10–14, appendix C).
 
 Order matters (appendix C): the success-rate filter uses the whole attempt group of a task,
 then the best attempt k* is chosen, then only its reasonable steps are kept.
@@ -17,7 +17,7 @@ class FilterConfig:
     best_attempt: bool = True  # pick k* by eq. 13; False keeps reasonable steps of every attempt
     reasonable_only: bool = True  # eq. 14; False keeps every step of the chosen attempt(s)
     # a successful attempt that acted on after its goal held ends, in the samples, at the first such
-    # step, relabelled "finish" (not in seed 000; see AttemptLabels and assets.learning.FINISH_AT_GOAL)
+    # step, relabelled "finish" (not in MobileForge; see AttemptLabels and assets.learning.FINISH_AT_GOAL)
     finish_at_goal: bool = False
 
     def __post_init__(self) -> None:

@@ -1,4 +1,4 @@
-"""Hint-guided multi-attempt rollout (seed 000 §2.3.1, eq. 8–9).
+"""Hint-guided multi-attempt rollout (MobileForge §2.3.1, eq. 8–9).
 
 Attempts of one task run in order so hints from attempts 1..k-1 reach attempt k (without
 hints they are independent and run side by side too); different tasks run side by side in
@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class RolloutConfig:
     attempts: int = 3  # K attempts per task
-    use_hints: bool = True  # append hints of attempts 1..k-1 to attempt k (seed 000 table 4 ablation)
+    use_hints: bool = True  # append hints of attempts 1..k-1 to attempt k (MobileForge table 4 ablation)
     max_parallel_tasks: int = 32  # episodes stepped together in one batch
     loop_window: int = 4  # this many identical (screen, action) steps in a row end the attempt
     max_policy_errors: int = 3  # consecutive failed policy batches before the run stops

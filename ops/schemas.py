@@ -3,7 +3,7 @@
 One `TableSchema` per table; `validate(df, table)` lists what is wrong with a frame (missing or
 extra columns, wrong dtypes, nulls in required columns, values outside an enum or a range,
 unparseable JSON, broken row rules) and `empty(table)` builds a typed empty frame. Asset checks
-(pipelines/checks.py) run `validate` on every stored frame. Field names follow seed 000 §2.2–2.3
+(pipelines/checks.py) run `validate` on every stored frame. Field names follow MobileForge §2.2–2.3
 and appendix G prompts 1–4, and the rollout records in ops/episode.py.
 
 Conventions: integers are Int64 and floats Float64 (so frames built from Python values need no
@@ -92,13 +92,13 @@ _STEP = _c("step", pl.Int64, "step index within the attempt/trace", bounds=(0, N
 _STRINGS = pl.List(pl.String)
 
 VARIATION_TYPES = ("simplification", "parameter_change", "scenario_application",
-                   "step_progression")  # seed 000 prompt 1
+                   "step_progression")  # MobileForge prompt 1
 END_REASONS = ("terminated", "budget", "loop", "error")  # ops.episode.AttemptRecord.end_reason
-DIFFICULTIES = ("L1", "L2", "L3", "L4")  # seed 001 §4.4 difficulty strata
+DIFFICULTIES = ("L1", "L2", "L3", "L4")  # MobileGym §4.4 difficulty strata
 
 EXPLORATION_TRANSITIONS = TableSchema(
     "exploration_transitions",
-    "One explored transition (seed 000 §2.2.1): before/after screens, action, target, summary.",
+    "One explored transition (MobileForge §2.2.1): before/after screens, action, target, summary.",
     (
         _c("app", pl.String, "target app explored"),
         _c("trace_id", pl.String, "exploration search (one per goal) this transition belongs to"),
@@ -123,7 +123,7 @@ EXPLORATION_TRANSITIONS = TableSchema(
 CURRICULUM_TASKS = TableSchema(
     "curriculum_tasks",
     "Executable task x = (instruction, budget, core functionality, variation, prerequisites), "
-    "seed 000 eq. 5, grounded in the exploration trace it came from.",
+    "MobileForge eq. 5, grounded in the exploration trace it came from.",
     (
         _TASK,
         _c("app", pl.String, "target app the task runs in"),
@@ -149,7 +149,7 @@ CURRICULUM_TASKS = TableSchema(
 
 ATTEMPTS = TableSchema(
     "attempts",
-    "One rollout attempt of a task (seed 000 §2.3.1) with critic outcome and ground truth.",
+    "One rollout attempt of a task (MobileForge §2.3.1) with critic outcome and ground truth.",
     (
         _TASK,
         _ATTEMPT,
@@ -206,7 +206,7 @@ STEPS = TableSchema(
 
 CRITIC_FEEDBACK = TableSchema(
     "critic_feedback",
-    "Hierarchical feedback F_k = (z_k, step labels, hint), seed 000 eq. 6–7, prompts 2–4.",
+    "Hierarchical feedback F_k = (z_k, step labels, hint), MobileForge eq. 6–7, prompts 2–4.",
     (
         _TASK,
         _ATTEMPT,
@@ -229,7 +229,7 @@ CRITIC_FEEDBACK = TableSchema(
 
 TRAINING_SAMPLES = TableSchema(
     "training_samples",
-    "Selected reasonable step (seed 000 eq. 14) rendered as a hint-contextualized prompt.",
+    "Selected reasonable step (MobileForge eq. 14) rendered as a hint-contextualized prompt.",
     (
         _c("prompt", pl.String, "hint-contextualized prompt s̃_j (eq. 15)"),
         _c("image", pl.Binary, "PNG screenshot of the step"),
@@ -248,7 +248,7 @@ TRAINING_SAMPLES = TableSchema(
 
 BENCHMARK_RESULTS = TableSchema(
     "benchmark_results",
-    "One evaluation episode on a held-out task (Pass@k, seed 001 §4.3 diagnostics).",
+    "One evaluation episode on a held-out task (Pass@k, MobileGym §4.3 diagnostics).",
     (
         _c("policy_id", pl.String, "checkpoint or policy evaluated"),
         _TASK,
@@ -268,7 +268,7 @@ BENCHMARK_RESULTS = TableSchema(
 
 FORK_PAIRS = TableSchema(
     "fork_pairs",
-    "Fork point between a successful and a failed attempt of one task (seed 003 alg. 1).",
+    "Fork point between a successful and a failed attempt of one task (UI-Voyager Alg. 1).",
     (
         _TASK,
         _c("success_attempt", pl.Int64, "successful attempt index", bounds=(1, None)),

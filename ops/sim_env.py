@@ -67,7 +67,7 @@ class SimEnvironment:
 
     def ground_truth(self, task: TaskSpec, answer: str | None, terminated: bool,
                      n_steps: int) -> GroundTruth | None:
-        """Simulator verdict. Overdue (seed 001 §4.3: goal reached but the agent kept acting
+        """Simulator verdict. Overdue (MobileGym §4.3: goal reached but the agent kept acting
         until truncation) is approximated from the final state: success without terminating."""
         claimed = self.phone.terminated == "success"
         if self.instance is not None:

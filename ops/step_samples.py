@@ -1,4 +1,4 @@
-"""Step-level training samples from judged rollouts (seed 000 eq. 14–15).
+"""Step-level training samples from judged rollouts (MobileForge eq. 14–15).
 
 A sample keeps the exact prompt the policy saw at rollout time (so the hint context is the
 one that was available to that attempt), the screenshot, the executed action as target and

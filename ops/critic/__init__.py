@@ -1,1 +1,1 @@
-"""Hierarchical critic (seed 000 §2.2.3, prompts 2–4): programmatic and LLM implementations."""
+"""Hierarchical critic (MobileForge §2.2.3, prompts 2–4): programmatic and LLM implementations."""

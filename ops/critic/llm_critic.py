@@ -1,4 +1,4 @@
-"""The hierarchical LLM critic (seed 000 §2.2.3, appendix G.2 prompts 2–4).
+"""The hierarchical LLM critic (MobileForge §2.2.3, appendix G.2 prompts 2–4).
 
 For one finished attempt: every step becomes an annotated before/after panel plus its raw
 action log and is described by the VLM (prompt 2, all steps concurrently); a final decision

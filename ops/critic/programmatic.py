@@ -7,7 +7,7 @@ route to its screen (plus the tap, for a toggle whose data does not hold yet), a
 task's the route through its chain of pages to its taps (`ops.critic.goal_distance`). The hint is
 templated from the first wrong step, naming the action that would have made progress there
 and, with `hint_steps` > 1, the next actions of that shortest solution, one sentence per
-screen (seed 000's hint "suggested approach"; a one-step hint lets K attempts walk at most K-1
+screen (MobileForge's hint "suggested approach"; a one-step hint lets K attempts walk at most K-1
 steps), and with `from_start` the attempt's own steps before the wrong one first; once the goal
 holds, "finish the task". This critic reads simulator state, so it is
 exact where an LLM critic is not — the reference `critic_calibration` compares LLM critics

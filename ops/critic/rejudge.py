@@ -1,4 +1,4 @@
-"""Relabel stored rollouts with another critic (the evaluator ablation of seed 000 table 6).
+"""Relabel stored rollouts with another critic (the evaluator ablation of MobileForge table 6).
 
 Attempts are read back from the attempt store and judged again; nothing is written, so the
 stored originals (and their feedback) stay as they were. A failure is recorded in place for

@@ -1,8 +1,8 @@
-"""Curriculum mining (seed 000 §2.2.2): explored trajectories -> executable, grounded tasks.
+"""Curriculum mining (MobileForge §2.2.2): explored trajectories -> executable, grounded tasks.
 
 `mine_with_llm` (prompt G.1 per trajectory) and `mine_simulator_tasks` (offline, verifiable
 template and navigation variants) produce `CurriculumTask` records; `deduplicate` removes
-near-duplicates; `coverage` tabulates core functionality by app (seed 000 table 7).
+near-duplicates; `coverage` tabulates core functionality by app (MobileForge table 7).
 """
 
 from ops.curriculum.coverage import coverage

@@ -1,4 +1,4 @@
-"""Functional coverage of a curriculum (seed 000 table 7): task counts per core functionality
+"""Functional coverage of a curriculum (MobileForge table 7): task counts per core functionality
 and app, for asset metadata and the grounding ablation."""
 
 from __future__ import annotations

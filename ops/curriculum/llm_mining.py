@@ -1,4 +1,4 @@
-"""LLM curriculum (seed 000 §2.2.2, appendix G.1 prompt 1): each explored trajectory, with its
+"""LLM curriculum (MobileForge §2.2.2, appendix G.1 prompt 1): each explored trajectory, with its
 original goal, screenshots, few-shot examples, principles and the tasks already generated for
 the same app, goes to the curriculum LLM, which assesses it and writes 3–8 new self-contained
 tasks; every task is linked to the trajectory it came from.
@@ -30,7 +30,7 @@ from ops.prompts.curriculum import (
 )
 from ops.prompts.curriculum import CurriculumTask as GeneratedTask
 
-# App-neutral examples of the task shape (seed 000 prompt 1 "few-shot examples").
+# App-neutral examples of the task shape (MobileForge prompt 1 "few-shot examples").
 DEFAULT_FEWSHOT = (
     GeneratedTask(task_id="example_1", instruction="Create a new alarm for 6:45 AM that repeats on weekdays.",
                   step_budget=8, core_functionality="Alarm creation", variation_type="scenario_application",

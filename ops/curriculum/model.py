@@ -1,4 +1,4 @@
-"""The curriculum task record x = (ι, B, c, v, p) of seed 000 eq. 5, grounded in an exploration
+"""The curriculum task record x = (ι, B, c, v, p) of MobileForge eq. 5, grounded in an exploration
 trajectory, and what the miners need to know about trajectories.
 
 A trajectory is a root-to-leaf path of the exploration tree (`ops.exploration.trajectories`).

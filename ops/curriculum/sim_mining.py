@@ -51,7 +51,7 @@ ANY_ENTRY = " Any entry will do."  # screens with page parameters (e.g. one cont
 class SimCurriculumConfig:
     world_seed: int = 0  # must match the simulator the tasks will run in
     screen_size: tuple[int, int] = DEFAULT_SIZE  # the explored phone's (toggle variants replay its actions)
-    variants_per_template: int = 3  # seed 000 prompt 1: at most 3 parameter variations per function
+    variants_per_template: int = 3  # MobileForge prompt 1: at most 3 parameter variations per function
     max_seed_tries: int = 12  # seeds tried per template to find that many distinct parameter sets
     nav_slack_ratio: float = 0.5  # navigation budget = steps + max(min, ratio * steps)
     nav_min_slack: int = 2

@@ -1,10 +1,10 @@
-"""Fork-point detection between successful and failed attempts of a task (GRSD, seed 003 §3.3.1).
+"""Fork-point detection between successful and failed attempts of a task (GRSD, UI-Voyager §3.3.1).
 
     attempts = [Trajectory("a0", True, steps0), Trajectory("a1", False, steps1), ...]
     for pair in detect_group_fork_points(attempts):      # shortest success vs each failure
         for fork in pair.forks:                          # failed step j saw success step i
             sample = (failed_context(pair.failed_id, fork.failed_step),
-                      success_response(pair.success_id, fork.success_step))  # seed 003 eq. 6
+                      success_response(pair.success_id, fork.success_step))  # UI-Voyager eq. 6
 
 Steps carry a screenshot (PNG bytes or array), the canonical action dict and, optionally,
 the accessibility tree; with trees on both sides a visual match must also match the tree.

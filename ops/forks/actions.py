@@ -1,7 +1,7 @@
 """Do two canonical actions, taken on the same screen state, do the same thing?
 
 Used to drop fork candidates where the failed attempt acted like the teacher (the public
-release of seed 003 drops identical tool calls; here "identical" is relaxed to "same effect":
+release of UI-Voyager drops identical tool calls; here "identical" is relaxed to "same effect":
 same type and same target element, a nearby point, the same text).
 """
 

@@ -1,4 +1,4 @@
-"""Algorithm 1 of seed 003 (fork point detection), over any observation-equivalence oracle.
+"""Algorithm 1 of UI-Voyager (fork point detection), over any observation-equivalence oracle.
 
 The oracle answers SAME(o_i+, o_j−) (eq. 3), the similarity used to rank teachers (eq. 5),
 whether the two actions at (i, j) are equivalent, and whether a successful step can teach
@@ -34,7 +34,7 @@ class ForkMatch:
 
 
 def match_fork_points(oracle: StateOracle, action_aware: bool = True) -> list[ForkMatch]:
-    """Fork set M of Algorithm 1 (seed 003), in failed-step order."""
+    """Fork set M of Algorithm 1 (UI-Voyager), in failed-step order."""
     last_i, last_j = oracle.n_success - 1, oracle.n_failed - 1
     matches: list[ForkMatch] = []
     i_min = 0
@@ -70,7 +70,7 @@ def match_fork_points(oracle: StateOracle, action_aware: bool = True) -> list[Fo
 
 
 def _diverge(oracle: StateOracle, i: int, j: int, last_i: int, last_j: int) -> Divergence | None:
-    """DIVERGE(i, j) of seed 003 eq. 4; None when the next observations are the same state."""
+    """DIVERGE(i, j) of UI-Voyager eq. 4; None when the next observations are the same state."""
     if i == last_i or j == last_j:
         return "terminal"
     if oracle.same(i + 1, j + 1):

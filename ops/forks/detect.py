@@ -1,9 +1,9 @@
-"""Fork points between successful and failed attempts of one task (seed 003 §3.3.1, GRSD).
+"""Fork points between successful and failed attempts of one task (UI-Voyager §3.3.1, GRSD).
 
 Each attempt is prepared once: actions, trees and tree signatures eagerly (cheap), and the
 visual features of each screenshot — thumbnail φ(o), mean hash, SSIM window statistics —
 on first use, so a screenshot is decoded at most once and only if some comparison needs it.
-SAME(o_i+, o_j−) is "trees agree (when both sides have one) and SSIM >= θ" (seed 003 eq. 3
+SAME(o_i+, o_j−) is "trees agree (when both sides have one) and SSIM >= θ" (UI-Voyager eq. 3
 plus ops.forks.tree), used everywhere Algorithm 1 asks SAME: alignment, candidates, eq. 4.
 The conjunction is evaluated cheapest first: tree signatures, then the mean-hash pre-filter,
 then the identical-thumbnail shortcut, then SSIM. With trees, a failed step whose tree
@@ -173,7 +173,7 @@ class _PairOracle:
         """SSIM(φ(o_i+), φ(o_j−)); NaN when the mean-hash pre-filter rejects the pair."""
         if (i, j) not in self._sim:
             a, b = self.success.features(i), self.failed.features(j)
-            if hash_similarity(a.hash_bits, b.hash_bits) < self.config.hash_threshold:  # seed 003 §3.3.1
+            if hash_similarity(a.hash_bits, b.hash_bits) < self.config.hash_threshold:  # UI-Voyager §3.3.1
                 self.stats.hash_rejected += 1
                 value = float("nan")
             elif a.thumb_key == b.thumb_key:
@@ -190,7 +190,7 @@ class _PairOracle:
         return None if value is None or np.isnan(value) else value
 
     def same(self, i: int, j: int) -> bool:
-        """SAME: trees agree when both are present, and SSIM >= θ (seed 003 eq. 3; NaN fails)."""
+        """SAME: trees agree when both are present, and SSIM >= θ (UI-Voyager eq. 3; NaN fails)."""
         if (i, j) not in self._same:
             if self.tree_match(i, j) is False:
                 self.stats.tree_rejected += 1
@@ -219,7 +219,7 @@ def detect_fork_points(
     failed: Trajectory | PreparedTrajectory,
     config: ForkConfig = ForkConfig(),
 ) -> PairForks:
-    """Fork points M of Algorithm 1 (seed 003) between a successful and a failed attempt."""
+    """Fork points M of Algorithm 1 (UI-Voyager) between a successful and a failed attempt."""
     s, f = (_prepared(t, config) for t in (success, failed))
     oracle = _PairOracle(s, f, config)
     forks = []
@@ -255,7 +255,7 @@ def detect_group_fork_points(
 ) -> list[PairForks]:
     """Fork points of every failed attempt of one task against its teacher(s).
 
-    GRSD (seed 003 §3.3) takes the shortest successful attempt as the teacher (ties: the
+    GRSD (UI-Voyager §3.3) takes the shortest successful attempt as the teacher (ties: the
     earliest); `teachers="all"` compares every successful attempt with every failed one.
     Tasks without both a success and a failure yield no pairs.
     """

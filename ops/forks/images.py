@@ -1,4 +1,4 @@
-"""φ(o) of seed 003 §3.3.1: crop the status bar, shrink to a grayscale thumbnail; plus the mean hash."""
+"""φ(o) of UI-Voyager §3.3.1: crop the status bar, shrink to a grayscale thumbnail; plus the mean hash."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def to_image(screenshot: Screenshot, header_only: bool = False) -> Image.Image:
 
 
 def thumbnail(image: Image.Image, config: ForkConfig) -> np.ndarray:
-    """Status-bar crop, area downscale and grayscale: the φ(·) of seed 003 eq. 3, as float64.
+    """Status-bar crop, area downscale and grayscale: the φ(·) of UI-Voyager eq. 3, as float64.
 
     Pillow's `reduce` (integer box average) does most of the shrinking on the full frame,
     so only a small image is resampled to the exact thumbnail size; area averaging keeps
@@ -76,5 +76,5 @@ def _bin_matrix(length: int, bins: int) -> np.ndarray:
 
 
 def hash_similarity(a: np.ndarray, b: np.ndarray) -> float:
-    """Fraction of equal bits between two mean hashes (seed 003's pre-filter compares it to 0.80)."""
+    """Fraction of equal bits between two mean hashes (UI-Voyager's pre-filter compares it to 0.80)."""
     return float(np.count_nonzero(a == b)) / a.size

@@ -47,11 +47,11 @@ class Trajectory:
 
 @dataclass(frozen=True, slots=True)
 class ForkConfig:
-    """Settings of the detector. Defaults follow seed 003 §3.3.1 and its public release
+    """Settings of the detector. Defaults follow UI-Voyager §3.3.1 and its public release
     (θ = 0.95, 16×16 mean hash with a 0.80 pre-filter, top 25/878 of the screen cropped)."""
 
-    ssim_threshold: float = 0.95  # θ in seed 003 eq. 3
-    hash_threshold: float = 0.80  # mean-hash similarity below this skips SSIM (seed 003 §3.3.1)
+    ssim_threshold: float = 0.95  # θ in UI-Voyager eq. 3
+    hash_threshold: float = 0.80  # mean-hash similarity below this skips SSIM (UI-Voyager §3.3.1)
     hash_size: int = 16  # mean hash is hash_size × hash_size bits
     status_bar_ratio: float = 25 / 878  # fraction of the screen height cropped from the top
     thumb_width: int = 135  # grayscale thumbnail φ(o): 1/8 of a 1080×2332 cropped screen

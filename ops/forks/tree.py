@@ -1,4 +1,4 @@
-"""Accessibility-tree state signatures: the check after the visual match (beyond seed 003).
+"""Accessibility-tree state signatures: the check after the visual match (beyond UI-Voyager).
 
 SSIM on a thumbnail cannot see a one-letter typo in a text field, which of two identical
 switches is on, or which of two look-alike list items was opened. When both observations
@@ -8,7 +8,7 @@ carry a tree, two screens are the same state only if
   - the other visible elements (class, resource id, text, content description) agree as a
     multiset, up to `max_static_text_differences` elements (for clocks, timestamps...).
 Elements entirely inside the cropped status bar, hidden ones and zero-area ones are ignored,
-mirroring the status-bar crop of the visual comparison (seed 003 §3.3.1).
+mirroring the status-bar crop of the visual comparison (UI-Voyager §3.3.1).
 """
 
 from __future__ import annotations

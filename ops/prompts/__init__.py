@@ -1,4 +1,4 @@
-"""Prompt templates (seed 000 appendix G) and the pydantic models of their JSON answers."""
+"""Prompt templates (MobileForge appendix G) and the pydantic models of their JSON answers."""
 
 from ops.prompts.critic import (
     CorrectiveHintOutput,

@@ -1,4 +1,4 @@
-"""Hierarchical critic prompts and their JSON outputs (seed 000 appendix G.2, prompts 2–4):
+"""Hierarchical critic prompts and their JSON outputs (MobileForge appendix G.2, prompts 2–4):
 per-step descriptions → final decision with step-level reasonableness → corrective hint.
 
 Steps are numbered from 1 in every prompt and output. Output models validate against an
@@ -82,7 +82,7 @@ class FinalDecision(BaseModel):
         return self
 
     def reasonable_fraction(self) -> float:
-        """Q_k: fraction of steps judged reasonable (seed 000 eq. 12); 0 for no steps."""
+        """Q_k: fraction of steps judged reasonable (MobileForge eq. 12); 0 for no steps."""
         if not self.step_analysis:
             return 0.0
         good = sum(v.reasonableness == "reasonable" for v in self.step_analysis.values())
@@ -151,7 +151,7 @@ STEP_DESCRIPTION_SYSTEM = (
 def build_step_description_prompt(
     task: str, action_type: str, action_detail: str, before_after_png: bytes
 ) -> list[Message]:
-    """Seed 000 prompt 2: describe one visualised action (markers drawn on the two-panel image)."""
+    """MobileForge prompt 2: describe one visualised action (markers drawn on the two-panel image)."""
     text = f"""The overall task is: {task}
 
 The image shows the screen before and after one action. Markers on it show where the action happened. The raw action log is:
@@ -181,7 +181,7 @@ Answer with JSON only."""
 def build_final_decision_prompt(
     task: str, steps: Sequence[CriticStep], final_screens_png: bytes
 ) -> list[Message]:
-    """Seed 000 prompt 3: outcome, feasibility, failure step and a label for every step."""
+    """MobileForge prompt 3: outcome, feasibility, failure step and a label for every step."""
     breakdown = "\n".join(_step_line(s) for s in steps) or "(the agent took no steps)"
     text = f"""Task description: {task}
 
@@ -225,7 +225,7 @@ CORRECTIVE_HINT_SYSTEM = (
 
 
 def build_corrective_hint_prompt(task: str, steps: Sequence[CriticStep], decision: FinalDecision) -> list[Message]:
-    """Seed 000 prompt 4: turn a failed or inefficient attempt into a hint for the next one."""
+    """MobileForge prompt 4: turn a failed or inefficient attempt into a hint for the next one."""
     lines = []
     for step in steps:
         judgement = decision.step_analysis.get(step.number)

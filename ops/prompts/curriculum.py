@@ -1,4 +1,4 @@
-"""Curriculum prompt (seed 000 appendix G.1, prompt 1): assess one exploration trajectory
+"""Curriculum prompt (MobileForge appendix G.1, prompt 1): assess one exploration trajectory
 and generate new executable tasks x = (instruction, step_budget, core_functionality,
 variation_type, prerequisites) grounded in it.
 
@@ -119,7 +119,7 @@ def build_curriculum_prompt(
     max_tasks: int = DEFAULT_MAX_TASKS,
     max_steps: int = DEFAULT_MAX_STEPS,
 ) -> list[Message]:
-    """Seed 000 prompt 1 for one exploration trajectory; pass the same bounds as the validation
+    """MobileForge prompt 1 for one exploration trajectory; pass the same bounds as the validation
     context of `CurriculumOutput` (see `curriculum_context`)."""
     if not 1 <= min_tasks <= max_tasks:
         raise ValueError(f"need 1 <= min_tasks <= max_tasks, got {min_tasks}, {max_tasks}")

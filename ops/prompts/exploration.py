@@ -1,4 +1,4 @@
-"""Function-aware exploration goal prompt (seed 000 appendix F): app, anchors, current screen."""
+"""Function-aware exploration goal prompt (MobileForge appendix F): app, anchors, current screen."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Policy step prompts: the corrective-hint block and each agent's hint-contextualized step
-prompt (seed 000 appendix G.3, prompts 5–7), plus a compact element-list prompt for the
+prompt (MobileForge appendix G.3, prompts 5–7), plus a compact element-list prompt for the
 embedded tiny policy.
 
 `build_policy_prompt` is a pure function of the step's text inputs; the screenshot is a
@@ -20,8 +20,8 @@ from ops.prompts.messages import IMAGE_PLACEHOLDER, Message
 
 
 class PromptStyle(str, Enum):
-    QWEN3VL = "qwen3vl"  # seed 000 prompt 6
-    GUIOWL = "guiowl"  # seed 000 prompt 7
+    QWEN3VL = "qwen3vl"  # MobileForge prompt 6
+    GUIOWL = "guiowl"  # MobileForge prompt 7
     ELEMENTS = "elements"  # compact element-list prompt for the tiny embedded model
 
 
@@ -42,7 +42,7 @@ def _bullets(items: Sequence[str]) -> list[str]:
 
 
 def render_hint_block(hints: Sequence[Hint]) -> str:
-    """The corrective-hint context of earlier attempts (seed 000 prompt 5); "" without hints."""
+    """The corrective-hint context of earlier attempts (MobileForge prompt 5); "" without hints."""
     if not hints:
         return ""
     lines = [

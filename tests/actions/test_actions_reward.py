@@ -1,4 +1,4 @@
-"""The adaptive GUI action reward (seed 000 eq. 22–24, table 12) and its TRL wrapper."""
+"""The adaptive GUI action reward (MobileForge eq. 22–24, table 12) and its TRL wrapper."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Algorithm 1 of seed 003 on a hand-written similarity grid (no images)."""
+"""Algorithm 1 of UI-Voyager on a hand-written similarity grid (no images)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""End-to-end fork detection on synthetic screens with known fork points (seed 003 Alg. 1)."""
+"""End-to-end fork detection on synthetic screens with known fork points (UI-Voyager Alg. 1)."""
 
 from __future__ import annotations
 
@@ -83,7 +83,7 @@ def test_same_action_on_the_same_screen_is_not_a_fork(make_trajectory, success):
     # Same click on Settings, but the app went elsewhere (e.g. a flaky load): nothing to correct.
     failed = make_trajectory("f", False, [("A", click(2)), ("B", click(1)), ("Y", DONE)])
     assert pairs(detect_fork_points(success, failed)) == []
-    paper_only = ForkConfig(action_aware=False)  # seed 003 as written: next-state divergence only
+    paper_only = ForkConfig(action_aware=False)  # UI-Voyager as written: next-state divergence only
     assert pairs(detect_fork_points(success, failed, paper_only)) == [(1, 1)]
 
 

@@ -1,4 +1,4 @@
-"""Pairing the attempts of one task (GRSD teacher selection, seed 003 §3.3)."""
+"""Pairing the attempts of one task (GRSD teacher selection, UI-Voyager §3.3)."""
 
 from __future__ import annotations
 

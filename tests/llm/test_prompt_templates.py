@@ -1,4 +1,4 @@
-"""Prompt templates (seed 000 appendix G) and the models of their JSON answers."""
+"""Prompt templates (MobileForge appendix G) and the models of their JSON answers."""
 
 from __future__ import annotations
 
