@@ -2,10 +2,10 @@
 
 It never sees curriculum or benchmark tasks: only generic instructions like "tap X", "type Y",
 "go back", "scroll", "open app Z" on synthetic screens and on simulator screens reached by
-random walks (training/grounding_data.py, training/sim_grounding.py), some with an episode
+random walks (training/base/grounding_data.py, training/base/sim_grounding.py), some with an episode
 context: earlier steps to read, when to terminate, critic hints to follow
-(training/episode_skills.py). By default it is the bundled result of one step-budgeted run of
-that recipe (training/bundled_base.py explains why); `source: pretrain` reruns it. Shared by
+(training/base/episode_skills.py). By default it is the bundled result of one step-budgeted run of
+that recipe (training/base/bundled.py explains why); `source: pretrain` reruns it. Shared by
 every experiment; `mobileforge run` builds it only when it is missing, stored by another code
 version (the code version carries a digest of the bundled checkpoint, so an updated bundled base
 replaces the stored copy) or with --rebuild-shared. A real model replaces it by pointing the policy resource at a checkpoint or
@@ -20,12 +20,12 @@ import dagster as dg
 from pydantic import Field
 
 from resources.storage import ArtifactStore
-from training.bundled_base import bundled_digest
+from training.base.bundled import bundled_digest
 
 
 class BasePolicyConfig(dg.Config):
     source: Literal["bundled", "pretrain"] = Field(default="bundled", description=(
-        "'bundled': the checkpoint shipped in training/embedded_base (checked against the current prompt "
+        "'bundled': the checkpoint shipped in training/base/checkpoint (checked against the current prompt "
         "format); 'pretrain': run the same pretraining recipe now."))
     max_steps: int = Field(default=6000, gt=0, description="Optimizer steps when pretraining (the bundled budget).")
     max_seconds: float = Field(default=3600.0, gt=0, description="Wall-clock cap of the pretraining loop.")
@@ -33,17 +33,17 @@ class BasePolicyConfig(dg.Config):
     eval_samples: int = Field(default=300, ge=0, description="Held-out samples for the accuracy report.")
     context_share: float = Field(default=0.5, ge=0, le=1, description=(
         "Share of click samples turned into episode-context skills (Done list, terminate, critic hints; "
-        "training/episode_skills.py); 0 trains single-step grounding only."))
+        "training/base/episode_skills.py); 0 trains single-step grounding only."))
     page_share: float = Field(default=0.0, ge=0, le=1, description=(
         "Share of samples that are page actions: open an entry, press a button on its page, confirm, stop "
-        "(training/page_actions.py)."))
+        "(training/base/page_actions.py)."))
 
 
 @dg.asset(group_name="learning", code_version=f"base-policy-4+{bundled_digest()}",
           description="Tiny Qwen2-VL policy pretrained on generic grounding data (checkpoint URI + report).")
 def base_policy(context: dg.AssetExecutionContext, config: BasePolicyConfig, artifact_store: ArtifactStore) -> dict:
-    from training.base_pretrain import BasePretrainConfig
-    from training.bundled_base import BUNDLED_DIR, load_bundled, pretrain_embedded_base
+    from training.base.pretrain import BasePretrainConfig
+    from training.base.bundled import BUNDLED_DIR, load_bundled, pretrain_embedded_base
 
     with tempfile.TemporaryDirectory() as tmp:
         source_dir = BUNDLED_DIR

@@ -79,7 +79,7 @@ def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig
                       hifpo_checkpoint: dict, rft_checkpoint: dict, grsd_checkpoint: dict,
                       simulator: SimulatorResource, policy: PolicyResource, storage: StorageLocation,
                       artifact_store: ArtifactStore) -> pl.DataFrame:
-    from training.local_policy import LocalPolicy
+    from training.inference.local_policy import LocalPolicy
 
     tasks = (held_out_tasks(config.seeds_per_template, config.max_templates, simulator.world_seed, config.first_seed)
              if config.split == "test" else

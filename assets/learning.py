@@ -49,7 +49,7 @@ class StepDatasetConfig(dg.Config):
 def step_datasets(context: dg.AssetExecutionContext, config: StepDatasetConfig, rollout_attempts: pl.DataFrame,
                   rollout_steps: pl.DataFrame, critic_feedback: pl.DataFrame, policy: PolicyResource,
                   artifact_store: ArtifactStore) -> pl.DataFrame:
-    from training.datasets import build_step_dataset
+    from training.trainers.step_datasets import build_step_dataset
 
     samples, report = build_step_samples(rollout_attempts, rollout_steps, critic_feedback,
                                          FilterConfig(config.sr_min, config.sr_max, config.best_attempt,
@@ -106,8 +106,8 @@ class HiFPOAssetConfig(dg.Config):
           description="Step-level GRPO with the adaptive GUI action reward on the step dataset (seed 000 §2.3.4).")
 def hifpo_checkpoint(context: dg.AssetExecutionContext, config: HiFPOAssetConfig, step_datasets: pl.DataFrame,
                      base_policy: dict, policy: PolicyResource, artifact_store: ArtifactStore) -> dict:
-    from training.datasets import build_step_dataset
-    from training.hifpo import HiFPOConfig, train_hifpo
+    from training.trainers.step_datasets import build_step_dataset
+    from training.trainers.hifpo import HiFPOConfig, train_hifpo
 
     if step_datasets.height == 0:
         return _unchanged(context, "hifpo", base_policy, "the step dataset is empty: every task was filtered out",
@@ -128,7 +128,7 @@ class SFTAssetConfig(dg.Config):
 
 
 def _sft_config(config: SFTAssetConfig):
-    from training.sft import SFTTrainConfig
+    from training.trainers.sft import SFTTrainConfig
 
     return SFTTrainConfig.cpu_tiny(**config.overrides) if config.preset == "cpu_tiny" \
         else SFTTrainConfig(**config.overrides)
@@ -154,8 +154,8 @@ def fork_pairs(context: dg.AssetExecutionContext, rollout_attempts: pl.DataFrame
           description="SFT of the failed context on the teacher's response at each fork point (seed 003 §3.3).")
 def grsd_checkpoint(context: dg.AssetExecutionContext, config: SFTAssetConfig, fork_pairs: pl.DataFrame,
                     rollout_steps: pl.DataFrame, base_policy: dict, artifact_store: ArtifactStore) -> dict:
-    from training.datasets import build_step_dataset, grsd_samples
-    from training.sft import train_sft
+    from training.trainers.step_datasets import build_step_dataset, grsd_samples
+    from training.trainers.sft import train_sft
 
     samples = grsd_samples(fork_pairs, rollout_steps)
     if samples.height == 0:
@@ -198,9 +198,9 @@ def rft_checkpoint(context: dg.AssetExecutionContext, config: RFTAssetConfig, cu
                    base_policy: dict,
                    simulator: SimulatorResource, policy: PolicyResource, storage: StorageLocation,
                    artifact_store: ArtifactStore) -> dict:
-    from training.datasets import build_step_dataset, rft_samples
-    from training.local_policy import LocalPolicy
-    from training.sft import train_sft
+    from training.trainers.step_datasets import build_step_dataset, rft_samples
+    from training.inference.local_policy import LocalPolicy
+    from training.trainers.sft import train_sft
 
     attempts, steps, feedback = rollout_attempts, rollout_steps, critic_feedback
     finish = finish_response(policy.prompt_style)

@@ -1,6 +1,6 @@
 """Does the embedded base policy pick the right UI element? Prints held-out accuracy vs chance.
 
-Runs `training.base_pretrain.pretrain_base_policy` on the synthetic grounding generator with
+Runs `training.base.pretrain.pretrain_base_policy` on the synthetic grounding generator with
 the default (stored-asset) recipe, then prints: click accuracy vs the random-element baseline,
 format validity, per-skill exact match, wall time, greedy inference speed, and (optional)
 the steps/s of TRL's SFTTrainer on the same data for comparison with the plain loop.
@@ -18,11 +18,11 @@ from pathlib import Path
 
 import torch
 
-from training.base_pretrain import BasePretrainConfig, PolicyTextEncoder, pretrain_base_policy
-from training.grounding_data import synthetic_sample
+from training.base.pretrain import BasePretrainConfig, PolicyTextEncoder, pretrain_base_policy
+from training.base.grounding_data import synthetic_sample
 from ops.actions.formats import label_echo
 from ops.prompts import build_policy_prompt
-from training.tiny_model import load_tiny
+from training.models.tiny import load_tiny
 
 
 def trl_sft_steps_per_second(checkpoint: Path, batch_size: int, steps: int) -> float:

@@ -11,7 +11,7 @@ Prints one JSON object per checkpoint and, given several, the paired comparison 
 the first (`ops.benchmark.versus_baseline`).
 `--first-step-done` starts every task after a shortest solution's first action (the right app
 open), to tell the app choice apart from what a policy does inside the app. `--constrain-echo`
-decodes with the row-echo constraint (`training.echo_constraint`). `--threads` (default 1)
+decodes with the row-echo constraint (`training.inference.echo_constraint`). `--threads` (default 1)
 sets torch's CPU threads: two evaluations side by side on 2 cores with torch's default threads
 oversubscribe the cores (measured: no checkpoint done after 20 min; with one thread each, 585
 episodes in ~130-140 s per checkpoint).
@@ -40,7 +40,7 @@ from ops.critic.programmatic import JudgeOnlyCritic  # noqa: E402
 from ops.episode import TaskSpec  # noqa: E402
 from ops.rollout import RolloutConfig, run_rollouts  # noqa: E402
 from ops.sim_env import SimEnvironment  # noqa: E402
-from training.local_policy import GenerationSettings, LocalPolicy  # noqa: E402
+from training.inference.local_policy import GenerationSettings, LocalPolicy  # noqa: E402
 
 
 class FirstStepDone(SimEnvironment):
@@ -107,9 +107,9 @@ def main() -> None:
     parser.add_argument("--first-step-done", action="store_true",
                         help="start every task with the right app open (first_app_right then means nothing)")
     parser.add_argument("--constrain-echo", action="store_true",
-                        help="echoed rows must be rows of the screen (training.echo_constraint)")
+                        help="echoed rows must be rows of the screen (training.inference.echo_constraint)")
     parser.add_argument("--constrain-typing", action="store_true",
-                        help="typed text must be a string the hints or the instruction offer (training.typing_constraint)")
+                        help="typed text must be a string the hints or the instruction offer (training.inference.typing_constraint)")
     parser.add_argument("--threads", type=int, default=1,
                         help="torch CPU threads; one lets evaluations run side by side, one per core")
     parser.add_argument("--episodes-out", type=Path, default=None,

@@ -1,7 +1,7 @@
 """Policy backends behind the `ops.episode.Policy` protocol: the shared prompt step, and the
 endpoint policy that asks any OpenAI-compatible server (vLLM, hosted VLMs) through litellm.
 
-The local transformers twin lives in `training/local_policy.py` (it needs torch). Both return
+The local transformers twin lives in `training/inference/local_policy.py` (it needs torch). Both return
 raw text; turning it into an action is `ops.actions`' job.
 """
 

@@ -13,7 +13,7 @@ from ops.llm import LLMConfig
 from ops.policy import EndpointPolicy, PromptedPolicy
 
 if TYPE_CHECKING:
-    from training.local_policy import GenerationSettings
+    from training.inference.local_policy import GenerationSettings
 
 _ENDPOINT_ONLY = ("model", "api_base", "api_key_env")
 _LOCAL_ONLY = ("checkpoint",)
@@ -49,11 +49,11 @@ class PolicyResource(dg.ConfigurableResource):
     seed: int | None = Field(default=None, description="kind=local: torch seed set at load, for reproducible sampling.")
     constrain_echo: bool = Field(default=True, description=(
         "kind=local, prompt_style=elements: an echoed row must be one of the screen's rows "
-        "(training.echo_constraint); endpoints and other styles decode freely."))
+        "(training.inference.echo_constraint); endpoints and other styles decode freely."))
     constrain_typing: bool = Field(default=True, description=(
         "kind=local, prompt_style=elements: a type action types what a hint says to type, else a quoted "
         "string (else a run of words) of the instruction; an answer is what a hint says to answer, when "
-        "one does (training.typing_constraint); endpoints and other styles decode freely."))
+        "one does (training.inference.typing_constraint); endpoints and other styles decode freely."))
     # endpoint
     model: str | None = Field(
         default=None, description="kind=endpoint: litellm model name, e.g. 'openai/Qwen3-VL-8B-Instruct'."
@@ -100,7 +100,7 @@ class PolicyResource(dg.ConfigurableResource):
         path = checkpoint if checkpoint is not None else self.checkpoint
         if path is None:
             raise ValueError("checkpoint: kind 'local' needs a checkpoint directory (in config or from the asset)")
-        from training.local_policy import LocalPolicy  # torch only when used
+        from training.inference.local_policy import LocalPolicy  # torch only when used
 
         generation = self.generation(temperature, self.seed)
         return LocalPolicy(
@@ -111,7 +111,7 @@ class PolicyResource(dg.ConfigurableResource):
     def generation(self, temperature: float, seed: int | None) -> GenerationSettings:
         """Decoding settings of a local policy built from this resource (rollouts, RFT rounds,
         benchmark): its token budget, nucleus mass and constraints, with this temperature."""
-        from training.local_policy import GenerationSettings
+        from training.inference.local_policy import GenerationSettings
 
         return GenerationSettings(max_new_tokens=self.max_new_tokens, temperature=temperature, top_p=self.top_p,
                                   seed=seed, constrain_echo=self.constrain_echo,

@@ -13,7 +13,7 @@ def base() -> None:
 
 @base.command()
 @click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Checkpoint directory to write (training/embedded_base replaces the bundled base).")
+              help="Checkpoint directory to write (training/base/checkpoint replaces the bundled base).")
 @click.option("--max-steps", default=6000, show_default=True, help="Optimizer steps (the bundled base's budget).")
 @click.option("--max-seconds", default=7200.0, show_default=True, help="Wall-clock cap of the training loop.")
 @click.option("--seed", default=0, show_default=True, help="Seed of the model init and the data.")
@@ -29,8 +29,8 @@ def pretrain(out: Path, max_steps: int, max_seconds: float, seed: int, context_s
     """Pretrain the base policy into OUT and record its provenance."""
     from pydantic import ValidationError
 
-    from training.base_pretrain import BasePretrainConfig
-    from training.bundled_base import pretrain_embedded_base
+    from training.base.pretrain import BasePretrainConfig
+    from training.base.bundled import pretrain_embedded_base
 
     try:
         config = BasePretrainConfig(max_steps=max_steps, max_seconds=max_seconds, seed=seed, threads=threads,
@@ -54,7 +54,7 @@ def pretrain(out: Path, max_steps: int, max_seconds: float, seed: int, context_s
 @base.command()
 def check() -> None:
     """Check the bundled base against the current prompt format and print its provenance."""
-    from training.bundled_base import BUNDLED_DIR, BundledBaseError, load_bundled
+    from training.base.bundled import BUNDLED_DIR, BundledBaseError, load_bundled
 
     try:
         provenance, report = load_bundled()

@@ -18,7 +18,7 @@ import dagster as dg
 REPO = Path(__file__).resolve().parents[2]
 
 FAST = {
-    "base_policy": {},  # the bundled base (training/embedded_base); pretraining is tested on its own
+    "base_policy": {},  # the bundled base (training/base/checkpoint); pretraining is tested on its own
     "exploration_traces": {"max_transitions": 15, "max_depth": 3},
     "curriculum_tasks": {"variants_per_template": 1},
     "rollouts": {"max_tasks": 8, "attempts": 2},
@@ -84,7 +84,7 @@ def test_rollouts_curriculum_and_benchmark_hold_real_rows(materialized):
 def test_trained_checkpoints_differ_from_the_base_and_reload(materialized):
     _, resources, _, _, _ = materialized
     store = resources["artifact_store"]
-    from training.local_policy import LocalPolicy
+    from training.inference.local_policy import LocalPolicy
 
     base = _load(resources, "base_policy", None)
     before = load_file(store.local_path(base["uri"]) / "model.safetensors")

@@ -45,7 +45,7 @@ def test_a_shared_asset_stored_by_another_code_version_is_materialized_again(tmp
 
 
 def test_the_base_policy_code_version_follows_the_bundled_checkpoint(tmp_path):
-    from training.bundled_base import BUNDLED_DIR, bundled_digest
+    from training.base.bundled import BUNDLED_DIR, bundled_digest
 
     assert base_policy.code_versions_by_key[base_policy.key].endswith(bundled_digest())
     copy = tmp_path / "base"

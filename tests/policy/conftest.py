@@ -20,6 +20,6 @@ def no_external_network() -> Iterator[None]:
 @pytest.fixture(scope="session")
 def tiny_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A randomly initialised tiny Qwen2-VL checkpoint, built offline once per session."""
-    from training.tiny_model import build_tiny_model
+    from training.models.tiny import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("tiny") / "ckpt", seed=0)

@@ -3,18 +3,15 @@ screen's rows; other outputs stay free."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import torch
 
 from ops.actions.formats.label_echo import render_row, split_echo
 from ops.episode import Observation, PolicyRequest
 from ops.prompts import element_label
 from phonesim.phone import Phone
-from training.echo_constraint import RowEchoConstraint
-from training.local_policy import GenerationSettings, LocalPolicy
-
-BUNDLED = Path(__file__).resolve().parents[2] / "training" / "embedded_base"
+from training.base.bundled import BUNDLED_DIR
+from training.inference.echo_constraint import RowEchoConstraint
+from training.inference.local_policy import GenerationSettings, LocalPolicy
 
 
 def _allowed(constraint: RowEchoConstraint, generated: list[int], vocab: int = 10) -> set[int]:
@@ -34,7 +31,7 @@ def test_the_constraint_follows_row_lines_and_leaves_other_outputs_free():
 
 
 def test_every_echo_of_the_bundled_policy_names_a_row_of_its_screen():
-    policy = LocalPolicy(BUNDLED, "elements", batch_size=8,
+    policy = LocalPolicy(BUNDLED_DIR, "elements", batch_size=8,
                          generation=GenerationSettings(max_new_tokens=48, constrain_echo=True))
     phone = Phone(0, (540, 1200))
     requests = []

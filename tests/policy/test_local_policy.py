@@ -12,7 +12,7 @@ from ops.prompts import build_policy_prompt
 from PIL import Image
 
 from ops.episode import PolicyRequest
-from training.local_policy import GenerationSettings, LocalPolicy
+from training.inference.local_policy import GenerationSettings, LocalPolicy
 from tests.support.observations import make_observation
 
 

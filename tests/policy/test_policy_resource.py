@@ -8,7 +8,7 @@ from pydantic import ValidationError
 
 from ops.policy import EndpointPolicy
 from resources.policy import PolicyResource
-from training.local_policy import LocalPolicy
+from training.inference.local_policy import LocalPolicy
 from tests.support.observations import make_observation
 from tests.support.openai_server import OpenAICompatibleServer, fixed
 

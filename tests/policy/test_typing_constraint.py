@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import random
-from pathlib import Path
 
 import pytest
 import torch
@@ -15,16 +14,16 @@ from ops.actions.formats.label_echo import split_echo
 from ops.actions.model import Action, ActionType
 from ops.episode import Hint, Observation, PolicyRequest
 from phonesim.phone import Phone
-from training.local_policy import GenerationSettings, LocalPolicy, load_processor
-from training.typing_constraint import TypedTextConstraint, quoted, text_spans, token_pieces, typable_texts
+from training.base.bundled import BUNDLED_DIR
+from training.inference.local_policy import GenerationSettings, LocalPolicy, load_processor
+from training.inference.typing_constraint import TypedTextConstraint, quoted, text_spans, token_pieces, typable_texts
 
-BUNDLED = Path(__file__).resolve().parents[2] / "training" / "embedded_base"
 OPENED = '- Search #1\n{"type":"type","args":{"element":1,"text":"'
 
 
 @pytest.fixture(scope="module")
 def tokenizer():
-    return load_processor(BUNDLED).tokenizer
+    return load_processor(BUNDLED_DIR).tokenizer
 
 
 def test_quoted_strings_are_found_and_apostrophes_open_nothing():
@@ -131,7 +130,7 @@ def _screen_with_field() -> Observation:
 
 
 def test_every_text_the_bundled_policy_types_comes_from_its_prompt():
-    policy = LocalPolicy(BUNDLED, "elements", batch_size=8,
+    policy = LocalPolicy(BUNDLED_DIR, "elements", batch_size=8,
                          generation=GenerationSettings(max_new_tokens=48, constrain_echo=True, constrain_typing=True))
     observation = _screen_with_field()
     rng = random.Random(0)

@@ -9,11 +9,11 @@ import pytest
 import torch
 
 from ops.actions.model import Action, ActionType, ParseFailure
-from training.base_pretrain import BasePretrainConfig, PolicyTextEncoder, pretrain_base_policy
-from training.grounding_data import synthetic_sample
+from training.base.pretrain import BasePretrainConfig, PolicyTextEncoder, pretrain_base_policy
+from training.base.grounding_data import synthetic_sample
 from ops.actions.formats import label_echo
 from ops.prompts import build_policy_prompt
-from training.tiny_model import build_tiny_model, load_tiny
+from training.models.tiny import build_tiny_model, load_tiny
 
 
 def policy_messages(labels, instruction, with_image=False):

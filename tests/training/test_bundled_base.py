@@ -15,13 +15,13 @@ from ops.benchmark import held_out_tasks
 from ops.episode import PolicyRequest
 from ops.sim_env import SimEnvironment
 from resources.storage import ArtifactStore, StorageLocation
-from training.bundled_base import BUNDLED_DIR, PROVENANCE_FILE, BundledBaseError, format_fingerprint, load_bundled
-from training.local_policy import GenerationSettings, LocalPolicy
+from training.base.bundled import BUNDLED_DIR, PROVENANCE_FILE, BundledBaseError, format_fingerprint, load_bundled
+from training.inference.local_policy import GenerationSettings, LocalPolicy
 
 
 def test_bundled_base_is_current_and_documented():
     # Fails after any change to prompts, answers, hint wording or history lines: rebuild the base
-    # with the command in the error (training/bundled_base.py).
+    # with the command in the error (training/base/bundled.py).
     provenance, report = load_bundled()
     assert provenance["format_fingerprint"] == format_fingerprint()
     assert provenance["command"].startswith("mobileforge base pretrain")
@@ -33,7 +33,7 @@ def test_stale_or_incomplete_bundle_is_refused_with_the_rebuild_command(tmp_path
     stale = shutil.copytree(BUNDLED_DIR, tmp_path / "stale")
     record = json.loads((stale / PROVENANCE_FILE).read_text())
     (stale / PROVENANCE_FILE).write_text(json.dumps({**record, "format_fingerprint": "0" * 16}))
-    with pytest.raises(BundledBaseError, match="mobileforge base pretrain --out training/embedded_base"):
+    with pytest.raises(BundledBaseError, match="mobileforge base pretrain --out training/base/checkpoint"):
         load_bundled(stale)
     (stale / "model.safetensors").unlink()
     with pytest.raises(BundledBaseError, match="lacks \\['model.safetensors'\\]"):

@@ -14,10 +14,10 @@ from ops.actions.formats import label_echo
 from ops.critic.programmatic import ProgrammaticCritic
 from ops.episode import AttemptRecord, GroundTruth, StepRecord, TaskSpec
 from ops.prompts import build_policy_prompt, element_context, hint_targets
-from training.base_pretrain import _prompt_text
-from training.episode_skills import SKILLS, TASK_VERBS, with_episode_context
+from training.base.pretrain import _prompt_text
+from training.base.episode_skills import SKILLS, TASK_VERBS, with_episode_context
 from phonesim.tasks import instantiate
-from training.sim_grounding import sim_sampler
+from training.base.sim_grounding import sim_sampler
 
 
 @pytest.fixture(scope="module")
@@ -149,9 +149,9 @@ def test_the_pretraining_stream_does_not_depend_on_the_hash_seed():
     import sys
 
     code = ("import hashlib, random\n"
-            "from training.episode_skills import with_episode_context\n"
-            "from training.sim_grounding import sim_sampler\n"
-            "from training.base_pretrain import _tokenizer_corpus\n"
+            "from training.base.episode_skills import with_episode_context\n"
+            "from training.base.sim_grounding import sim_sampler\n"
+            "from training.base.pretrain import _tokenizer_corpus\n"
             "fn = with_episode_context(sim_sampler(n_screens=60, seed=0))\n"
             "print(hashlib.sha256('\\0'.join(_tokenizer_corpus(fn, 1500, 1)).encode()).hexdigest())\n")
     digests = {subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONHASHSEED": seed},

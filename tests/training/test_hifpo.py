@@ -18,16 +18,16 @@ from trl.data_utils import prepare_multimodal_messages
 
 from ops.reward import COMPONENTS
 from tests.training.samples import step_frame
-from training.datasets import build_step_dataset, dataset_fingerprint, save_step_dataset
-from training.hifpo import HiFPOConfig, prepare_hifpo, train_hifpo
-from training.launch import build_config, read_config_file
-from training.launch import main as launch
-from training.manifest import read_manifest
-from training.runs import drop_overlong, load_processor, token_count
-from training.sft import SFTTrainConfig, train_sft
-from training.tiny_model import build_tiny_model, load_tiny
+from training.trainers.step_datasets import build_step_dataset, dataset_fingerprint, save_step_dataset
+from training.trainers.hifpo import HiFPOConfig, prepare_hifpo, train_hifpo
+from training.trainers.launch import build_config, read_config_file
+from training.trainers.launch import main as launch
+from training.trainers.manifest import read_manifest
+from training.trainers.runs import drop_overlong, load_processor, token_count
+from training.trainers.sft import SFTTrainConfig, train_sft
+from training.models.tiny import build_tiny_model, load_tiny
 
-ACCELERATE_DIR = Path(__file__).resolve().parents[2] / "training" / "accelerate"
+ACCELERATE_DIR = Path(__file__).resolve().parents[2] / "training" / "trainers" / "accelerate"
 
 
 @pytest.fixture(scope="module")

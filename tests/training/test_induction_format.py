@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ops.actions.model import Action, ActionType, ParseFailure
-from training.induction_format import add_index_tokens
+from training.base.induction_format import add_index_tokens
 from ops.actions.formats.label_echo import (
     index_tokens,
     parse_output,
@@ -15,7 +15,7 @@ from ops.actions.formats.label_echo import (
     render_rows,
     render_target,
 )
-from training.tiny_model import build_tiny_model, load_tiny
+from training.models.tiny import build_tiny_model, load_tiny
 
 LABELS = ["Settings", "Wi-Fi", "Bluetooth", "Settings", "Dark mode"]
 CLICK2 = Action(ActionType.CLICK, element=2)

@@ -10,8 +10,8 @@ import pytest
 
 from ops.actions import Action, ActionType
 from ops.actions.formats import label_echo
-from training.page_actions import NAVIGATION, collect_visits, page_action_sample, with_page_actions
-from training.sim_grounding import sim_sampler
+from training.base.page_actions import NAVIGATION, collect_visits, page_action_sample, with_page_actions
+from training.base.sim_grounding import sim_sampler
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ from safetensors.torch import load_file
 
 from tests.training.samples import ELEMENT_BOXES, click_json, png, prompt_json, step_frame
 from ops.step_samples import finish_response
-from training.datasets import (
+from training.trainers.step_datasets import (
     FEATURES,
     StepSampleError,
     build_step_dataset,
@@ -24,10 +24,10 @@ from training.datasets import (
     rft_samples,
     save_step_dataset,
 )
-from training.manifest import read_manifest
-from training.runs import torch_threads
-from training.sft import SFTTrainConfig, train_sft
-from training.tiny_model import build_tiny_model, load_tiny
+from training.trainers.manifest import read_manifest
+from training.trainers.runs import torch_threads
+from training.trainers.sft import SFTTrainConfig, train_sft
+from training.models.tiny import build_tiny_model, load_tiny
 
 
 @pytest.fixture(scope="module")

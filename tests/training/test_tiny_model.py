@@ -11,7 +11,7 @@ from PIL import Image
 from transformers import AutoModelForImageTextToText
 from trl import GRPOConfig, GRPOTrainer, SFTConfig, SFTTrainer
 
-from training.tiny_model import IM_END, IMAGE_PAD, build_tiny_model, load_tiny
+from training.models.tiny import IM_END, IMAGE_PAD, build_tiny_model, load_tiny
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ model, 2–4 k steps: echoed label right 71–74 %, echoed index at chance 15–
 `parse_output` lets the echoed label pick the element when it names exactly one row: held-out
 click accuracy 0.76 vs chance 0.19 (/tmp/research2/LOG.md of that session; reproduce with
 benchmarks/base_policy_learnability.py). Actions without an element are answered with the
-JSON alone. Tokenizers need the index tokens (`training.induction_format.add_index_tokens`).
+JSON alone. Tokenizers need the index tokens (`training.base.induction_format.add_index_tokens`).
 """
 
 from __future__ import annotations

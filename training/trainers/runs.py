@@ -17,8 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from transformers import AutoProcessor, ProcessorMixin, Trainer
 from trl.data_utils import prepare_multimodal_messages
 
-from training.datasets import dataset_fingerprint, load_step_dataset
-from training.manifest import Manifest, write_manifest
+from training.trainers.step_datasets import dataset_fingerprint, load_step_dataset
+from training.trainers.manifest import Manifest, write_manifest
 
 
 class TrainSettings(BaseModel):
@@ -169,7 +169,7 @@ def load_processor(path: str | Path, *, image_max_pixels: int | None = None) -> 
         json.loads(config_file.read_text()).get("processor_class") if config_file.is_file() else None
     )
     if processor_class == "TinyQwen2VLProcessor":
-        from training.tiny_model import TinyQwen2VLProcessor
+        from training.models.tiny import TinyQwen2VLProcessor
 
         processor = TinyQwen2VLProcessor.from_pretrained(path)
     else:

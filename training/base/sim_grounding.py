@@ -15,7 +15,7 @@ from ops.actions import Action, ActionType
 from ops.prompts import element_label
 from phonesim.apps import load_apps
 from phonesim.phone import Observation, Phone
-from training.grounding_data import (GroundingSample, SampleFn, UIElement, click_instruction, clickable_rows,
+from training.base.grounding_data import (GroundingSample, SampleFn, UIElement, click_instruction, clickable_rows,
                                      free_text, synthetic_sample, type_instruction)
 
 # "type" falls back to a click on screens without a text field (most of them)

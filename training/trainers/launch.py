@@ -1,8 +1,8 @@
 """Command-line entry for training runs, on CPU or under `accelerate launch` on GPUs.
 
-    python -m training.launch hifpo --config cfg.yaml --base MODEL_DIR --dataset DS_DIR --out OUT_DIR
-    python -m training.launch sft --method rft --config cfg.yaml --base ... --dataset ... --out ...
-    accelerate launch --config_file training/accelerate/fsdp.yaml -m training.launch hifpo ...
+    python -m training.trainers.launch hifpo --config cfg.yaml --base MODEL_DIR --dataset DS_DIR --out OUT_DIR
+    python -m training.trainers.launch sft --method rft --config cfg.yaml --base ... --dataset ... --out ...
+    accelerate launch --config_file training/trainers/accelerate/fsdp.yaml -m training.trainers.launch hifpo ...
 
 The config file (YAML or JSON) holds HiFPOConfig / SFTTrainConfig fields, optionally
 `preset: cpu_tiny` to start from the CPU preset instead of the GPU defaults; `--set k=v`
@@ -60,8 +60,8 @@ def build_config(kind: str, fields: dict[str, Any]):
 
     Raises click.UsageError naming the offending field(s) when the config is invalid.
     """
-    from training.hifpo import HiFPOConfig
-    from training.sft import SFTTrainConfig
+    from training.trainers.hifpo import HiFPOConfig
+    from training.trainers.sft import SFTTrainConfig
 
     cls = HiFPOConfig if kind == "hifpo" else SFTTrainConfig
     fields = dict(fields)
@@ -117,11 +117,11 @@ def _run(
 ) -> None:
     config = build_config(kind, {**read_config_file(config_path), **parse_overrides(sets)})
     if kind == "hifpo":
-        from training.hifpo import prepare_hifpo as prepare
-        from training.hifpo import train_hifpo as train
+        from training.trainers.hifpo import prepare_hifpo as prepare
+        from training.trainers.hifpo import train_hifpo as train
     else:
-        from training.sft import prepare_sft as prepare
-        from training.sft import train_sft
+        from training.trainers.sft import prepare_sft as prepare
+        from training.trainers.sft import train_sft
 
         def train(b, d, o, c):
             return train_sft(b, d, o, c, method=method)
@@ -177,7 +177,7 @@ def _common(fn):
             "--dataset",
             type=click.Path(exists=True, file_okay=False, path_type=Path),
             required=True,
-            help="Step dataset directory written by training.datasets.save_step_dataset.",
+            help="Step dataset directory written by training.trainers.step_datasets.save_step_dataset.",
         ),
         click.option(
             "--out",

@@ -22,9 +22,9 @@ from ops.episode import PolicyOutput, PolicyRequest
 from ops.policy import PromptedPolicy
 from ops.prompts import PromptStyle, element_label, messages_to_json
 from ops.prompts.messages import count_image_placeholders
-from training.echo_constraint import RowEchoConstraint, dash_tokens, row_token_sequences
-from training.typing_constraint import TypedTextConstraint, token_pieces, typable_texts
-from training.tiny_model import TinyQwen2VLProcessor
+from training.inference.echo_constraint import RowEchoConstraint, dash_tokens, row_token_sequences
+from training.inference.typing_constraint import TypedTextConstraint, token_pieces, typable_texts
+from training.models.tiny import TinyQwen2VLProcessor
 
 # Processor classes saved by our own builders, which AutoProcessor cannot resolve by name
 # (it would silently fall back to the bare tokenizer).
@@ -34,9 +34,9 @@ PROCESSOR_CLASSES: dict[str, type[ProcessorMixin]] = {"TinyQwen2VLProcessor": Ti
 @dataclass(frozen=True)
 class GenerationSettings:
     """Decoding settings; `temperature` 0 means greedy. For an element-list policy,
-    `constrain_echo`: an echoed row must be one of the screen's rows (`training.echo_constraint`);
+    `constrain_echo`: an echoed row must be one of the screen's rows (`training.inference.echo_constraint`);
     `constrain_typing`: typed (and hinted answer) text must be a string the hints or the
-    instruction offer (`training.typing_constraint`)."""
+    instruction offer (`training.inference.typing_constraint`)."""
 
     max_new_tokens: int = 64
     temperature: float = 0.0

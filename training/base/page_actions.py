@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from ops.actions import Action, ActionType
 from phonesim.apps import load_apps
 from phonesim.phone import Phone
-from training.episode_skills import done_line, other_steps
-from training.grounding_data import WORDS, GroundingSample, SampleFn
-from training.sim_grounding import SimScreen, random_taps, sim_screen
+from training.base.episode_skills import done_line, other_steps
+from training.base.grounding_data import WORDS, GroundingSample, SampleFn
+from training.base.sim_grounding import SimScreen, random_taps, sim_screen
 
 # rows every screen carries or that only move around; never the button of a page action
 NAVIGATION = frozenset({"Back", "Home", "Overview", "Navigate up", "More options"})

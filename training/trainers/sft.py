@@ -2,7 +2,7 @@
 with the loss on the response tokens only.
 
 Shared by RFT (seed 003 §3.2: SFT on the steps of verified-successful attempts; samples from
-`training.datasets.rft_samples`) and GRSD (seed 003 §3.3.2, eq. 6–7: the failed attempt's
+`training.trainers.step_datasets.rft_samples`) and GRSD (seed 003 §3.3.2, eq. 6–7: the failed attempt's
 prompt at a fork point with the successful attempt's response; `grsd_samples`). The round
 loop of RFT (fresh tasks, the previous round's policy generating) belongs to the caller.
 """
@@ -16,7 +16,7 @@ from datasets import Dataset
 from pydantic import Field
 from trl import SFTConfig, SFTTrainer
 
-from training.runs import (
+from training.trainers.runs import (
     PreparedRun,
     TrainReport,
     TrainSettings,

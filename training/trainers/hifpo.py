@@ -18,7 +18,7 @@ from pydantic import Field, ValidationError, model_validator
 from trl import GRPOConfig, GRPOTrainer
 
 from ops.reward import COMPONENTS, RewardConfig, make_trl_reward
-from training.runs import (
+from training.trainers.runs import (
     PreparedRun,
     TrainReport,
     TrainSettings,

@@ -38,7 +38,7 @@ from ops.actions.formats import label_echo
 from ops.critic.programmatic import describe_step_action
 from ops.prompts import corrective_summary
 from ops.rollout import describe_action
-from training.grounding_data import (
+from training.base.grounding_data import (
     FIRST_NAMES,
     LAST_NAMES,
     MONTHS,

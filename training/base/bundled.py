@@ -3,7 +3,7 @@
 Pretraining the tiny policy well takes thousands of optimizer steps (about half an hour on one
 core), more than a 15-minute embedded run can spend, and a time-budgeted run learns less on
 a busy machine than on an idle one. So the result of one step-budgeted run is kept in the
-repository (`training/embedded_base/`, ~1 MB) with its provenance: the exact command, the
+repository (`training/base/checkpoint/`, ~1 MB) with its provenance: the exact command, the
 pretraining config, the data generator, the held-out report and a fingerprint of the prompt
 and answer format it was trained on. `base_policy` (source "bundled") copies it; source
 "pretrain" reruns the same recipe. When prompts, the answer format, critic hint wording or
@@ -28,13 +28,13 @@ from ops.episode import Hint
 from ops.prompts import build_policy_prompt, corrective_summary, plan_summary
 from ops.rollout import describe_action
 
-BUNDLED_DIR = Path(__file__).resolve().parent / "embedded_base"
+BUNDLED_DIR = Path(__file__).resolve().parent / "checkpoint"
 PROVENANCE_FILE = "provenance.json"
 REPORT_FILE = "pretrain_report.json"
 if TYPE_CHECKING:  # torch stays unimported until a pretraining actually runs
-    from training.base_pretrain import BasePretrainConfig, BasePretrainReport
+    from training.base.pretrain import BasePretrainConfig, BasePretrainReport
 
-REBUILD_COMMAND = "mobileforge base pretrain --out training/embedded_base"
+REBUILD_COMMAND = "mobileforge base pretrain --out training/base/checkpoint"
 
 
 class BundledBaseError(RuntimeError):
@@ -117,10 +117,10 @@ def pretrain_embedded_base(out_dir: str | Path, config: BasePretrainConfig, cont
                            ) -> BasePretrainReport:
     """Pretrain the embedded base (simulator-screen grounding, episode-context and page-action
     skills) into `out_dir` and record its provenance; returns the `BasePretrainReport`."""
-    from training.base_pretrain import pretrain_base_policy
-    from training.episode_skills import with_episode_context
-    from training.page_actions import with_page_actions
-    from training.sim_grounding import sim_sampler
+    from training.base.pretrain import pretrain_base_policy
+    from training.base.episode_skills import with_episode_context
+    from training.base.page_actions import with_page_actions
+    from training.base.sim_grounding import sim_sampler
 
     commit = _git_commit()  # the code that generates the data is the code at the start
     sample_fn = with_page_actions(with_episode_context(sim_sampler(seed=config.seed), context_share), page_share,

@@ -1,6 +1,6 @@
 """One-off pretraining of the embedded base policy on generic grounding data.
 
-Builds a tiny Qwen2-VL checkpoint (`training.tiny_model`), trains it with supervised
+Builds a tiny Qwen2-VL checkpoint (`training.models.tiny`), trains it with supervised
 next-token loss on (screenshot, element list, instruction) -> canonical action samples from a
 pluggable `SampleFn`, evaluates it on held-out samples and saves the checkpoint for reuse.
 The prompt/answer format is the label-echo format (`ops.actions.formats.label_echo`), and the
@@ -28,11 +28,11 @@ import torch
 from pydantic import BaseModel, Field, model_validator
 
 from ops.actions.model import Action, ActionType
-from training.grounding_data import GroundingSample, SampleFn, critic_view
+from training.base.grounding_data import GroundingSample, SampleFn, critic_view
 from ops.actions.formats import label_echo
 from ops.prompts import build_policy_prompt, element_context, hinted_actions, hinted_rows
-from training.induction_format import add_index_tokens
-from training.tiny_model import TinyQwen2VLProcessor, build_tiny_model, check_sizes, load_tiny
+from training.base.induction_format import add_index_tokens
+from training.models.tiny import TinyQwen2VLProcessor, build_tiny_model, check_sizes, load_tiny
 
 
 PROGRESS_EVERY = 100  # optimizer steps between progress reports

@@ -10,7 +10,7 @@ the instruction's quoted strings, else its word runs), and the string can only c
 at the end of one. An answer's text is held to what hints say to answer, when they say so.
 The policy still chooses which string; anything else in the output is left free.
 
-This is a decoding aid in the spirit of `training.echo_constraint`, and an approximation of a
+This is a decoding aid in the spirit of `training.inference.echo_constraint`, and an approximation of a
 skill a real VLM has: text from neither the task nor a hint (e.g. typed from an answer read on
 screen) cannot be typed under it, and an answer read off the screen is decoded freely.
 """

@@ -1,0 +1,1 @@
+"""Rollout-time generation with transformers: the local policy and its constrained decoding."""

@@ -1,0 +1,1 @@
+"""Model builders: the tiny Qwen2-VL-architecture policy built offline."""
