@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from ops.actions import GRID, Action, ActionType, ParseFailure, parse_with_context
 from ops.actions.coords import GRID_1000, CoordFrame
-from ops.actions.model import POINTED_TYPES
+from ops.actions import POINTED_TYPES
 
 Box = tuple[float, float, float, float]
 Component = Literal["overall", "type", "arg", "format"]

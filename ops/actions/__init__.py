@@ -13,6 +13,7 @@ from ops.actions.formats import FORMATS, ActionFormat, ParsedOutput, Unsupported
 from ops.actions.model import (
     DIRECTIONS,
     GRID,
+    POINTED_TYPES,
     SYSTEM_BUTTONS,
     TERMINATE_STATUSES,
     Action,
@@ -28,6 +29,7 @@ __all__ = [
     "FORMATS",
     "FORMAT_NAMES",
     "GRID",
+    "POINTED_TYPES",
     "SYSTEM_BUTTONS",
     "TERMINATE_STATUSES",
     "Action",

@@ -13,7 +13,7 @@ from enum import Enum
 from typing import Any
 
 from ops.actions.formats import label_echo
-from ops.actions.model import GRID, SYSTEM_BUTTONS
+from ops.actions import GRID, SYSTEM_BUTTONS
 from ops.episode import Hint
 from ops.prompts.hint_marks import hinted_actions, hinted_rows
 from ops.prompts.messages import IMAGE_PLACEHOLDER, Message

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from ops.actions.formats import FORMATS
-from ops.actions.model import Action, ActionType
+from ops.actions import Action, ActionType
 from ops.episode import Hint, PolicyRequest
 from ops.llm import LLMConfig
 from ops.policy import EndpointPolicy, PolicyCallError

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from ops.actions.formats.label_echo import split_echo
-from ops.actions.model import Action, ActionType
+from ops.actions import Action, ActionType
 from ops.episode import Hint, Observation, PolicyRequest
 from phonesim.phone import Phone
 from training.base.bundled import BUNDLED_DIR

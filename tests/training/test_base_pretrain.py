@@ -8,7 +8,7 @@ import random
 import pytest
 import torch
 
-from ops.actions.model import Action, ActionType, ParseFailure
+from ops.actions import Action, ActionType, ParseFailure
 from training.base.pretrain import BasePretrainConfig, PolicyTextEncoder, pretrain_base_policy
 from training.base.grounding_data import synthetic_sample
 from ops.actions.formats import label_echo

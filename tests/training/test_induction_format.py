@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ops.actions.model import Action, ActionType, ParseFailure
+from ops.actions import Action, ActionType, ParseFailure
 from training.base.induction_format import add_index_tokens
 from ops.actions.formats.label_echo import (
     index_tokens,

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from PIL import Image, ImageDraw
 
-from ops.actions.model import GRID, Action, ActionType
+from ops.actions import GRID, Action, ActionType
 
 
 @dataclass(frozen=True, slots=True)

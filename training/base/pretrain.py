@@ -27,7 +27,7 @@ from pathlib import Path
 import torch
 from pydantic import BaseModel, Field, model_validator
 
-from ops.actions.model import Action, ActionType
+from ops.actions import Action, ActionType
 from training.base.grounding_data import GroundingSample, SampleFn, critic_view
 from ops.actions.formats import label_echo
 from ops.prompts import build_policy_prompt, element_context, hinted_actions, hinted_rows

@@ -24,7 +24,7 @@ from transformers import (
     Qwen2VLProcessor,
 )
 
-from ops.actions.model import DIRECTIONS, SYSTEM_BUTTONS, ActionType
+from ops.actions import DIRECTIONS, SYSTEM_BUTTONS, ActionType
 
 # Special tokens the Qwen2-VL processor and chat template rely on; ids 0..n-1 in this order.
 ENDOFTEXT = "<|endoftext|>"

@@ -21,7 +21,7 @@ import pyarrow as pa
 from datasets import Dataset, Features, Image, Json, List, Value, load_from_disk
 
 from ops.prompts.messages import count_image_placeholders
-from ops.actions.model import POINTED_TYPES, Action, ActionError
+from ops.actions import POINTED_TYPES, Action, ActionError
 from ops.reward import RewardInputError, element_boxes
 from ops.step_samples import FINISH, reward_elements
 
