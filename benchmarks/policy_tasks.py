@@ -109,7 +109,8 @@ def main() -> None:
     parser.add_argument("--constrain-echo", action="store_true",
                         help="echoed rows must be rows of the screen (training.inference.echo_constraint)")
     parser.add_argument("--constrain-typing", action="store_true",
-                        help="typed text must be a string the hints or the instruction offer (training.inference.typing_constraint)")
+                        help="typed text must be a string the hints or the instruction offer "
+                             "(training.inference.typing_constraint)")
     parser.add_argument("--threads", type=int, default=1,
                         help="torch CPU threads; one lets evaluations run side by side, one per core")
     parser.add_argument("--episodes-out", type=Path, default=None,

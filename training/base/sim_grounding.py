@@ -16,7 +16,7 @@ from ops.prompts import element_label
 from phonesim.apps import load_apps
 from phonesim.phone import Observation, Phone
 from training.base.grounding_data import (GroundingSample, SampleFn, UIElement, click_instruction, clickable_rows,
-                                     free_text, synthetic_sample, type_instruction)
+                                          free_text, synthetic_sample, type_instruction)
 
 # "type" falls back to a click on screens without a text field (most of them)
 SKILL_WEIGHTS = {"click": 20, "type": 4, "back": 1, "scroll": 1, "open_app": 2}

@@ -1,5 +1,5 @@
 """HiFPO policy optimisation: step-level GRPO on the filtered step samples with the adaptive
-GUI action reward (seed 000 §2.4, eq. 16–17 and 22–24; hyperparameters from table 13).
+GUI action reward (MobileForge §2.4, eq. 16–17 and 22–24; hyperparameters from table 13).
 
 Each sample is one step: the hint-contextualized prompt the policy saw at rollout time plus
 its screenshot. GRPO samples G responses per step, scores them with R = λ_type·r_type +
@@ -41,7 +41,7 @@ TRAINER_CURVES: dict[str, str] = {
 
 
 class HiFPOConfig(TrainSettings):
-    """HiFPO (step-level GRPO) settings. Defaults are the GPU values of seed 000 table 13 for
+    """HiFPO (step-level GRPO) settings. Defaults are the GPU values of MobileForge table 13 for
     the 8-GPU runs; `cpu_tiny()` is the embedded CPU preset for the tiny model."""
 
     # --- optimisation (table 13: AdamW 1e-6, weight decay 0.01, grad norm 1.0, 4 epochs)
@@ -107,7 +107,7 @@ class HiFPOConfig(TrainSettings):
         "group", description="Advantage normalisation: divide by the group's std (GRPO advantage estimator)."
     )
 
-    # --- reward (seed 000 eq. 22, table 12)
+    # --- reward (MobileForge eq. 22, table 12)
     lambda_type: float = Field(
         0.2, ge=0, description="λ_type: weight of the action-type match (table 13: 0.2)."
     )
@@ -178,7 +178,7 @@ class HiFPOConfig(TrainSettings):
         base pretraining's schedule (6e-4), as 5e-5 left the tiny model's weights nearly unchanged.
         300 optimizer steps (1,200 prompt visits, 1.7 passes over a default run's 725 step
         samples): the earlier 80 steps saw them less than once; three passes took 323 s of a
-        14-minute run. Clicks score 1 inside the target's box and 0 elsewhere (seed 004's binary
+        14-minute run. Clicks score 1 inside the target's box and 0 elsewhere (MobileWizard's binary
         rule): the policy answers with an element, so a near miss is another element, and table
         12's partial credit for neighbours made 300 steps collapse onto the launcher's central
         icon (first tap "Notes" in 137 of 210 train-split episodes; right app first 0.18 vs 0.27).

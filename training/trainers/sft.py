@@ -1,8 +1,8 @@
 """Supervised fine-tuning on step samples: (prompt messages, screenshot) → target response,
 with the loss on the response tokens only.
 
-Shared by RFT (seed 003 §3.2: SFT on the steps of verified-successful attempts; samples from
-`training.trainers.step_datasets.rft_samples`) and GRSD (seed 003 §3.3.2, eq. 6–7: the failed attempt's
+Shared by RFT (UI-Voyager §3.2: SFT on the steps of verified-successful attempts; samples from
+`training.trainers.step_datasets.rft_samples`) and GRSD (UI-Voyager §3.3.2, eq. 6–7: the failed attempt's
 prompt at a fork point with the successful attempt's response; `grsd_samples`). The round
 loop of RFT (fresh tasks, the previous round's policy generating) belongs to the caller.
 """
@@ -37,7 +37,7 @@ METHODS = ("sft", "rft", "grsd")
 
 
 class SFTTrainConfig(TrainSettings):
-    """SFT settings. Defaults are GPU values for full fine-tuning of an 8B VLM (seed 003 does not
+    """SFT settings. Defaults are GPU values for full fine-tuning of an 8B VLM (UI-Voyager does not
     report its SFT hyperparameters; these are common full-parameter values); `cpu_tiny()` is
     the embedded CPU preset for the tiny model."""
 
@@ -95,7 +95,7 @@ class SFTTrainConfig(TrainSettings):
         return dict(
             **self.trainer_kwargs(out_dir),
             max_length=None,  # overlong samples are dropped beforehand (see max_length)
-            completion_only_loss=True,  # seed 003 eq. 7: loss over the response tokens only
+            completion_only_loss=True,  # UI-Voyager eq. 7: loss over the response tokens only
         )
 
     def sft_args(self, out_dir: Path) -> SFTConfig:

@@ -5,8 +5,8 @@ table (ops/schemas.py), plus `target_response` for SFT. The HF dataset keeps the
 conversational messages with a `{"type": "image"}` placeholder and the screenshot in an
 `image` column (TRL fills the placeholder with it); the ground-truth columns ride along so
 reward functions receive them as keyword arguments. Also here: turning rollouts into SFT
-samples for RFT (verified-successful attempts, seed 003 §3.2) and GRSD (fork points,
-seed 003 eq. 6).
+samples for RFT (verified-successful attempts, UI-Voyager §3.2) and GRSD (fork points,
+UI-Voyager eq. 6).
 """
 
 from __future__ import annotations
@@ -255,7 +255,7 @@ def _reward_elements_expr(column: str) -> pl.Expr:
 
 def rft_samples(steps: pl.DataFrame, attempts: pl.DataFrame, *, verdict: str = "gt_success",
                 goal_held: dict[tuple[str, int], int] | None = None, finish_response: str | None = None) -> pl.DataFrame:
-    """Step samples from verified-successful attempts for rejection fine-tuning (seed 003 §3.2).
+    """Step samples from verified-successful attempts for rejection fine-tuning (UI-Voyager §3.2).
 
     An attempt is kept when its `verdict` column (`gt_success`, the simulator's judge, or
     `critic_decision`) is true/1; attempts without a verdict are not used. Every parsed step of
@@ -296,7 +296,7 @@ def rft_samples(steps: pl.DataFrame, attempts: pl.DataFrame, *, verdict: str = "
 
 
 def grsd_samples(fork_pairs: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame:
-    """Self-distillation samples (seed 003 eq. 6): the failed attempt's prompt and screenshot
+    """Self-distillation samples (UI-Voyager eq. 6): the failed attempt's prompt and screenshot
     at the fork, with the successful attempt's response (and action) at its matched step."""
     failed = steps.select(
         "task_id",
