@@ -10,14 +10,13 @@ from PIL import Image, ImageDraw
 from pydantic import Field, model_validator
 
 from assets.metadata import md_table
-from assets.rollouts import rollout_store
 from ops.attempt_store import collect_tables
 from ops.benchmark import (MINED_SEEDS, first_app_right, first_apps, held_out_tasks, pass_at_k, unseen_train_tasks,
                            versus_baseline)
 from ops.critic.programmatic import JudgeOnlyCritic
 from ops.rollout import RolloutConfig, run_rollouts
 from ops.schemas import from_rows
-from pipelines.experiments import experiment_of, experiment_partitions, lineage_metadata
+from resources.experiment import experiment_of, experiment_partitions, lineage_metadata
 from resources.environment import SimulatorResource
 from resources.policy import PolicyResource
 from resources.storage import ArtifactStore, StorageLocation
@@ -97,7 +96,7 @@ def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig
         agent = LocalPolicy(artifact_store.local_path(ckpt["uri"]), policy.prompt_style,
                             generation=policy.generation(config.temperature, config.seed), batch_size=policy.batch_size,
                             version=ckpt["version"] + policy.decoding_tag(config.temperature))
-        store = rollout_store(storage, experiment_of(context), f"benchmark/{name}")
+        store = storage.attempt_store(experiment_of(context), f"benchmark/{name}")
         summary = run_rollouts(specs, simulator.make_env, agent, JudgeOnlyCritic(), store,
                                RolloutConfig(attempts=config.k, use_hints=False,
                                              max_parallel_tasks=config.max_parallel_episodes))

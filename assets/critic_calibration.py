@@ -12,11 +12,10 @@ import dagster as dg
 import polars as pl
 from pydantic import Field
 
-from assets.rollouts import rollout_store
 from ops.critic.calibration import calibrate
 from ops.critic.llm_critic import LLMCritic
 from ops.critic.rejudge import rejudge
-from pipelines.experiments import experiment_of, experiment_partitions, lineage_metadata
+from resources.experiment import experiment_of, experiment_partitions, lineage_metadata
 from resources.llm import LLMResource
 from resources.storage import StorageLocation
 
@@ -43,7 +42,7 @@ def critic_calibration(context: dg.AssetExecutionContext, config: CalibrationCon
         policy_version = rollout_attempts["policy_version"][0]
         critic = LLMCritic(llm.get_client(), name=f"llm:{llm.model}")
         judged = {(r.task_id, r.attempt): r.outcome for r in rejudge(
-            rollout_store(storage, experiment_of(context)), policy_version,
+            storage.attempt_store(experiment_of(context)), policy_version,
             sorted({k[0] for k in keys}), critic, config.max_workers)}
         errors = [f"{k}: {v}" for k, v in judged.items() if isinstance(v, Exception)]
         kept = [(k, t) for k, t in zip(keys, gt) if not isinstance(judged.get(k), Exception) and k in judged]

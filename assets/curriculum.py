@@ -15,7 +15,7 @@ from ops.curriculum import (
 )
 from ops.exploration import trajectories, transitions_from_rows
 from ops.schemas import from_rows
-from pipelines.experiments import APPS_OF_EXPERIMENT, experiment_partitions, lineage_metadata
+from resources.experiment import APPS_OF_EXPERIMENT, experiment_partitions, lineage_metadata
 from resources.environment import SimulatorResource
 from resources.llm import LLMResource
 

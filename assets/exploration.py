@@ -11,7 +11,7 @@ from ops.exploration import ExplorationConfig, Transition, explore_app, offline_
 from ops.exploration_goals import llm_goals
 from ops.schemas import from_rows
 from phonesim.apps import load_apps
-from pipelines.experiments import experiment_app_partitions, lineage_metadata
+from resources.experiment import experiment_app_partitions, lineage_metadata
 from resources.environment import SimulatorResource
 from resources.llm import LLMResource
 

@@ -9,9 +9,9 @@ import polars as pl
 from pydantic import Field
 
 from assets.metadata import counts, md_table
-from assets.rollouts import rollout_store, task_specs
 from ops.attempt_store import collect_tables
 from ops.critic.programmatic import ProgrammaticCritic
+from ops.curriculum import task_specs
 from ops.filtering import FilterConfig
 from ops.fork_pairs import detect_fork_pairs
 from ops.forks import ForkConfig
@@ -19,7 +19,7 @@ from ops.prompts import OUTPUT_FORMATS, PromptStyle
 from ops.rft_rounds import fresh_variants, solved_templates
 from ops.rollout import RolloutConfig, run_rollouts
 from ops.step_samples import build_step_samples, finish_response, goal_held_steps, with_hint_free_copies
-from pipelines.experiments import experiment_of, experiment_partitions, lineage_metadata
+from resources.experiment import experiment_of, experiment_partitions, lineage_metadata
 from resources.environment import SimulatorResource
 from resources.policy import PolicyResource
 from resources.storage import ArtifactStore, StorageLocation
@@ -221,7 +221,7 @@ def rft_checkpoint(context: dg.AssetExecutionContext, config: RFTAssetConfig, cu
                 agent = LocalPolicy(checkpoint, policy.prompt_style,
                                     generation=policy.generation(config.temperature, config.sampling_seed),
                                     batch_size=policy.batch_size, version=f"rft-r{r - 1}:{context.run_id[:8]}")
-                store = rollout_store(storage, experiment_of(context), "rft")
+                store = storage.attempt_store(experiment_of(context), "rft")
                 critic = ProgrammaticCritic(simulator.world_seed, config.hint_steps, config.direct_plans,
                                             config.hint_from_start)
                 run_rollouts(tasks, simulator.make_env, agent, critic,

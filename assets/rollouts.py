@@ -12,13 +12,12 @@ import polars as pl
 from pydantic import Field
 
 from assets.metadata import counts, md_table, thumbnail_md
-from ops.attempt_store import ParquetAttemptStore, collect_tables
+from ops.attempt_store import collect_tables
 from ops.critic.llm_critic import LLMCritic
 from ops.critic.programmatic import ProgrammaticCritic
-from ops.curriculum import CurriculumTask
-from ops.episode import TaskSpec
+from ops.curriculum import task_specs
 from ops.rollout import RolloutConfig, run_rollouts
-from pipelines.experiments import experiment_of, experiment_partitions, lineage_metadata
+from resources.experiment import experiment_of, experiment_partitions, lineage_metadata
 from resources.environment import SimulatorResource
 from resources.llm import LLMResource
 from resources.policy import PolicyResource
@@ -47,21 +46,6 @@ class RolloutAssetConfig(dg.Config):
         "(greedy in the embedded profile, where attempts differ through their hints).")
 
 
-def rollout_store(storage: StorageLocation, experiment: str, stage: str = "rollouts") -> ParquetAttemptStore:
-    """Where finished attempts of an experiment's stage are staged (and resumed from)."""
-    fs, root = storage.filesystem()
-    return ParquetAttemptStore(fs, f"{root}/{experiment}/_staging/{stage}")
-
-
-def task_specs(tasks: pl.DataFrame, verifiable_only: bool, max_tasks: int | None) -> list[TaskSpec]:
-    """Curriculum rows as runnable tasks."""
-    if verifiable_only:
-        tasks = tasks.filter(pl.col("verifiable"))
-    if max_tasks is not None:
-        tasks = tasks.head(max_tasks)
-    return [CurriculumTask.from_row(r).to_task_spec() for r in tasks.iter_rows(named=True)]
-
-
 @dg.multi_asset(
     outs={
         "rollout_attempts": dg.AssetOut(description="One row per attempt: outcome, critic decision, ground truth."),
@@ -87,7 +71,7 @@ def rollouts(context: dg.AssetExecutionContext, config: RolloutAssetConfig, curr
     critic = ProgrammaticCritic(simulator.world_seed, config.hint_steps, config.direct_plans, config.hint_from_start) \
         if config.critic == "programmatic" \
         else LLMCritic(llm.get_client(), name=f"llm:{llm.model}")
-    store = rollout_store(storage, experiment_of(context))
+    store = storage.attempt_store(experiment_of(context))
     run_config = RolloutConfig(attempts=config.attempts, use_hints=config.use_hints,
                                max_parallel_tasks=config.max_parallel_tasks, loop_window=config.loop_window)
     finished = Counter()

@@ -5,7 +5,8 @@ import dagster as dg
 import polars as pl
 
 from ops.schemas import get_table, validate
-from resources.storage import ParquetIOManager, PartitionAddress
+from resources.experiment import PartitionAddress
+from resources.storage import ParquetIOManager
 
 
 def schema_check(asset: dg.AssetsDefinition | dg.AssetKey | str, table: str,

@@ -10,7 +10,7 @@ from assets.exploration import exploration_traces
 from assets.learning import fork_pairs, grsd_checkpoint, hifpo_checkpoint, rft_checkpoint, step_datasets
 from assets.rollouts import rollouts
 from pipelines.checks import schema_check
-from pipelines.experiments import experiment_partitions
+from resources.experiment import experiment_partitions
 from pipelines.resources import resources_for
 
 ASSETS = [exploration_traces, curriculum_tasks, rollouts, critic_calibration, base_policy, step_datasets,

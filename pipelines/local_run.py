@@ -18,8 +18,8 @@ import dagster as dg
 if TYPE_CHECKING:
     from dagster._core.definitions.reconstruct import ReconstructableJob  # what dg.reconstructable returns
 
-from pipelines.experiments import APP_DIMENSION, register_experiment
-from resources.storage import EXPERIMENT_DIMENSION, ParquetIOManager, PartitionAddress
+from resources.experiment import APP_DIMENSION, EXPERIMENT_DIMENSION, PartitionAddress, register_experiment
+from resources.storage import ParquetIOManager
 
 CODE_VERSION_TAG = "dagster/code_version"  # Dagster tags every materialization with its asset's code version
 

@@ -2,14 +2,9 @@
 stores Polars frames as Parquet per experiment and partition, and an artifact store for
 directories (checkpoints, HF datasets).
 
-Layout under the root (local and S3 alike, through pyarrow.fs):
-
-    <root>/<experiment>/<asset/key/path>/<partition>/data.parquet   (or data.json)
-    <root>/<experiment>/<asset/key/path>/<partition>/_manifest.json
-    <root>/_artifacts/<key>/...                                      (ArtifactStore)
-
-`<experiment>` is the key of the asset's "experiment" partition dimension, or `_shared` for
-assets without one; `<partition>` is the key of the other dimension (e.g. the app), or `_`.
+Layout under the root (local and S3 alike, through pyarrow.fs): an experiment's tables as
+`resources.experiment` lays them out, each beside a `_manifest.json`, and directories under
+`<root>/_artifacts/<key>/...` (ArtifactStore).
 """
 
 from __future__ import annotations
@@ -17,11 +12,9 @@ from __future__ import annotations
 import functools
 import json
 import os
-import re
 import shutil
 import tempfile
 import uuid
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -32,20 +25,15 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from pydantic import Field
 
+from ops.attempt_store import ParquetAttemptStore
 from ops.schemas import PARQUET_WRITE_OPTIONS
-from resources.lineage import collect_lineage
+from resources.experiment import PartitionAddress, check_segment, collect_lineage, staging_path
 
-EXPERIMENT_DIMENSION = "experiment"
-DEFAULT_EXPERIMENT = "default"
-SHARED_EXPERIMENT = "_shared"  # directory of assets that have no experiment dimension
-UNPARTITIONED = "_"
 DATA_PARQUET = "data.parquet"
 DATA_JSON = "data.json"
 MANIFEST = "_manifest.json"
 ARTIFACTS_DIR = "_artifacts"
 ARTIFACT_MARKER = "_COMPLETE.json"
-
-_SEGMENT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.=|-]*$")
 
 
 def default_storage_root() -> str:
@@ -53,14 +41,6 @@ def default_storage_root() -> str:
     home = os.environ.get("MOBILEFORGE_HOME")
     base = Path(home) if home else Path(__file__).resolve().parents[1] / ".mobileforge"
     return str(base / "storage")
-
-
-def check_segment(value: str, what: str) -> str:
-    """Reject names that would escape or split a storage path."""
-    if not _SEGMENT.match(value) or ".." in value:
-        raise ValueError(f"{what} {value!r} is not usable as a storage path segment "
-                         "(letters, digits, _ . = | -; not starting with . or -)")
-    return value
 
 
 @functools.lru_cache(maxsize=16)
@@ -105,6 +85,11 @@ class StorageLocation(dg.ConfigurableResource):
         """The URI of a filesystem path (plain absolute path when local)."""
         return f"s3://{path}" if self.is_s3 else path
 
+    def attempt_store(self, experiment: str, stage: str = "rollouts") -> ParquetAttemptStore:
+        """Where finished attempts of an experiment's stage are staged (and resumed from)."""
+        fs, root = self.filesystem()
+        return ParquetAttemptStore(fs, staging_path(root, experiment, stage))
+
     def path_of(self, uri: str) -> str:
         """Inverse of `uri`: the filesystem path of a URI under this location's scheme."""
         if self.is_s3 != uri.startswith("s3://"):
@@ -148,34 +133,6 @@ def read_bytes(fs: pafs.FileSystem, path: str) -> bytes:
 
 def exists(fs: pafs.FileSystem, path: str) -> bool:
     return fs.get_file_info(path).type != pafs.FileType.NotFound
-
-
-@dataclass(frozen=True)
-class PartitionAddress:
-    """Where one asset partition lives: experiment directory + partition directory."""
-
-    experiment: str
-    partition: str
-
-    @classmethod
-    def of(cls, partitions_def: dg.PartitionsDefinition | None, key: str | None
-           ) -> PartitionAddress:
-        if partitions_def is None or key is None:
-            return cls(SHARED_EXPERIMENT, UNPARTITIONED)
-        if isinstance(partitions_def, dg.MultiPartitionsDefinition):
-            mkey = (key if isinstance(key, dg.MultiPartitionKey)
-                    else partitions_def.get_partition_key_from_str(key))
-            dims = dict(mkey.keys_by_dimension)
-            if EXPERIMENT_DIMENSION in dims:
-                experiment = dims.pop(EXPERIMENT_DIMENSION)
-                (other,) = dims.values()
-                return cls(check_segment(experiment, "experiment"),
-                           check_segment(other, "partition key"))
-            return cls(SHARED_EXPERIMENT, check_segment(str(mkey), "partition key"))
-        if (isinstance(partitions_def, dg.DynamicPartitionsDefinition)
-                and partitions_def.name == EXPERIMENT_DIMENSION):
-            return cls(check_segment(key, "experiment"), UNPARTITIONED)
-        return cls(SHARED_EXPERIMENT, check_segment(key, "partition key"))
 
 
 def _metadata_plain(value: Any) -> Any:

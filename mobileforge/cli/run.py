@@ -26,7 +26,7 @@ def print_benchmark(io_manager, experiment: str, k: int) -> None:
 
     from ops.benchmark import pass_at_k, versus_baseline
     from phonesim.tasks import templates
-    from resources.storage import UNPARTITIONED, PartitionAddress
+    from resources.experiment import UNPARTITIONED, PartitionAddress
 
     results = io_manager.load(dg.AssetKey("benchmark_results"), PartitionAddress(experiment, UNPARTITIONED))
     table = pass_at_k(results, k).filter(pl.col("difficulty") == "all").drop("difficulty")

@@ -8,12 +8,13 @@ near-duplicates; `coverage` tabulates core functionality by app (MobileForge tab
 from ops.curriculum.coverage import coverage
 from ops.curriculum.dedup import DedupResult, Duplicate, deduplicate, normalize_instruction, similarity
 from ops.curriculum.llm_mining import LLMCurriculumConfig, LLMCurriculumResult, TrajectoryOutcome, mine_with_llm
-from ops.curriculum.model import CurriculumTask, ScreenReach, screens_reached, trajectory_app, trajectory_id
+from ops.curriculum.model import (CurriculumTask, ScreenReach, screens_reached, task_specs, trajectory_app,
+                                  trajectory_id)
 from ops.curriculum.sim_mining import SimCurriculumConfig, SimCurriculumResult, mine_simulator_tasks
 
 __all__ = [
     "CurriculumTask", "DedupResult", "Duplicate", "LLMCurriculumConfig", "LLMCurriculumResult", "ScreenReach",
     "SimCurriculumConfig", "SimCurriculumResult", "TrajectoryOutcome", "coverage", "deduplicate",
     "mine_simulator_tasks", "mine_with_llm", "normalize_instruction", "screens_reached", "similarity",
-    "trajectory_app", "trajectory_id",
+    "task_specs", "trajectory_app", "trajectory_id",
 ]

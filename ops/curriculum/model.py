@@ -15,6 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+import polars as pl
+
 from ops.episode import TaskSpec
 from ops.exploration import Transition
 from ops.schemas import VARIATION_TYPES
@@ -168,3 +170,12 @@ def screens_reached(paths: Sequence[Trajectory]) -> dict[tuple[str, str], Screen
         for i, t in enumerate(path, start=1):
             offer(t.after.app, t.after.screen, i, tid)
     return best
+
+
+def task_specs(tasks: pl.DataFrame, verifiable_only: bool, max_tasks: int | None) -> list[TaskSpec]:
+    """Curriculum rows (a `curriculum_tasks` frame) as runnable tasks."""
+    if verifiable_only:
+        tasks = tasks.filter(pl.col("verifiable"))
+    if max_tasks is not None:
+        tasks = tasks.head(max_tasks)
+    return [CurriculumTask.from_row(r).to_task_spec() for r in tasks.iter_rows(named=True)]

@@ -50,7 +50,7 @@ def materialized(tmp_path_factory):
 
 
 def _load(resources, key: str, experiment: str | None = "ci"):
-    from resources.storage import SHARED_EXPERIMENT, UNPARTITIONED, PartitionAddress
+    from resources.experiment import SHARED_EXPERIMENT, UNPARTITIONED, PartitionAddress
 
     return resources["io_manager"].load(dg.AssetKey(key),
                                         PartitionAddress(experiment or SHARED_EXPERIMENT, UNPARTITIONED))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dagster as dg
 import pytest
 
-from pipelines.experiments import register_experiment
+from resources.experiment import register_experiment
 from resources.storage import ParquetIOManager, StorageLocation
 
 

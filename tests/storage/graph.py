@@ -15,7 +15,7 @@ from PIL import Image
 
 from ops.schemas import from_rows
 from pipelines.checks import schema_check
-from pipelines.experiments import (
+from resources.experiment import (
     APPS_OF_EXPERIMENT,
     experiment_app_partitions,
     experiment_of,

@@ -8,14 +8,14 @@ import dagster as dg
 import polars as pl
 import pytest
 
-from pipelines.experiments import APPS_OF_EXPERIMENT, experiment_partitions, register_experiment
-from resources.storage import (
-    MANIFEST,
+from resources.experiment import (
+    APPS_OF_EXPERIMENT,
     SHARED_EXPERIMENT,
     PartitionAddress,
-    StorageLocation,
-    write_atomic,
+    experiment_partitions,
+    register_experiment,
 )
+from resources.storage import MANIFEST, StorageLocation, write_atomic
 from tests.storage.graph import ALL_ASSETS, APPS, experiment_by_app, materialize_experiment
 
 TASKS = dg.AssetKey("curriculum_tasks")

@@ -17,7 +17,8 @@ import pytest
 from moto.server import ThreadedMotoServer
 
 from resources.catalog import catalog_views, open_catalog
-from resources.storage import ArtifactStore, ParquetIOManager, PartitionAddress, StorageLocation
+from resources.experiment import PartitionAddress
+from resources.storage import ArtifactStore, ParquetIOManager, StorageLocation
 from tests.storage.graph import APPS, materialize_experiment
 
 BUCKET = "mobileforge-test"

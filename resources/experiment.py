@@ -1,0 +1,209 @@
+"""Experiments: materializations with different config kept side by side.
+
+Everything the "experiment" concept means lives here: its name rules, the Dagster partitions
+(every stage asset is partitioned by the dynamic `experiment` dimension; per-app stages add an
+`app` dimension), where an experiment's data lives under the storage root (including the staging
+area of finished attempts), and the lineage record each materialization carries.
+
+Layout under the storage root (local and S3 alike):
+
+    <root>/<experiment>/<asset/key/path>/<partition>/data.parquet   (or data.json)
+    <root>/<experiment>/_staging/<stage>/...                          (finished attempts)
+    <root>/_shared/<asset/key/path>/_/...                             (assets without experiment)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Sequence
+
+import dagster as dg
+from dagster._core.definitions.data_version import DATA_VERSION_TAG
+from pydantic import BaseModel
+
+if TYPE_CHECKING:
+    from dagster._core.execution.context.system import StepExecutionContext
+
+EXPERIMENT_DIMENSION = "experiment"
+APP_DIMENSION = "app"
+DEFAULT_EXPERIMENT = "default"
+SHARED_EXPERIMENT = "_shared"  # directory of assets that have no experiment dimension
+UNPARTITIONED = "_"  # partition directory of assets without a second dimension
+STAGING_DIR = "_staging"
+MAX_NAME_LENGTH = 64
+MAX_RECORDED_PARTITIONS = 256  # per upstream asset; beyond it only the combined hash is kept
+
+_SEGMENT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.=|-]*$")
+_EXPERIMENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+def check_segment(value: str, what: str) -> str:
+    """Reject names that would escape or split a storage path."""
+    if not _SEGMENT.match(value) or ".." in value:
+        raise ValueError(f"{what} {value!r} is not usable as a storage path segment "
+                         "(letters, digits, _ . = | -; not starting with . or -)")
+    return value
+
+
+def check_experiment_name(name: str) -> str:
+    """An experiment name: letters, digits, `_ . -`, starting with a letter or digit, at most
+    64 characters (it names a directory and a Dagster partition)."""
+    if len(name) > MAX_NAME_LENGTH or not _EXPERIMENT_NAME.match(name) or ".." in name:
+        raise ValueError(f"experiment {name[:80]!r}: use letters, digits, '_', '.', '-', starting with a "
+                         f"letter or digit, at most {MAX_NAME_LENGTH} characters")
+    return name
+
+
+# --- partitions ---------------------------------------------------------------------------
+
+experiment_partitions = dg.DynamicPartitionsDefinition(name=EXPERIMENT_DIMENSION)
+
+# Maps experiment E of a per-experiment asset to every (E, app) partition of a per-app asset,
+# and (E, app) back to E.
+APPS_OF_EXPERIMENT = dg.MultiToSingleDimensionPartitionMapping(
+    partition_dimension_name=EXPERIMENT_DIMENSION)
+
+
+def experiment_app_partitions(apps: Sequence[str] | None = None) -> dg.MultiPartitionsDefinition:
+    """experiment × app partitions; `apps` fixes the app list, None makes apps dynamic too
+    (register them with `instance.add_dynamic_partitions("app", [...])`)."""
+    app_def: dg.PartitionsDefinition = (
+        dg.StaticPartitionsDefinition([check_segment(a, "app") for a in apps])
+        if apps is not None else dg.DynamicPartitionsDefinition(name=APP_DIMENSION))
+    return dg.MultiPartitionsDefinition(
+        {EXPERIMENT_DIMENSION: experiment_partitions, APP_DIMENSION: app_def})
+
+
+def register_experiment(instance: dg.DagsterInstance, name: str = DEFAULT_EXPERIMENT) -> bool:
+    """Add experiment `name` as a partition; False if it already existed."""
+    check_experiment_name(name)
+    if instance.has_dynamic_partition(EXPERIMENT_DIMENSION, name):
+        return False
+    instance.add_dynamic_partitions(EXPERIMENT_DIMENSION, [name])
+    return True
+
+
+def experiment_of(context: dg.AssetExecutionContext) -> str:
+    """The experiment this run materializes (the experiment dimension of its partition key)."""
+    key = context.partition_key
+    if isinstance(key, dg.MultiPartitionKey):
+        return key.keys_by_dimension[EXPERIMENT_DIMENSION]
+    return key
+
+
+# --- storage paths ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class PartitionAddress:
+    """Where one asset partition lives: experiment directory + partition directory."""
+
+    experiment: str
+    partition: str
+
+    @classmethod
+    def of(cls, partitions_def: dg.PartitionsDefinition | None, key: str | None
+           ) -> PartitionAddress:
+        if partitions_def is None or key is None:
+            return cls(SHARED_EXPERIMENT, UNPARTITIONED)
+        if isinstance(partitions_def, dg.MultiPartitionsDefinition):
+            mkey = (key if isinstance(key, dg.MultiPartitionKey)
+                    else partitions_def.get_partition_key_from_str(key))
+            dims = dict(mkey.keys_by_dimension)
+            if EXPERIMENT_DIMENSION in dims:
+                experiment = dims.pop(EXPERIMENT_DIMENSION)
+                (other,) = dims.values()
+                return cls(check_segment(experiment, "experiment"),
+                           check_segment(other, "partition key"))
+            return cls(SHARED_EXPERIMENT, check_segment(str(mkey), "partition key"))
+        if (isinstance(partitions_def, dg.DynamicPartitionsDefinition)
+                and partitions_def.name == EXPERIMENT_DIMENSION):
+            return cls(check_segment(key, "experiment"), UNPARTITIONED)
+        return cls(SHARED_EXPERIMENT, check_segment(key, "partition key"))
+
+
+def staging_path(root: str, experiment: str, stage: str) -> str:
+    """Directory (inside the storage filesystem) where a stage of `experiment` stages finished
+    attempts, so a rerun after a crash resumes instead of starting over."""
+    parts = [check_segment(p, "stage") for p in stage.split("/")]
+    return "/".join([root, check_segment(experiment, "experiment"), STAGING_DIR, *parts])
+
+
+# --- lineage ------------------------------------------------------------------------------
+
+def _partition_version(instance: dg.DagsterInstance, key: dg.AssetKey, partition: str
+                       ) -> dict[str, Any]:
+    """Data version and run of the latest materialization of one upstream partition."""
+    records = instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=key, asset_partitions=[partition]), limit=1).records
+    if not records:
+        return {"partition": partition, "data_version": None, "run_id": None}
+    tags = records[0].asset_materialization.tags or {}
+    return {"partition": partition, "data_version": tags.get(DATA_VERSION_TAG),
+            "run_id": records[0].run_id}
+
+
+def collect_lineage(step_context: StepExecutionContext, asset_key: dg.AssetKey
+                    ) -> dict[str, Any]:
+    """`{"config", "code_version", "upstream": [{asset_key, partitions, data_version, run_id}]}`.
+
+    Uses Dagster's step context (reached through the public `get_step_execution_context()` /
+    `OutputContext.step_context`): the same data-version records Dagster itself uses to compute
+    staleness. For a partitioned upstream, `data_version` is Dagster's hash over the partitions
+    read and `partitions` lists each one's own data version and run. Shared by
+    `lineage_metadata` (what the UI shows) and the IO manager's `_manifest.json`.
+    """
+    layer = step_context.job_def.asset_layer
+    node = layer.get(asset_key)
+    upstream = []
+    for parent in sorted(node.parent_keys, key=lambda k: k.to_user_string()):
+        info = step_context.maybe_fetch_and_get_input_asset_version_info(parent)
+        input_name = layer.get_node_input_name(step_context.node_handle, parent)
+        partitions = None
+        if input_name and step_context.has_asset_partitions_for_input(input_name):
+            subset = step_context.asset_partitions_subset_for_input(
+                input_name, require_valid_partitions=False)
+            keys = sorted(str(k) for k in subset.get_partition_keys())
+            partitions = [_partition_version(step_context.instance, parent, k)
+                          for k in keys[:MAX_RECORDED_PARTITIONS]]
+        upstream.append({
+            "asset_key": parent.to_user_string(),
+            "partitions": partitions,
+            "data_version": info.data_version.value if info and info.data_version else None,
+            "run_id": info.run_id if info else None,
+        })
+    return {
+        "config": step_context.op_config,
+        "code_version": node.code_version,
+        "upstream": upstream,
+    }
+
+
+def _config_as_json(config: Any) -> Any:
+    if config is None:
+        return None
+    if isinstance(config, BaseModel):
+        return config.model_dump(mode="json")
+    return json.loads(json.dumps(config, default=str))
+
+
+def lineage_metadata(context: dg.AssetExecutionContext, config: Any = None,
+                     asset_key: dg.AssetKey | None = None) -> dict[str, dg.MetadataValue]:
+    """Metadata recording what this materialization was built from; attach it with
+    `context.add_output_metadata(...)` or `MaterializeResult(metadata=...)`.
+
+    `config` is the asset's Config object (or a JSON-able dict); None records the run config of
+    the step. Upstream entries carry each parent's data version and materializing run id.
+    The IO manager writes the same record into `_manifest.json`.
+    """
+    key = asset_key or context.asset_key
+    lineage = collect_lineage(context.get_step_execution_context(), key)
+    cfg = _config_as_json(config) if config is not None else lineage["config"]
+    metadata = {
+        "config": dg.MetadataValue.json(cfg if cfg is not None else {}),
+        "upstream": dg.MetadataValue.json(lineage["upstream"]),
+    }
+    if lineage["code_version"] is not None:
+        metadata["code_version"] = dg.MetadataValue.text(lineage["code_version"])
+    return metadata
