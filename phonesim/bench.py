@@ -29,8 +29,8 @@ import random
 import time
 from typing import Any
 
-from ops.actions import Action
 from phonesim import render
+from phonesim.actions import Action
 from phonesim.layout import element_nodes
 from phonesim.phone import Phone
 from phonesim.pool import PhonePool

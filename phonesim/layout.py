@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ops.actions import GRID
+from phonesim.actions import GRID
 from phonesim.widgets import (
     APPBAR_H, CANVAS_H, CANVAS_W, KEYBOARD_H, NAVBAR_H, PAD, STATUS_H, Node, Page, tap,
 )

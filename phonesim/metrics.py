@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ops.actions import Action, ActionType, ParseFailure
+from phonesim.actions import Action, ActionType, ParseFailure
 from phonesim.phone import Phone, StepResult
 from phonesim.tasks import JudgeResult, TaskInstance
 

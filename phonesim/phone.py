@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ops.actions import GRID, Action, ActionError, ActionType, ParseFailure
 from phonesim import layout as L
+from phonesim.actions import GRID, Action, ActionError, ActionType, ParseFailure
 from phonesim.app import BACK, App
 from phonesim.apps import load_apps
 from phonesim.context import Ctx, new_page

@@ -49,8 +49,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ops.actions import GRID, Action
 from phonesim import layout as L
+from phonesim.actions import GRID, Action
 from phonesim.phone import LAUNCHER, Phone
 from phonesim.state import canonical_json
 from phonesim.widgets import CANVAS_H, CANVAS_W

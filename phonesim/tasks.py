@@ -18,7 +18,7 @@ from phonesim.apps import load_apps
 from phonesim.state import diff_paths, path_matches
 
 if TYPE_CHECKING:
-    from ops.actions import Action
+    from phonesim.actions import Action
     from phonesim.phone import Phone
 
 OBJECTIVES = ("operate", "query", "hybrid")

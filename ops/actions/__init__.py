@@ -10,7 +10,7 @@ from ops.actions.codec import (
     supports,
 )
 from ops.actions.formats import FORMATS, ActionFormat, ParsedOutput, UnsupportedAction
-from ops.actions.model import (
+from phonesim.actions import (
     DIRECTIONS,
     GRID,
     POINTED_TYPES,

@@ -14,7 +14,7 @@ from ops.actions.coords import GRID_1000, CoordFrame
 from ops.actions.formats import FORMATS, ParsedOutput, label_echo
 from ops.actions.formats.base import first_json_object
 from ops.actions.formats.mobilegym import ACTION_NAMES as MOBILEGYM_NAMES
-from ops.actions.model import Action, ParseFailure
+from phonesim.actions import Action, ParseFailure
 
 AUTO = "auto"
 FORMAT_NAMES = tuple(FORMATS)

@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ops.actions.model import GRID
+from phonesim.actions import GRID
 
 # Qwen2-VL image processor defaults (patch 14, 2×2 merge → factor 28).
 QWEN_FACTOR = 28

@@ -215,7 +215,7 @@ def synthetic_sample(rng: random.Random, render: bool = True, *, min_items: int 
     elif kind == "scroll":
         down = rng.random() < 0.5
         instruction = f"Scroll {'down' if down else 'up'}"
-        # the finger moves opposite to the scroll direction (see ops.actions.model.Action)
+        # the finger moves opposite to the scroll direction (see phonesim.actions.Action)
         target = Action(ActionType.SWIPE, direction="up" if down else "down")
     elif kind == "open_app":
         app = rng.choice(APPS)

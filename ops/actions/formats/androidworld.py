@@ -22,7 +22,7 @@ from ops.actions.formats.base import (
     number,
     text_arg,
 )
-from ops.actions.model import Action, ActionType
+from phonesim.actions import Action, ActionType
 
 OPPOSITE = {"up": "down", "down": "up", "left": "right", "right": "left"}
 _POINTED = {

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ops.actions.coords import GRID_1000, CoordFrame
-from ops.actions.model import Action, ActionError, ParseFailure
+from phonesim.actions import Action, ActionError, ParseFailure
 
 INTERNAL_ERROR = "internal parser error"  # prefix of failures caused by parser bugs
 

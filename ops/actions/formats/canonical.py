@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ops.actions.coords import CoordFrame
 from ops.actions.formats.base import ActionFormat, ParsedOutput
-from ops.actions.model import Action
+from phonesim.actions import Action
 
 
 def parse(text: str, frame: CoordFrame) -> ParsedOutput:

@@ -12,7 +12,7 @@ from ops.actions.coords import CoordFrame
 from ops.actions.formats import mobile_use
 from ops.actions.formats.base import ActionFormat, ParsedOutput
 from ops.actions.formats.qwen3vl import action_after, after_leading_block
-from ops.actions.model import Action
+from phonesim.actions import Action
 
 _ACTION_LINE = re.compile(r"^[ \t]*Action:[ \t]*(.*)$", re.MULTILINE)
 

@@ -25,7 +25,7 @@ from collections.abc import Collection, Sequence
 
 from ops.actions.coords import CoordFrame
 from ops.actions.formats.base import ActionFormat, ParsedOutput, UnsupportedAction
-from ops.actions.model import Action, ActionError, ParseFailure, ParseResult
+from phonesim.actions import Action, ActionError, ParseFailure, ParseResult
 
 TASK_PREFIX = "Task: "
 ROW_PREFIX = "- "

@@ -21,7 +21,7 @@ from ops.actions.formats.base import (
     point,
     text_arg,
 )
-from ops.actions.model import Action, ActionType
+from phonesim.actions import Action, ActionType
 
 TOOL_NAME = "mobile_use"
 

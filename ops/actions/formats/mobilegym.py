@@ -24,7 +24,7 @@ from ops.actions.formats.base import (
     point,
     text_arg,
 )
-from ops.actions.model import Action, ActionType
+from phonesim.actions import Action, ActionType
 
 _POINTED = {
     "CLICK": ActionType.CLICK,

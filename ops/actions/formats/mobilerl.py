@@ -28,7 +28,7 @@ from ops.actions.formats.base import (
     py_literal,
     text_arg,
 )
-from ops.actions.model import Action, ActionType
+from phonesim.actions import Action, ActionType
 
 _POINTED = {
     "tap": ActionType.CLICK,

@@ -27,7 +27,7 @@ from ops.actions.formats.base import (
     text_arg,
 )
 from ops.actions.formats.qwen3vl import after_leading_block
-from ops.actions.model import Action, ActionType
+from phonesim.actions import Action, ActionType
 
 _NAMES = {
     "OPEN_APP": ActionType.OPEN_APP,

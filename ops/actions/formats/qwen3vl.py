@@ -11,7 +11,7 @@ import re
 from ops.actions.coords import CoordFrame
 from ops.actions.formats import mobile_use
 from ops.actions.formats.base import ActionFormat, FormatError, ParsedOutput, tagged
-from ops.actions.model import Action
+from phonesim.actions import Action
 
 _LEADING_THINK = re.compile(r"\s*<(thinking|think)>(.*?)</\1>", re.DOTALL)
 

@@ -1,8 +1,9 @@
 """Canonical GUI action: one type plus typed arguments, coordinates on the 0–1000 grid.
 
-Every model format (Qwen3-VL, GUI-Owl, AndroidWorld, MobileGym, MobileRL, MobileWizard)
-is parsed into `Action` and rendered back from it; environments, rewards and datasets only
-ever see `Action`. A parse that cannot produce one yields `ParseFailure`, never an exception.
+The simulator's own action model (phonesim imports nothing of the project). `ops.actions`
+parses every model format (Qwen3-VL, GUI-Owl, AndroidWorld, MobileGym, MobileRL, MobileWizard)
+into `Action` and renders it back; environments, rewards and datasets only ever see `Action`.
+A parse that cannot produce one yields `ParseFailure`, never an exception.
 """
 
 from __future__ import annotations
