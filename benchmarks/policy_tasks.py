@@ -40,6 +40,7 @@ from ops.critic.programmatic import JudgeOnlyCritic  # noqa: E402
 from ops.episode import TaskSpec  # noqa: E402
 from ops.rollout import RolloutConfig, run_rollouts  # noqa: E402
 from ops.sim_env import SimEnvironment  # noqa: E402
+from phonesim.solver import solve  # noqa: E402
 from training.inference.local_policy import GenerationSettings, LocalPolicy  # noqa: E402
 
 
@@ -48,7 +49,7 @@ class FirstStepDone(SimEnvironment):
 
     def reset(self, task: TaskSpec):
         super().reset(task)
-        self.phone.step(self.instance.solve(self.phone)[0])
+        self.phone.step(solve(self.phone, self.instance)[0])
         return self.observe()
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from phonesim import instantiate, templates  # noqa: E402
+from phonesim import instantiate, solve, templates  # noqa: E402
 from phonesim.state import copy_json, diff_paths, flatten  # noqa: E402
 
 
@@ -35,7 +35,7 @@ def state_pairs(n_tasks: int) -> list[tuple[dict, dict]]:
         task = instantiate(template.id, 0)
         phone = task.make_phone()
         try:
-            plan = task.solve(phone.fork())
+            plan = solve(phone.fork(), task)
         except RuntimeError:
             continue
         for action in plan:

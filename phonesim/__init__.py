@@ -17,12 +17,12 @@ from phonesim.apps import load_apps
 from phonesim.metrics import Episode, EpisodeMetrics, run_actions, shaped_reward
 from phonesim.phone import Observation, Phone, StepResult, parse_short
 from phonesim.pool import PhonePool
-from phonesim.solver import candidate_actions, distance_to_goal, shortest_path
+from phonesim.solver import candidate_actions, distance_to_goal, shortest_path, solve
 from phonesim.tasks import JudgeResult, TaskInstance, TaskTemplate, all_templates, instantiate, templates
 
 __all__ = [
     "AnswerSpec", "App", "Episode", "EpisodeMetrics", "JudgeResult", "Observation", "Phone", "PhonePool", "Screen",
     "StepResult", "TaskInstance", "TaskTemplate", "Transition", "all_templates", "candidate_actions",
     "distance_to_goal", "instantiate", "load_apps", "match_answer", "parse_short", "run_actions", "shaped_reward",
-    "shortest_path", "templates",
+    "shortest_path", "solve", "templates",
 ]

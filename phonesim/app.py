@@ -10,12 +10,10 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
+from phonesim.context import Ctx
 from phonesim.widgets import Page
-
-if TYPE_CHECKING:
-    from phonesim.context import Ctx
 
 BACK = "<back>"  # transition destination: pop the current page
 
@@ -25,10 +23,10 @@ class Screen:
     """A UI state. `build(ctx)` returns the page for the current data and page params."""
 
     id: str
-    build: Callable[["Ctx"], Page]
+    build: Callable[[Ctx], Page]
     params: tuple[str, ...] = ()  # page parameters (e.g. contact id); part of the UI state
     doc: str = ""  # human title (recents cards, docs)
-    on_open: Callable[["Ctx"], None] | None = None  # prefill page UI state (e.g. edit fields)
+    on_open: Callable[[Ctx], None] | None = None  # prefill page UI state (e.g. edit fields)
 
 
 @dataclass(frozen=True)
@@ -44,8 +42,8 @@ class Transition:
     id: str
     src: tuple[str, ...]
     dst: str | None = None
-    effect: Callable[["Ctx", dict[str, Any]], None] | None = None
-    guard: Callable[["Ctx", dict[str, Any]], str | None] | None = None
+    effect: Callable[[Ctx, dict[str, Any]], None] | None = None
+    guard: Callable[[Ctx, dict[str, Any]], str | None] | None = None
     doc: str = ""
 
 

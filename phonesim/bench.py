@@ -34,6 +34,7 @@ from phonesim.actions import Action
 from phonesim.layout import element_nodes
 from phonesim.phone import Phone
 from phonesim.pool import PhonePool
+from phonesim.solver import solve
 from phonesim.tasks import TaskInstance, instantiate
 
 POOL_TASK = "contacts.edit_phone"
@@ -84,7 +85,7 @@ def rollout_workload(task_ids=WORKLOAD_TASKS, seeds=(0, 1), attempts: int = ATTE
     for seed in seeds:
         for tid in task_ids:
             task = instantiate(tid, seed)
-            plan = task.solve(task.make_phone())
+            plan = solve(task.make_phone(), task)
             for _ in range(attempts):
                 probe, actions, i = task.make_phone(), [], 0
                 while i < len(plan) and len(actions) < 2 * len(plan) + 2:

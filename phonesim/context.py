@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from phonesim.widgets import Tap
 
-if TYPE_CHECKING:
-    from phonesim.app import App
-    from phonesim.phone import Phone
+
+class Device(Protocol):
+    """What a `Ctx` uses of the phone it belongs to (`phonesim.phone.Phone` is one)."""
+
+    state: dict[str, Any]
+
+    def world(self, app: str) -> dict[str, Any]: ...
+
+    def push_page(self, app: str, screen: str, params: dict[str, Any]) -> None: ...
+
+    def pop_page(self, app: str) -> None: ...
 
 
 def new_page(screen: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -18,19 +26,22 @@ def new_page(screen: str, params: dict[str, Any] | None = None) -> dict[str, Any
 
 
 class Ctx:
-    def __init__(self, phone: "Phone", app: "App", page: dict[str, Any]):
+    """One app's view of the phone while a screen builds or a transition runs: `app` is the
+    app's name, `page` its top page (UI state)."""
+
+    def __init__(self, phone: Device, app: str, page: dict[str, Any]):
         self.phone, self.app, self.page = phone, app, page
 
     # data -----------------------------------------------------------------------------------
     @property
     def world(self) -> dict[str, Any]:
         """Read-only world data shared by every phone with the same world seed."""
-        return self.phone.world(self.app.name)
+        return self.phone.world(self.app)
 
     @property
     def data(self) -> dict[str, Any]:
         """This app's mutable runtime data (JSON)."""
-        return self.phone.state["data"][self.app.name]
+        return self.phone.state["data"][self.app]
 
     @property
     def system(self) -> dict[str, Any]:
@@ -78,7 +89,7 @@ class Ctx:
 
     def go(self, screen: str, **params: Any) -> None:
         """Push a page (effects use it when the destination depends on data)."""
-        self.phone.push_page(self.app.name, screen, params)
+        self.phone.push_page(self.app, screen, params)
 
     def back(self) -> None:
-        self.phone.pop_page(self.app.name)
+        self.phone.pop_page(self.app)

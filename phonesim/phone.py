@@ -178,7 +178,7 @@ class Phone:
         page = new_page(screen, {k: params[k] for k in spec.params})
         stack.append(page)
         if spec.on_open is not None:
-            spec.on_open(Ctx(self, self.apps[app], page))
+            spec.on_open(Ctx(self, app, page))
 
     def pop_page(self, app: str) -> None:
         stack = self.state["os"]["tasks"][app]
@@ -229,7 +229,7 @@ class Phone:
             package, screen = "com.android.systemui", RECENTS
         else:
             app, page = self.apps[fg], self.top_page()
-            ctx = Ctx(self, app, page)
+            ctx = Ctx(self, fg, page)
             built = app.screens[page["screen"]].build(ctx)
             kb = page["focus"] is not None
             content, body, scroll_max, clip = L.layout_page(built, page["scroll"], kb)
@@ -381,7 +381,7 @@ class Phone:
                            f"declared for {tr.src}")
         if pos is not None and "pos" in params:
             params["pos"] = round(pos, 4)
-        ctx = Ctx(self, app, page)
+        ctx = Ctx(self, app.name, page)
         if tr.guard is not None:
             why = tr.guard(ctx, params)
             if why:

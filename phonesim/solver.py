@@ -47,16 +47,13 @@ import json
 import marshal
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from phonesim import layout as L
 from phonesim.actions import GRID, Action
 from phonesim.phone import LAUNCHER, Phone
 from phonesim.state import canonical_json
+from phonesim.tasks import TaskInstance
 from phonesim.widgets import CANVAS_H, CANVAS_W
-
-if TYPE_CHECKING:
-    from phonesim.tasks import TaskInstance
 
 MAX_NODES = 6000
 MAX_TASKS = 32  # tasks whose search memory (exact paths, lower bounds) is kept
@@ -89,7 +86,7 @@ def _keys(phone: Phone) -> tuple[bytes, bytes]:
     return state.digest(), data.digest()
 
 
-def candidate_actions(phone: Phone, task: "TaskInstance", shortcuts: bool = True) -> list[Action]:
+def candidate_actions(phone: Phone, task: TaskInstance, shortcuts: bool = True) -> list[Action]:
     """The actions the search tries from the phone's current state (see module docstring).
     Without `shortcuts`: no long presses and no searches (typing into a search field), so a plan
     walks lists and pages with taps and scrolls where it can."""
@@ -163,7 +160,7 @@ class _TaskMemory:
 _MEMORY: OrderedDict[str, _TaskMemory] = OrderedDict()
 
 
-def _memory(task: "TaskInstance", shortcuts: bool = True) -> _TaskMemory:
+def _memory(task: TaskInstance, shortcuts: bool = True) -> _TaskMemory:
     key = f"{task.id}@{task.world_seed}" + ("" if shortcuts else "/direct")
     mem = _MEMORY.get(key)
     if mem is None:
@@ -202,7 +199,7 @@ def _heuristic(blob: bytes, key: bytes, mem: _TaskMemory) -> int:
     return max(h, mem.lower.get(key, 0))
 
 
-def _search(phone: Phone, task: "TaskInstance", depth_cap: int, max_nodes: int,
+def _search(phone: Phone, task: TaskInstance, depth_cap: int, max_nodes: int,
             informed: bool = True, shortcuts: bool = True) -> list[Action] | None:
     """A* from the phone's state. `informed=False` is the plain breadth-first baseline: no
     heuristic, no memory read or written (benchmarks compare the two)."""
@@ -279,7 +276,7 @@ def _search(phone: Phone, task: "TaskInstance", depth_cap: int, max_nodes: int,
     return best
 
 
-def _remember(phone: Phone, task: "TaskInstance", mem: _TaskMemory, start_key: bytes,
+def _remember(phone: Phone, task: TaskInstance, mem: _TaskMemory, start_key: bytes,
               best: list[Action] | None, best_g: dict[bytes, int], depth_cap: int) -> None:
     if best is not None:  # every state on an optimal path is at exactly the remaining length
         replay = phone.fork()
@@ -294,7 +291,7 @@ def _remember(phone: Phone, task: "TaskInstance", mem: _TaskMemory, start_key: b
     mem.trim()
 
 
-def shortest_path(phone: Phone, task: "TaskInstance", max_depth: int | None = None,
+def shortest_path(phone: Phone, task: TaskInstance, max_depth: int | None = None,
                   max_nodes: int = MAX_NODES, shortcuts: bool = True) -> list[Action] | None:
     """Fewest actions from `phone`'s state to clean success, or None if not found within the
     depth (default: the task's step budget) and node limits. `phone` is not modified. Without
@@ -304,13 +301,21 @@ def shortest_path(phone: Phone, task: "TaskInstance", max_depth: int | None = No
     return None if path is None else list(path)
 
 
-def bfs_path(phone: Phone, task: "TaskInstance", max_nodes: int = MAX_NODES) -> list[Action] | None:
+def solve(phone: Phone, task: TaskInstance, shortcuts: bool = True) -> list[Action]:
+    """`shortest_path`, raising `RuntimeError` when there is none within the step budget."""
+    path = shortest_path(phone, task, shortcuts=shortcuts)
+    if path is None:
+        raise RuntimeError(f"{task.id}: no solution found within the step budget")
+    return path
+
+
+def bfs_path(phone: Phone, task: TaskInstance, max_nodes: int = MAX_NODES) -> list[Action] | None:
     """The uninformed breadth-first baseline of `shortest_path` (same candidates, no heuristic,
     no memory): for exactness checks and speed ratios in benchmarks."""
     return _search(phone, task, task.step_budget, max_nodes, informed=False)
 
 
-def distance_to_goal(phone: Phone, task: "TaskInstance") -> int | None:
+def distance_to_goal(phone: Phone, task: TaskInstance) -> int | None:
     """Minimum number of actions from the phone's state to clean success (None: unreachable
     within the budget, e.g. after an irreversible side effect). Memoized per (task, state)."""
     path = shortest_path(phone, task)

@@ -11,28 +11,25 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from phonesim.answers import AnswerSpec, match_answer
 from phonesim.apps import load_apps
+from phonesim.phone import DEFAULT_SIZE, Phone
 from phonesim.state import diff_paths, path_matches
-
-if TYPE_CHECKING:
-    from phonesim.actions import Action
-    from phonesim.phone import Phone
 
 OBJECTIVES = ("operate", "query", "hybrid")
 COMPOSITIONS = ("atomic", "sequential", "deep_dive", "transfer")
 SPLITS = ("train", "test")
 
 Params = dict[str, Any]
-Sampler = Callable[[random.Random, "Phone"], Params]
+Sampler = Callable[[random.Random, Phone], Params]
 
 
-def extend(base: Sampler, add: Callable[[random.Random, "Phone", Params], Params]) -> Sampler:
+def extend(base: Sampler, add: Callable[[random.Random, Phone, Params], Params]) -> Sampler:
     """A sampler that draws `base`'s params, then adds those `add(rng, phone, params)` returns
     (drawn from the same rng afterwards, so instances stay deterministic)."""
-    def sample(rng: random.Random, phone: "Phone") -> Params:
+    def sample(rng: random.Random, phone: Phone) -> Params:
         params = base(rng, phone)
         params.update(add(rng, phone, params))
         return params
@@ -53,12 +50,12 @@ class TaskTemplate:
     split: str
     step_budget: int
     instructions: tuple[str, ...]  # str.format templates over params (paraphrases)
-    sample: Callable[[random.Random, "Phone"], Params]
-    checks: Callable[["Phone", Params], list[tuple[str, bool]]] | None = None  # goal sub-checks
-    answer: Callable[["Phone", Params], AnswerSpec] | None = None  # gold read from the initial state
+    sample: Callable[[random.Random, Phone], Params]
+    checks: Callable[[Phone, Params], list[tuple[str, bool]]] | None = None  # goal sub-checks
+    answer: Callable[[Phone, Params], AnswerSpec] | None = None  # gold read from the initial state
     evidence: Callable[[Params, AnswerSpec], list[str]] | None = None  # on-screen texts that justify answering
     expected: Callable[[Params], list[str]] = _nothing  # data paths allowed to change (fnmatch)
-    setup: Callable[["Phone", Params], None] | None = None
+    setup: Callable[[Phone, Params], None] | None = None
     hints: Callable[[Params], list[str | int]] = _nothing  # texts to type / slider values, for the solver
     tags: tuple[str, ...] = ()
 
@@ -132,14 +129,13 @@ class TaskInstance:
     def apps(self) -> tuple[str, ...]:
         return self.template.apps
 
-    def make_phone(self, size: tuple[int, int] | None = None) -> "Phone":
+    def make_phone(self, size: tuple[int, int] | None = None) -> Phone:
         """A phone in this task's initial state."""
-        from phonesim.phone import DEFAULT_SIZE, Phone
         phone = Phone(self.world_seed, size or DEFAULT_SIZE)
         phone.restore(self.initial)
         return phone
 
-    def judge(self, phone: "Phone", answer: str | None = None) -> JudgeResult:
+    def judge(self, phone: Phone, answer: str | None = None) -> JudgeResult:
         """Deterministic verdict from state. `answer` defaults to the phone's last `answer` action."""
         t = self.template
         checks = list(t.checks(phone, self.params)) if t.checks else []
@@ -170,15 +166,6 @@ class TaskInstance:
             return self.template.evidence(self.params, self.answer_spec)
         gold = self.answer_spec.gold
         return [f"{gold:g}" if isinstance(gold, float) else str(gold)]
-
-    def solve(self, phone: "Phone", shortcuts: bool = True) -> list["Action"]:
-        """A shortest action list from the phone's current state to clean success (A*; without
-        `shortcuts`, one without long presses and searches: `phonesim.solver`)."""
-        from phonesim.solver import shortest_path
-        path = shortest_path(phone, self, shortcuts=shortcuts)
-        if path is None:
-            raise RuntimeError(f"{self.id}: no solution found within the step budget")
-        return path
 
     def to_dict(self) -> dict[str, Any]:
         return {"task_id": self.id, "template": self.template.id, "seed": self.seed, "world_seed": self.world_seed,
@@ -211,7 +198,6 @@ def templates(split: str | None = None, app: str | None = None) -> list[TaskTemp
 
 def instantiate(template_id: str, seed: int, world_seed: int = 0) -> TaskInstance:
     """Sample params, set up state and phrase the instruction, all determined by the seeds."""
-    from phonesim.phone import Phone
     tmpl = all_templates().get(template_id)
     if tmpl is None:
         raise KeyError(f"unknown task template {template_id!r}")

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from phonesim import Episode, all_templates, instantiate, parse_short
+from phonesim import Episode, all_templates, instantiate, parse_short, solve
 
 
 def _size(ctx: click.Context, param: click.Parameter, value: str) -> tuple[int, int]:
@@ -56,7 +56,7 @@ def render_cmd(template_id: str, seed: int, steps: int, size: tuple[int, int], o
     """Render a task's screen (initial, or after N solution steps) to a PNG file."""
     task = _task(template_id, seed)
     phone = task.make_phone(size=size)
-    for a in (task.solve(phone)[:steps] if steps else []):
+    for a in (solve(phone, task)[:steps] if steps else []):
         phone.step(a)
     obs = phone.observe()
     with open(out, "wb") as f:

@@ -27,7 +27,7 @@ from ops.prompts.hint_marks import element_name, plan_summary
 from ops.sim_env import goal_state_met
 from phonesim.apps import load_apps
 from phonesim.phone import Phone
-from phonesim.solver import distance_to_goal
+from phonesim.solver import distance_to_goal, solve
 from phonesim.tasks import TaskInstance, instantiate
 
 
@@ -201,10 +201,10 @@ class ProgrammaticCritic:
     def _solution(self, instance: TaskInstance, phone: Phone) -> list:
         if self.direct_plans:
             try:
-                return instance.solve(phone, shortcuts=False)
+                return solve(phone, instance, shortcuts=False)
             except RuntimeError:  # no plan without shortcuts within the budget
                 pass
-        return instance.solve(phone)
+        return solve(phone, instance)
 
 
 def _describe(step: StepRecord) -> str:

@@ -36,6 +36,7 @@ from ops.curriculum.entry_tasks import entry_tasks
 from ops.curriculum.state_tasks import toggle_tasks
 from phonesim.apps import load_apps
 from phonesim.phone import DEFAULT_SIZE
+from phonesim.solver import solve
 from phonesim.tasks import TaskInstance, TaskTemplate, all_templates, instantiate, templates
 
 NAV_PHRASES = (
@@ -131,7 +132,7 @@ def _add_template_variants(template: TaskTemplate, reach: dict[tuple[str, str], 
             continue
         seen_params.add(key)
         try:
-            solution = instance.solve(instance.make_phone())
+            solution = solve(instance.make_phone(), instance)
         except RuntimeError:
             result.unsolved.append(instance.id)
             continue

@@ -6,14 +6,12 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from phonesim.app import App
+from phonesim.app import App
 
 
 @lru_cache(maxsize=1)
-def load_apps() -> dict[str, "App"]:
+def load_apps() -> dict[str, App]:
     """name -> App for every app package, in name order; templates attached to their app."""
     apps: dict[str, App] = {}
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):

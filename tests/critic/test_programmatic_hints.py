@@ -14,6 +14,7 @@ import pytest
 from ops.prompts import element_name, hint_targets
 from phonesim.tasks import instantiate
 from phonesim.phone import Phone
+from phonesim.solver import solve
 
 
 def _attempt(spec: TaskSpec, phone: Phone, taps: list[str]) -> AttemptRecord:
@@ -90,7 +91,7 @@ def test_template_plan_hint_follows_the_solver_on_distinct_screens(template):
     assert first == one.hint_summary  # one step: exactly the single-step hint
     screens = [line.split("'")[1] for line in plan.suggested_approach]
     assert 2 <= len(screens) <= 3 and len(set(screens)) == len(screens)
-    solution = inst.solve(inst.make_phone())
+    solution = solve(inst.make_phone(), inst)
     replay = inst.make_phone()
     for action, screen in zip(solution, screens):  # the plan is the solver's, screen by screen
         assert replay.observe().screen == screen

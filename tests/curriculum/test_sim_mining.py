@@ -13,6 +13,7 @@ from ops.curriculum import CurriculumTask, SimCurriculumConfig, mine_simulator_t
 from ops.schemas import CURRICULUM_TASKS, validate
 from ops.sim_env import SimEnvironment
 from phonesim.apps import load_apps
+from phonesim.solver import solve
 from phonesim.tasks import all_templates, instantiate, templates
 from tests.curriculum.traces import SCREEN
 
@@ -74,7 +75,7 @@ def test_every_template_task_is_satisfiable_in_the_rollout_environment(settings_
     for task in tasks:
         instance = instantiate(task.template_id, task.template_seed)
         assert instance.params == task.template_params and instance.instruction == task.instruction
-        solution = instance.solve(instance.make_phone())
+        solution = solve(instance.make_phone(), instance)
         env = SimEnvironment(size=SCREEN)
         spec = task.to_task_spec()
         env.reset(spec)

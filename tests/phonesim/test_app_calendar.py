@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ops.actions import Action
 from phonesim import Phone
+from phonesim.actions import Action
 from phonesim.apps.contacts.world import full_name, make_world as contacts_world
 from phonesim.dates import counted, minutes, read_date
 from tests.phonesim.test_app_todo import press

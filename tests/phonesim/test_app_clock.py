@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from ops.actions import Action
 from phonesim import Phone
+from phonesim.actions import Action
 from phonesim.apps.clock.world import city_time, repeat_text
 from tests.phonesim.test_app_todo import press
 from tests.phonesim.test_phone import find, tap

@@ -6,8 +6,8 @@ from datetime import date, timedelta
 
 import pytest
 
-from ops.actions import Action
 from phonesim import Phone
+from phonesim.actions import Action
 from phonesim.apps.expenses.world import CATEGORIES, all_expenses, make_world, money, totals
 from phonesim.dates import TODAY
 from tests.phonesim.test_phone import find, tap

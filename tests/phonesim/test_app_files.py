@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ops.actions import Action
 from phonesim import Phone
+from phonesim.actions import Action
 from phonesim.apps.files.world import FOLDERS, all_files, human_size, make_world
 from tests.phonesim.test_phone import find, tap
 

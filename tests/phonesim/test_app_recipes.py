@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ops.actions import Action
 from phonesim import Phone
+from phonesim.actions import Action
 from phonesim.apps.recipes.world import all_recipes, get_recipe, make_world
 from tests.phonesim.test_phone import find, tap
 

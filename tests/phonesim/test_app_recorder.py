@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ops.actions import Action
 from phonesim import Phone
+from phonesim.actions import Action
 from tests.phonesim.test_app_todo import press
 from tests.phonesim.test_phone import find, tap
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ops.actions import Action
 from phonesim import Episode, instantiate, run_actions
+from phonesim.actions import Action
 from phonesim.metrics import shaped_reward
 from tests.phonesim.conftest import solved
 

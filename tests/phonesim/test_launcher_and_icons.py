@@ -6,8 +6,8 @@ import dataclasses
 
 from PIL import Image
 
-from ops.actions import Action
 from phonesim import Phone, render
+from phonesim.actions import Action
 from phonesim.phone import APPS_PER_PAGE
 from phonesim.widgets import CANVAS_H, NAVBAR_H
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ops.actions import Action, ParseFailure
 from phonesim import Phone, parse_short
+from phonesim.actions import Action, ParseFailure
 from phonesim.state import canonical_json
 
 

@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from ops.actions import Action
-from phonesim import Phone, render
+from phonesim import Phone, render, solve
+from phonesim.actions import Action
 from phonesim.layout import element_nodes
 
 
@@ -223,7 +223,7 @@ def test_a_dialog_dims_what_lies_under_it():
     from phonesim import instantiate
     task = instantiate("settings.set_screen_timeout", 0)
     phone = task.make_phone((540, 1200))
-    for a in task.solve(phone)[:-1]:
+    for a in solve(phone, task)[:-1]:
         phone.step(a)
     assert phone.frame().modal
     ops = render.frame_ops(phone.frame(), render.LIGHT)

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from ops.actions import Action
-from phonesim import Phone, instantiate, render
+from phonesim import Phone, instantiate, render, solve
+from phonesim.actions import Action
 
 
 def _screens() -> list[Phone]:
@@ -23,7 +23,7 @@ def _screens() -> list[Phone]:
     form.step(Action("type", text="Ann", point=(500, 158)))
     dialog_task = instantiate("settings.set_screen_timeout", 0)
     dialog = dialog_task.make_phone((540, 1200))
-    for a in dialog_task.solve(dialog)[:-1]:
+    for a in solve(dialog, dialog_task)[:-1]:
         dialog.step(a)
     dialog.state["data"]["system"]["dark_theme"] = True
     dialog.invalidate()

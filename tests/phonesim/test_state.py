@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import random
 
-from ops.actions import Action
 from phonesim import Phone, PhonePool, instantiate, load_apps
+from phonesim.actions import Action
 from phonesim.state import canonical_json, diff_paths, flatten
 from tests.phonesim.conftest import solved
 
