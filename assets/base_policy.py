@@ -19,6 +19,8 @@ from typing import Literal
 import dagster as dg
 from pydantic import Field
 
+from ops.checkpoint import Checkpoint
+from ops.prompts import PromptStyle
 from resources.storage import ArtifactStore
 from training.base.bundled import bundled_digest
 
@@ -39,9 +41,9 @@ class BasePolicyConfig(dg.Config):
         "(training/base/page_actions.py)."))
 
 
-@dg.asset(group_name="learning", code_version=f"base-policy-4+{bundled_digest()}",
+@dg.asset(group_name="learning", code_version=f"base-policy-5+{bundled_digest()}",
           description="Tiny Qwen2-VL policy pretrained on generic grounding data (checkpoint URI + report).")
-def base_policy(context: dg.AssetExecutionContext, config: BasePolicyConfig, artifact_store: ArtifactStore) -> dict:
+def base_policy(context: dg.AssetExecutionContext, config: BasePolicyConfig, artifact_store: ArtifactStore) -> Checkpoint:
     from training.base.pretrain import BasePretrainConfig
     from training.base.bundled import BUNDLED_DIR, load_bundled, pretrain_embedded_base
 
@@ -67,5 +69,5 @@ def base_policy(context: dg.AssetExecutionContext, config: BasePolicyConfig, art
         "data_seen": dg.MetadataValue.json(report["data_seen"]),
         "provenance": dg.MetadataValue.json(provenance),
     })
-    return {"uri": uri, "version": version, "click_accuracy": report["click_accuracy"],
-            "click_chance": report["click_chance"]}
+    return Checkpoint(version=version, uri=uri, prompt_style=PromptStyle.ELEMENTS, method="base",
+                      metrics={"click_accuracy": report["click_accuracy"], "click_chance": report["click_chance"]})

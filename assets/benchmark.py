@@ -10,12 +10,9 @@ from PIL import Image, ImageDraw
 from pydantic import Field, model_validator
 
 from assets.metadata import md_table
-from ops.attempt_store import collect_tables
-from ops.benchmark import (MINED_SEEDS, first_app_right, first_apps, held_out_tasks, pass_at_k, unseen_train_tasks,
-                           versus_baseline)
-from ops.critic.programmatic import JudgeOnlyCritic
-from ops.rollout import RolloutConfig, run_rollouts
-from ops.schemas import from_rows
+from ops.benchmark import MINED_SEEDS, first_apps, held_out_tasks, pass_at_k, unseen_train_tasks, versus_baseline
+from ops.checkpoint import Checkpoint
+from ops.evaluation import evaluate_policy
 from resources.experiment import experiment_of, experiment_partitions, lineage_metadata
 from resources.environment import SimulatorResource
 from resources.policy import PolicyResource
@@ -72,47 +69,31 @@ def versus_md(versus: pl.DataFrame, k: int) -> dg.MetadataValue:
                       r["gained"], r["lost"], f"{r['p_value']:.3f}") for r in versus.iter_rows(named=True)])
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name="evaluation", code_version="benchmark-5",
+@dg.asset(partitions_def=experiment_partitions, group_name="evaluation", code_version="benchmark-6",
           description="Pass@k on held-out templates (or unseen instances of the curriculum's), progress, false-complete, side-effect, overdue and first-app-right rates per policy.")
-def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig, base_policy: dict,
-                      hifpo_checkpoint: dict, rft_checkpoint: dict, grsd_checkpoint: dict,
+def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig, base_policy: Checkpoint,
+                      hifpo_checkpoint: Checkpoint, rft_checkpoint: Checkpoint, grsd_checkpoint: Checkpoint,
                       simulator: SimulatorResource, policy: PolicyResource, storage: StorageLocation,
                       artifact_store: ArtifactStore) -> pl.DataFrame:
-    from training.inference.local_policy import LocalPolicy
-
     tasks = (held_out_tasks(config.seeds_per_template, config.max_templates, simulator.world_seed, config.first_seed)
              if config.split == "test" else
              unseen_train_tasks(config.seeds_per_template, config.first_seed, config.max_templates, simulator.world_seed))
-    difficulty = {t.task_id: d for t, d in tasks}
     specs = [t for t, _ in tasks]
     candidates = {"base": base_policy, "hifpo": hifpo_checkpoint, "rft": rft_checkpoint, "grsd": grsd_checkpoint}
     expected_apps = first_apps(specs, simulator.world_seed)
-    rows = []
-    evaluated: dict[str, list[dict]] = {}  # checkpoint URI -> its episode rows (untrained methods reuse the base's)
-    for name, ckpt in candidates.items():
-        if ckpt["uri"] in evaluated:
-            rows += [{**r, "policy_id": name} for r in evaluated[ckpt["uri"]]]
-            continue
-        agent = LocalPolicy(artifact_store.local_path(ckpt["uri"]), policy.prompt_style,
-                            generation=policy.generation(config.temperature, config.seed), batch_size=policy.batch_size,
-                            version=ckpt["version"] + policy.decoding_tag(config.temperature))
-        store = storage.attempt_store(experiment_of(context), f"benchmark/{name}")
-        summary = run_rollouts(specs, simulator.make_env, agent, JudgeOnlyCritic(), store,
-                               RolloutConfig(attempts=config.k, use_hints=False,
-                                             max_parallel_tasks=config.max_parallel_episodes))
-        context.log.info(f"benchmark {name}: {summary.attempts_run} episodes run, {summary.attempts_resumed} resumed")
-        attempts, steps, _ = collect_tables(store, agent.version, [t.task_id for t in specs])
-        app_right = first_app_right(expected_apps, steps)
-        evaluated[ckpt["uri"]] = [{
-            "policy_id": name, "task_id": r["task_id"], "template_id": r["task_id"].split("#")[0],
-            "difficulty": difficulty[r["task_id"]], "seed": int(r["task_id"].split("#")[1]),
-            "attempt": r["attempt"], "success": r["gt_success"], "progress": r["gt_progress"],
-            "false_complete": r["gt_false_complete"], "side_effects": r["gt_side_effects"],
-            "overdue": r["gt_overdue"], "steps": r["n_steps"],
-            "first_app_right": app_right.get((r["task_id"], r["attempt"]), False),
-        } for r in attempts.iter_rows(named=True)]
-        rows += evaluated[ckpt["uri"]]
-    results = from_rows(rows, "benchmark_results")
+    evaluated: dict[str, pl.DataFrame] = {}  # checkpoint URI -> its episodes (untrained methods reuse the base's)
+    frames = []
+    for name, checkpoint in candidates.items():
+        if checkpoint.uri not in evaluated:
+            agent = policy.acting_policy(checkpoint, artifact_store, temperature=config.temperature, seed=config.seed)
+            evaluation = evaluate_policy(name, agent, tasks, simulator.make_env,
+                                         storage.attempt_store(experiment_of(context), f"benchmark/{name}"),
+                                         config.k, expected_apps, config.max_parallel_episodes)
+            context.log.info(f"benchmark {name}: {evaluation.summary.attempts_run} episodes run, "
+                             f"{evaluation.summary.attempts_resumed} resumed")
+            evaluated[checkpoint.uri] = evaluation.results
+        frames.append(evaluated[checkpoint.uri].with_columns(pl.lit(name).alias("policy_id")))
+    results = pl.concat(frames)
     table = pass_at_k(results, config.k)
     overall = table.filter(pl.col("difficulty") == "all")
     metric_cols = [c for c in table.columns if c not in ("policy_id", "difficulty")]

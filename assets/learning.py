@@ -10,15 +10,15 @@ from pydantic import Field
 
 from assets.metadata import counts, md_table
 from ops.attempt_store import collect_tables
+from ops.checkpoint import Checkpoint, Method
 from ops.critic.programmatic import ProgrammaticCritic
 from ops.curriculum import task_specs
 from ops.filtering import FilterConfig
 from ops.fork_pairs import detect_fork_pairs
 from ops.forks import ForkConfig
 from ops.prompts import OUTPUT_FORMATS, PromptStyle
-from ops.rft_rounds import fresh_variants, solved_templates
 from ops.rollout import RolloutConfig, run_rollouts
-from ops.step_samples import build_step_samples, finish_response, goal_held_steps, with_hint_free_copies
+from ops.step_samples import build_step_samples, finish_response
 from resources.experiment import experiment_of, experiment_partitions, lineage_metadata
 from resources.environment import SimulatorResource
 from resources.policy import PolicyResource
@@ -71,29 +71,30 @@ def step_datasets(context: dg.AssetExecutionContext, config: StepDatasetConfig, 
     return samples
 
 
-def _checkpoint(context: dg.AssetExecutionContext, report: Any, artifact_store: ArtifactStore, name: str,
-                base: dict, extra: dict | None = None) -> dict:
+def _trained(context: dg.AssetExecutionContext, report: Any, artifact_store: ArtifactStore,
+             method: Method, base: Checkpoint, extra: dict | None = None) -> Checkpoint:
     """Store a trained checkpoint directory and describe it (URI, version, curves) for the UI."""
-    uri = artifact_store.put_dir(report.checkpoint, f"{experiment_of(context)}/{name}/{context.run_id}")
-    version = f"{name}:{experiment_of(context)}:{context.run_id[:8]}"
+    uri = artifact_store.put_dir(report.checkpoint, f"{experiment_of(context)}/{method}/{context.run_id}")
     last = {k: v[-1][1] for k, v in report.curves.items() if v}
+    checkpoint = base.trained_from(method, f"{method}:{experiment_of(context)}:{context.run_id[:8]}", uri,
+                                   report.steps, last)
     context.add_output_metadata({
-        "uri": uri, "version": version, "base": base["version"], "steps": report.steps,
+        "uri": uri, "version": checkpoint.version, "base": base.version, "steps": report.steps,
         "train_seconds": round(report.runtime_s, 1), "samples": report.samples,
         "final_metrics": dg.MetadataValue.json(last),
         "curves": dg.MetadataValue.json({k: v for k, v in report.curves.items()}),
         **(extra or {}),
     })
-    return {"uri": uri, "version": version, "base": base["version"], "steps": report.steps, "trained": True}
+    return checkpoint
 
 
-def _unchanged(context: dg.AssetExecutionContext, name: str, base: dict, reason: str, extra: dict | None = None) -> dict:
+def _unchanged(context: dg.AssetExecutionContext, method: Method, base: Checkpoint, reason: str,
+               extra: dict | None = None) -> Checkpoint:
     """The method had no training signal: its result is the input policy, said so loudly."""
-    context.log.warning(f"{name}: no training data ({reason}); the checkpoint is the unchanged base policy")
-    context.add_output_metadata({"uri": base["uri"], "version": base["version"], "trained": False,
+    context.log.warning(f"{method}: no training data ({reason}); the checkpoint is the unchanged base policy")
+    context.add_output_metadata({"uri": base.uri, "version": base.version, "trained": False,
                                  "reason": reason, **(extra or {})})
-    return {"uri": base["uri"], "version": base["version"], "base": base["version"], "steps": 0,
-            "trained": False, "reason": reason}
+    return base.unchanged(method, reason)
 
 
 class HiFPOAssetConfig(dg.Config):
@@ -102,10 +103,10 @@ class HiFPOAssetConfig(dg.Config):
     overrides: dict[str, Any] = Field(default_factory=dict, description="HiFPOConfig fields to override.")
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="hifpo-3",
+@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="hifpo-4",
           description="Step-level GRPO with the adaptive GUI action reward on the step dataset (seed 000 §2.3.4).")
 def hifpo_checkpoint(context: dg.AssetExecutionContext, config: HiFPOAssetConfig, step_datasets: pl.DataFrame,
-                     base_policy: dict, policy: PolicyResource, artifact_store: ArtifactStore) -> dict:
+                     base_policy: Checkpoint, policy: PolicyResource, artifact_store: ArtifactStore) -> Checkpoint:
     from training.trainers.step_datasets import build_step_dataset
     from training.trainers.hifpo import HiFPOConfig, train_hifpo
 
@@ -116,10 +117,9 @@ def hifpo_checkpoint(context: dg.AssetExecutionContext, config: HiFPOAssetConfig
     overrides = {"action_format": OUTPUT_FORMATS[PromptStyle(policy.prompt_style)], **config.overrides}
     train_config = HiFPOConfig.cpu_tiny(**overrides) if config.preset == "cpu_tiny" else HiFPOConfig(**overrides)
     with tempfile.TemporaryDirectory() as tmp:
-        report = train_hifpo(artifact_store.local_path(base_policy["uri"]), build_step_dataset(step_datasets),
+        report = train_hifpo(artifact_store.local_path(base_policy.uri), build_step_dataset(step_datasets),
                              Path(tmp) / "hifpo", train_config)
-        return _checkpoint(context, report, artifact_store, "hifpo", base_policy,
-                           lineage_metadata(context, config))
+        return _trained(context, report, artifact_store, "hifpo", base_policy, lineage_metadata(context, config))
 
 
 class SFTAssetConfig(dg.Config):
@@ -150,10 +150,10 @@ def fork_pairs(context: dg.AssetExecutionContext, rollout_attempts: pl.DataFrame
     return pairs
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="grsd-2",
+@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="grsd-3",
           description="SFT of the failed context on the teacher's response at each fork point (seed 003 §3.3).")
 def grsd_checkpoint(context: dg.AssetExecutionContext, config: SFTAssetConfig, fork_pairs: pl.DataFrame,
-                    rollout_steps: pl.DataFrame, base_policy: dict, artifact_store: ArtifactStore) -> dict:
+                    rollout_steps: pl.DataFrame, base_policy: Checkpoint, artifact_store: ArtifactStore) -> Checkpoint:
     from training.trainers.step_datasets import build_step_dataset, grsd_samples
     from training.trainers.sft import train_sft
 
@@ -162,10 +162,10 @@ def grsd_checkpoint(context: dg.AssetExecutionContext, config: SFTAssetConfig, f
         return _unchanged(context, "grsd", base_policy, "no fork pairs: no task had both a successful and a "
                           "failed attempt", lineage_metadata(context, config))
     with tempfile.TemporaryDirectory() as tmp:
-        report = train_sft(artifact_store.local_path(base_policy["uri"]),
+        report = train_sft(artifact_store.local_path(base_policy.uri),
                            build_step_dataset(samples, require_response=True), Path(tmp) / "grsd",
                            _sft_config(config), method="grsd")
-        return _checkpoint(context, report, artifact_store, "grsd", base_policy, lineage_metadata(context, config))
+        return _trained(context, report, artifact_store, "grsd", base_policy, lineage_metadata(context, config))
 
 
 class RFTAssetConfig(SFTAssetConfig):
@@ -191,62 +191,41 @@ class RFTAssetConfig(SFTAssetConfig):
     finish_at_goal: bool = Field(default=False, description=FINISH_AT_GOAL)
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="rft-8",
+@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="rft-9",
           description="Iterative rejection fine-tuning on verified-successful trajectories (seed 003 §3.2).")
 def rft_checkpoint(context: dg.AssetExecutionContext, config: RFTAssetConfig, curriculum_tasks: pl.DataFrame,
                    rollout_attempts: pl.DataFrame, rollout_steps: pl.DataFrame, critic_feedback: pl.DataFrame,
-                   base_policy: dict,
-                   simulator: SimulatorResource, policy: PolicyResource, storage: StorageLocation,
-                   artifact_store: ArtifactStore) -> dict:
-    from training.trainers.step_datasets import build_step_dataset, rft_samples
-    from training.inference.local_policy import LocalPolicy
-    from training.trainers.sft import train_sft
+                   base_policy: Checkpoint, simulator: SimulatorResource, policy: PolicyResource,
+                   storage: StorageLocation, artifact_store: ArtifactStore) -> Checkpoint:
+    from training.trainers.rft import RFTRoundsConfig, run_rft_rounds
 
-    attempts, steps, feedback = rollout_attempts, rollout_steps, critic_feedback
-    finish = finish_response(policy.prompt_style)
-    base = checkpoint = artifact_store.local_path(base_policy["uri"])
-    pool = tasks = task_specs(curriculum_tasks, True, None)
-    collected: list[pl.DataFrame] = []
-    per_round = []
-    report = None
+    experiment, run = experiment_of(context), context.run_id
+    store = storage.attempt_store(experiment, "rft")
+    critic = ProgrammaticCritic(simulator.world_seed, config.hint_steps, config.direct_plans, config.hint_from_start)
+
+    def act(checkpoint_dir: Path | None, round_index: int):
+        """Round r's policy: the previous round's checkpoint (stored, so it is a checkpoint like any other)."""
+        acting = base_policy if checkpoint_dir is None else base_policy.trained_from(
+            "rft", f"rft-r{round_index - 1}:{run[:8]}",
+            artifact_store.put_dir(checkpoint_dir, f"{experiment}/rft_rounds/{run}/round{round_index - 1}"), 0)
+        return policy.acting_policy(acting, artifact_store, temperature=config.temperature,
+                                    seed=config.sampling_seed, version=f"rft-r{round_index - 1}:{run[:8]}")
+
+    def attempt(tasks, agent):
+        run_rollouts(tasks, simulator.make_env, agent, critic, store,
+                     RolloutConfig(attempts=config.attempts, use_hints=config.use_hints))
+        return collect_tables(store, agent.version, [t.task_id for t in tasks])
+
+    rounds = RFTRoundsConfig(rounds=config.rounds, variant_seed_offset=config.variant_seed_offset,
+                             max_tasks=config.max_tasks, hint_free_copies=config.hint_free_copies,
+                             finish_at_goal=config.finish_at_goal, sft=_sft_config(config))
     with tempfile.TemporaryDirectory() as tmp:
-        for r in range(1, config.rounds + 1):
-            if r > 1:  # fresh task variants, generated by the previous round's policy
-                succeeded = set(attempts.filter(pl.col("critic_decision") == 1)["task_id"])
-                tasks = fresh_variants(pool, solved_templates(tasks, succeeded), r, config.variant_seed_offset,
-                                       config.max_tasks)
-                if not tasks:
-                    context.log.warning(f"RFT round {r}: the curriculum has no template task to vary; stopping")
-                    break
-                agent = LocalPolicy(checkpoint, policy.prompt_style,
-                                    generation=policy.generation(config.temperature, config.sampling_seed),
-                                    batch_size=policy.batch_size, version=f"rft-r{r - 1}:{context.run_id[:8]}")
-                store = storage.attempt_store(experiment_of(context), "rft")
-                critic = ProgrammaticCritic(simulator.world_seed, config.hint_steps, config.direct_plans,
-                                            config.hint_from_start)
-                run_rollouts(tasks, simulator.make_env, agent, critic,
-                             store, RolloutConfig(attempts=config.attempts, use_hints=config.use_hints))
-                attempts, steps, feedback = collect_tables(store, agent.version, [t.task_id for t in tasks])
-            samples = rft_samples(steps, attempts, verdict="critic_decision",
-                                  goal_held=goal_held_steps(feedback) if config.finish_at_goal else None,
-                                  finish_response=finish)
-            if config.hint_free_copies:
-                samples = with_hint_free_copies(samples, attempts)
-            per_round.append({"round": r, "attempts": attempts.height,
-                              "successful_attempts": int((attempts["critic_decision"] == 1).sum()),
-                              "samples": samples.height,
-                              "terminate_samples": int(samples["target_action"].str.contains('"terminate"').sum())})
-            if samples.height == 0:  # the policy stays; the next round still samples fresh variants
-                context.log.warning(f"RFT round {r}: no successful attempt to learn from")
-                continue
-            collected.append(samples)
-            # each round fine-tunes the base on every verified success so far: a round with a few
-            # new successes neither trains its handful of steps alone nor re-trains older ones
-            report = train_sft(base, build_step_dataset(pl.concat(collected), require_response=True),
-                               Path(tmp) / f"rft_r{r}", _sft_config(config), method="rft")
-            checkpoint = report.checkpoint
-        if report is None:
-            return _unchanged(context, "rft", base_policy, "no verified-successful attempt to learn from",
-                              {**lineage_metadata(context, config), "rounds": dg.MetadataValue.json(per_round)})
-        return _checkpoint(context, report, artifact_store, "rft", base_policy,
-                           {**lineage_metadata(context, config), "rounds": dg.MetadataValue.json(per_round)})
+        result = run_rft_rounds(task_specs(curriculum_tasks, True, None),
+                                (rollout_attempts, rollout_steps, critic_feedback), rounds,
+                                base_dir=artifact_store.local_path(base_policy.uri), workdir=Path(tmp),
+                                finish_response=finish_response(policy.prompt_style), act=act, attempt=attempt,
+                                log=context.log.warning)
+        extra = {**lineage_metadata(context, config), "rounds": dg.MetadataValue.json(result.rounds)}
+        if result.report is None:
+            return _unchanged(context, "rft", base_policy, "no verified-successful attempt to learn from", extra)
+        return _trained(context, result.report, artifact_store, "rft", base_policy, extra)

@@ -13,6 +13,7 @@ from pydantic import Field
 
 from assets.metadata import counts, md_table, thumbnail_md
 from ops.attempt_store import collect_tables
+from ops.checkpoint import Checkpoint
 from ops.critic.llm_critic import LLMCritic
 from ops.critic.programmatic import ProgrammaticCritic
 from ops.curriculum import task_specs
@@ -52,10 +53,10 @@ class RolloutAssetConfig(dg.Config):
         "rollout_steps": dg.AssetOut(description="One row per step: screenshot, prompt, raw output, action."),
         "critic_feedback": dg.AssetOut(description="Hierarchical critic feedback per attempt: decision, step labels, hint."),
     },
-    partitions_def=experiment_partitions, group_name="interaction", code_version="rollouts-7",
+    partitions_def=experiment_partitions, group_name="interaction", code_version="rollouts-8",
 )
 def rollouts(context: dg.AssetExecutionContext, config: RolloutAssetConfig, curriculum_tasks: pl.DataFrame,
-             base_policy: dict, simulator: SimulatorResource, policy: PolicyResource, llm: LLMResource,
+             base_policy: Checkpoint, simulator: SimulatorResource, policy: PolicyResource, llm: LLMResource,
              storage: StorageLocation, artifact_store: ArtifactStore):
     temperature = policy.temperature if config.temperature is None else config.temperature
     if not config.use_hints and config.attempts > 1 and temperature == 0:
@@ -63,11 +64,7 @@ def rollouts(context: dg.AssetExecutionContext, config: RolloutAssetConfig, curr
                          f"{config.attempts} attempts of a task identical; set rollouts.temperature > 0 "
                          "(e.g. --set rollouts.temperature=1.0) or rollouts.attempts=1")
     tasks = task_specs(curriculum_tasks, config.verifiable_only, config.max_tasks)
-    checkpoint = artifact_store.local_path(base_policy["uri"]) if policy.kind == "local" else None
-    agent = policy.build_policy(checkpoint, temperature=temperature)
-    if policy.kind == "local" and policy.version is None:
-        # staged attempts resume by policy version: sampled or constrained attempts must not resume others
-        agent.version = base_policy["version"] + policy.decoding_tag(temperature)
+    agent = policy.acting_policy(base_policy, artifact_store, temperature=temperature)
     critic = ProgrammaticCritic(simulator.world_seed, config.hint_steps, config.direct_plans, config.hint_from_start) \
         if config.critic == "programmatic" \
         else LLMCritic(llm.get_client(), name=f"llm:{llm.model}")

@@ -3,8 +3,8 @@
 [--first-seed 0]`. `--split train --first-seed 500` measures the curriculum's own templates at
 instances it never mined (`ops.benchmark.unseen_train_tasks`).
 
-Runs the same rollout engine, judge and Pass@k table as the `benchmark_results` asset (no
-Dagster, attempts staged in a temporary directory) and adds behaviour diagnostics the table
+Runs the same evaluation (`ops.evaluation.evaluate_policy`) and Pass@k table as the
+`benchmark_results` asset (no Dagster, attempts staged in a temporary directory) and adds behaviour diagnostics the table
 does not show: how attempts end (terminate / budget / loop), invalid outputs, the first action
 at the launcher, where every task starts, and how often that first action opens the right app.
 Prints one JSON object per checkpoint and, given several, the paired comparison of each with
@@ -33,12 +33,10 @@ import polars as pl  # noqa: E402
 import torch  # noqa: E402
 from pyarrow import fs as pafs  # noqa: E402
 
-from ops.attempt_store import ParquetAttemptStore, collect_tables  # noqa: E402
-from ops.benchmark import (first_app_right, first_apps, held_out_tasks, pass_at_k, unseen_train_tasks,
-                           versus_baseline)  # noqa: E402
-from ops.critic.programmatic import JudgeOnlyCritic  # noqa: E402
+from ops.attempt_store import ParquetAttemptStore  # noqa: E402
+from ops.benchmark import first_apps, held_out_tasks, pass_at_k, unseen_train_tasks, versus_baseline  # noqa: E402
 from ops.episode import TaskSpec  # noqa: E402
-from ops.rollout import RolloutConfig, run_rollouts  # noqa: E402
+from ops.evaluation import evaluate_policy  # noqa: E402
 from ops.sim_env import SimEnvironment  # noqa: E402
 from phonesim.solver import solve  # noqa: E402
 from training.inference.local_policy import GenerationSettings, LocalPolicy  # noqa: E402
@@ -56,28 +54,19 @@ class FirstStepDone(SimEnvironment):
 def evaluate(checkpoint: str, tasks: list[tuple[TaskSpec, str]], expected_apps: dict, k: int,
              temperature: float, first_step_done: bool = False,
              constrain_echo: bool = False, constrain_typing: bool = False) -> tuple[pl.DataFrame, dict]:
-    """One checkpoint's episodes (a `pass_at_k` frame) and its summary."""
-    specs = [t for t, _ in tasks]
-    difficulty = {t.task_id: d for t, d in tasks}
+    """One checkpoint's episodes (`benchmark_results` rows) and its summary."""
     agent = LocalPolicy(checkpoint, "elements",
                         generation=GenerationSettings(max_new_tokens=48, temperature=temperature, seed=0,
                                                       constrain_echo=constrain_echo,
                                                       constrain_typing=constrain_typing))
+    env_class = FirstStepDone if first_step_done else SimEnvironment
     with tempfile.TemporaryDirectory() as tmp:
-        store = ParquetAttemptStore(pafs.LocalFileSystem(), tmp)
         t0 = time.time()
-        env_class = FirstStepDone if first_step_done else SimEnvironment
-        run_rollouts(specs, lambda: env_class(size=(540, 1200)), agent, JudgeOnlyCritic(), store,
-                     RolloutConfig(attempts=k, use_hints=False, max_parallel_tasks=64))
+        evaluation = evaluate_policy(checkpoint, agent, tasks, lambda: env_class(size=(540, 1200)),
+                                     ParquetAttemptStore(pafs.LocalFileSystem(), tmp), k, expected_apps)
         seconds = time.time() - t0
-        attempts, steps, _ = collect_tables(store, agent.version, [t.task_id for t in specs])
-    results = pl.DataFrame([{
-        "policy_id": checkpoint, "task_id": r["task_id"], "difficulty": difficulty[r["task_id"]],
-        "attempt": r["attempt"], "success": r["gt_success"], "progress": r["gt_progress"],
-        "false_complete": r["gt_false_complete"], "side_effects": r["gt_side_effects"], "overdue": r["gt_overdue"],
-        "steps": r["n_steps"]} for r in attempts.iter_rows(named=True)])
+    results, attempts, steps = evaluation.results, evaluation.attempts, evaluation.steps
     table = pass_at_k(results, k)
-    app_right = list(first_app_right(expected_apps, steps).values())
     first = steps.filter((pl.col("step") == 0) & (pl.col("screen") == "launcher"))
     first_actions = Counter()  # the echoed row of element actions, else the action type
     for r in first.iter_rows(named=True):
@@ -85,10 +74,10 @@ def evaluate(checkpoint: str, tasks: list[tuple[TaskSpec, str]], expected_apps: 
         first_actions[f"{kind} {r['conclusion']}".strip()[:48]] += 1
     launcher = {} if first_step_done else {  # no task starts at the launcher then
         "first_launcher_actions": dict(first_actions.most_common(8)),
-        "first_app_right": round(sum(app_right) / max(1, len(app_right)), 3),
+        "first_app_right": round(float(results["first_app_right"].mean() or 0.0), 3),
     }
     return results, {
-        "checkpoint": checkpoint, "tasks": len(specs), "episodes": results.height, "seconds": round(seconds, 1),
+        "checkpoint": checkpoint, "tasks": len(tasks), "episodes": results.height, "seconds": round(seconds, 1),
         "table": table.to_dicts(), "end_reasons": dict(Counter(attempts["end_reason"].to_list())),
         "invalid_step_rate": round(float(steps["action"].is_null().mean()), 3), **launcher,
         "solved_templates": sorted({t.split("#")[0] for t in

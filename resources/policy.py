@@ -9,8 +9,11 @@ from typing import TYPE_CHECKING, Literal
 import dagster as dg
 from pydantic import Field, model_validator
 
+from ops.checkpoint import Checkpoint
 from ops.llm import LLMConfig
 from ops.policy import EndpointPolicy, PromptedPolicy
+from ops.prompts import PromptStyle
+from resources.storage import ArtifactStore
 
 if TYPE_CHECKING:
     from training.inference.local_policy import GenerationSettings
@@ -79,13 +82,20 @@ class PolicyResource(dg.ConfigurableResource):
                 raise ValueError(f"{name}: not used when kind is {self.kind!r}; remove it or change kind")
         return self
 
-    def build_policy(self, checkpoint: str | Path | None = None, temperature: float | None = None) -> PromptedPolicy:
-        """The configured policy. `checkpoint` (kind=local) overrides the configured directory,
-        `temperature` the configured sampling temperature."""
+    def acting_policy(self, checkpoint: Checkpoint, artifact_store: ArtifactStore, *,
+                      temperature: float | None = None, seed: int | None = None,
+                      version: str | None = None) -> PromptedPolicy:
+        """The one place a `Checkpoint` becomes a policy that acts (rollouts, RFT rounds, benchmark).
+
+        kind=endpoint: the base checkpoint is the served model; a trained checkpoint is loaded from
+        its weights like kind=local (until it is served too). kind=local: the checkpoint's weights
+        run in-process on `device`, with this resource's decoding settings and constraints.
+        `temperature` overrides the configured one, `seed` the configured torch seed; `version`
+        (default: the configured one, else the checkpoint's version plus its decoding tag) names
+        the attempts it makes, so attempts decoded one way never resume another's.
+        """
         temperature = self.temperature if temperature is None else temperature
-        if self.kind == "endpoint":
-            if checkpoint is not None:
-                raise ValueError("checkpoint: an endpoint policy does not load checkpoints")
+        if self.kind == "endpoint" and checkpoint.method == "base":
             config = LLMConfig(
                 model=self.model or "",
                 api_base=self.api_base,
@@ -96,16 +106,17 @@ class PolicyResource(dg.ConfigurableResource):
                 temperature=temperature,
                 max_tokens=self.max_new_tokens,
             )
-            return EndpointPolicy(config, self.prompt_style, version=self.version)
-        path = checkpoint if checkpoint is not None else self.checkpoint
-        if path is None:
-            raise ValueError("checkpoint: kind 'local' needs a checkpoint directory (in config or from the asset)")
+            return EndpointPolicy(config, self.prompt_style, version=version or self.version)
+        if self.kind == "local" and PromptStyle(self.prompt_style) != checkpoint.prompt_style:
+            raise ValueError(f"prompt_style: {self.prompt_style!r} configured, but checkpoint {checkpoint.version} "
+                             f"reads {checkpoint.prompt_style.value!r} prompts; configure that style")
         from training.inference.local_policy import LocalPolicy  # torch only when used
 
-        generation = self.generation(temperature, self.seed)
         return LocalPolicy(
-            path, self.prompt_style, generation=generation, device=self.device,
-            batch_size=self.batch_size, version=self.version,
+            artifact_store.local_path(checkpoint.uri), checkpoint.prompt_style,
+            generation=self.generation(temperature, self.seed if seed is None else seed), device=self.device,
+            batch_size=self.batch_size,
+            version=version or self.version or checkpoint.version + self.decoding_tag(temperature),
         )
 
     def generation(self, temperature: float, seed: int | None) -> GenerationSettings:

@@ -23,7 +23,7 @@ import dagster as dg
 import polars as pl
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from ops.attempt_store import ParquetAttemptStore
 from ops.schemas import PARQUET_WRITE_OPTIONS
@@ -141,7 +141,8 @@ def _metadata_plain(value: Any) -> Any:
 
 
 class ParquetIOManager(dg.ConfigurableIOManager):
-    """Stores Polars DataFrames as Parquet (dicts/lists as JSON) under the storage root.
+    """Stores Polars DataFrames as Parquet (dicts, lists and pydantic models as JSON) under the
+    storage root; an input annotated with a pydantic model loads as that model.
 
     Every write is atomic and leaves `_manifest.json` beside the data: asset key, experiment,
     partition, rows and columns, run id, code version, run config and upstream data versions.
@@ -184,15 +185,16 @@ class ParquetIOManager(dg.ConfigurableIOManager):
             manifest.update(format="parquet", rows=obj.height,
                             columns={n: str(t) for n, t in obj.schema.items()})
             context.add_output_metadata({"rows": obj.height})
-        elif isinstance(obj, (dict, list)):
+        elif isinstance(obj, (dict, list, BaseModel)):
+            value = obj.model_dump(mode="json") if isinstance(obj, BaseModel) else obj
             write_bytes_atomic(fs, f"{directory}/{DATA_JSON}",
-                               json.dumps(obj, ensure_ascii=False, sort_keys=True).encode())
+                               json.dumps(value, ensure_ascii=False, sort_keys=True).encode())
             stale = f"{directory}/{DATA_PARQUET}"
             manifest.update(format="json")
         else:
             raise TypeError(
                 f"{context.asset_key.to_user_string()}: ParquetIOManager stores polars frames "
-                f"and JSON dicts/lists, got {type(obj).__name__}; store large artifacts with "
+                f"and JSON dicts/lists/pydantic models, got {type(obj).__name__}; store large artifacts with "
                 "ArtifactStore and return its URI/manifest dict")
         if exists(fs, stale):  # the asset changed format: drop the other representation
             fs.delete_file(stale)
@@ -216,6 +218,9 @@ class ParquetIOManager(dg.ConfigurableIOManager):
         pdef = context.asset_partitions_def if context.has_asset_partitions else None
         keys: Sequence[str | None] = list(context.asset_partition_keys) if pdef else [None]
         values = {k: self.load(context.asset_key, PartitionAddress.of(pdef, k)) for k in keys}
+        wanted = getattr(context.dagster_type, "typing_type", None)
+        if isinstance(wanted, type) and issubclass(wanted, BaseModel):  # typed JSON, e.g. a Checkpoint
+            values = {k: wanted.model_validate(v) for k, v in values.items()}
         if len(values) == 1:
             return next(iter(values.values()))
         wants_dict = getattr(context.dagster_type, "typing_type", None) is dict

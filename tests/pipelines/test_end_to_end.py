@@ -15,6 +15,8 @@ from safetensors.torch import load_file
 
 import dagster as dg
 
+from ops.checkpoint import Checkpoint
+
 REPO = Path(__file__).resolve().parents[2]
 
 FAST = {
@@ -86,19 +88,20 @@ def test_trained_checkpoints_differ_from_the_base_and_reload(materialized):
     store = resources["artifact_store"]
     from training.inference.local_policy import LocalPolicy
 
-    base = _load(resources, "base_policy", None)
-    before = load_file(store.local_path(base["uri"]) / "model.safetensors")
+    base = Checkpoint.model_validate(_load(resources, "base_policy", None))
+    before = load_file(store.local_path(base.uri) / "model.safetensors")
     trained = []
     for method in ("hifpo_checkpoint", "rft_checkpoint", "grsd_checkpoint"):
-        ckpt = _load(resources, method)
-        directory = store.local_path(ckpt["uri"])
-        if ckpt["trained"]:  # an untrained method (no data) passes the base on, by its URI
+        ckpt = Checkpoint.model_validate(_load(resources, method))
+        assert (ckpt.method, ckpt.base, ckpt.prompt_style) == (method.split("_")[0], base.version, base.prompt_style)
+        directory = store.local_path(ckpt.uri)
+        if ckpt.trained:  # an untrained method (no data) passes the base on, by its URI
             after = load_file(directory / "model.safetensors")
             assert any(not (before[k] == after[k]).all() for k in before), method
             assert (directory / "manifest.json").exists()
             trained.append(method)
         else:
-            assert ckpt["uri"] == base["uri"]
+            assert ckpt.uri == base.uri and ckpt.reason
         assert LocalPolicy(directory).version
     assert trained  # the small run still has data for at least one method
 

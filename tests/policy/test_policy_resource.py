@@ -6,6 +6,7 @@ import dagster as dg
 import pytest
 from pydantic import ValidationError
 
+from ops.checkpoint import Checkpoint
 from ops.policy import EndpointPolicy
 from resources.policy import PolicyResource
 from training.inference.local_policy import LocalPolicy
@@ -31,29 +32,51 @@ def test_bad_config_fails_at_load_naming_the_field(config, field):
         PolicyResource(**config)
 
 
-def test_local_policy_needs_a_checkpoint_at_build():
-    with pytest.raises(ValueError, match="checkpoint: kind 'local' needs"):
-        PolicyResource().build_policy()
+@pytest.fixture
+def artifact_store(tmp_path):
+    from resources.storage import ArtifactStore, StorageLocation
+
+    return ArtifactStore(location=StorageLocation(root=str(tmp_path / "storage")))
 
 
-def test_local_kind_builds_the_transformers_policy(tiny_checkpoint):
+@pytest.fixture
+def stored_base(tiny_checkpoint, artifact_store) -> Checkpoint:
+    uri = artifact_store.put_dir(tiny_checkpoint, "base_policy/test")
+    return Checkpoint(version="tiny-base", uri=uri, prompt_style="elements", method="base")
+
+
+def test_local_kind_builds_the_transformers_policy(stored_base, artifact_store):
     resource = PolicyResource(kind="local", max_new_tokens=4, version="tiny-base")
 
-    policy = resource.build_policy(checkpoint=tiny_checkpoint)
+    policy = resource.acting_policy(stored_base, artifact_store)
 
     assert isinstance(policy, LocalPolicy)
     assert (policy.version, policy.output_format, policy.generation.max_new_tokens) == ("tiny-base", "label_echo", 4)
     assert policy.generation.temperature == 0.0
-    assert resource.build_policy(checkpoint=tiny_checkpoint, temperature=0.8).generation.temperature == 0.8
+    assert resource.acting_policy(stored_base, artifact_store, temperature=0.8).generation.temperature == 0.8
     assert policy.generation.constrain_echo and policy.generation.constrain_typing  # on by default
     free = PolicyResource(kind="local", constrain_echo=False, constrain_typing=False)
-    free_policy = free.build_policy(checkpoint=tiny_checkpoint)
+    free_policy = free.acting_policy(stored_base, artifact_store)
     assert not free_policy.generation.constrain_echo and not free_policy.generation.constrain_typing
     # staged attempts resume by version: each decoding gets its own
     typing_only = PolicyResource(kind="local", constrain_echo=False)
     tags = [resource.decoding_tag(0.0), resource.decoding_tag(1.0), typing_only.decoding_tag(0.0),
             free.decoding_tag(0.0)]
     assert tags == ["+echo+typing", "@T1.0+echo+typing", "+typing", ""]
+    assert free_policy.version == "tiny-base" and typing_only.acting_policy(
+        stored_base, artifact_store, temperature=1.0).version == "tiny-base@T1.0+typing"
+
+
+def test_a_checkpoint_speaking_another_prompt_style_is_refused(stored_base, artifact_store):
+    with pytest.raises(ValueError, match="prompt_style: 'qwen3vl' configured, but checkpoint tiny-base reads 'elements'"):
+        PolicyResource(kind="local", prompt_style="qwen3vl").acting_policy(stored_base, artifact_store)
+
+
+def test_endpoint_kind_serves_the_base_and_loads_trained_weights(stored_base, artifact_store):
+    resource = PolicyResource(kind="endpoint", model="openai/tiny", api_base="http://127.0.0.1:9/v1")
+    assert isinstance(resource.acting_policy(stored_base, artifact_store), EndpointPolicy)
+    trained = stored_base.trained_from("hifpo", "hifpo:x", stored_base.uri, steps=3)
+    assert isinstance(resource.acting_policy(trained, artifact_store), LocalPolicy)
 
 
 def test_rollouts_refuse_identical_attempts(tmp_path):
@@ -69,20 +92,22 @@ def test_rollouts_refuse_identical_attempts(tmp_path):
     context = dg.build_asset_context(partition_key="x")
     with pytest.raises(ValueError, match="use_hints=false with a greedy policy .* rollouts.temperature > 0"):
         rollouts(context, RolloutAssetConfig(use_hints=False), curriculum_tasks=pl.DataFrame(),
-                 base_policy={"uri": "unused"}, simulator=SimulatorResource(), policy=PolicyResource(kind="local"),
+                 base_policy=Checkpoint(version="unused", uri="unused", prompt_style="elements", method="base"),
+                 simulator=SimulatorResource(), policy=PolicyResource(kind="local"),
                  llm=LLMResource(model="openai/x"), storage=location, artifact_store=ArtifactStore(location=location))
 
 
 def test_endpoint_kind_acts_inside_a_dagster_asset():
     reply = '{"type": "system_button", "args": {"button": "back"}}'
 
+    base = Checkpoint(version="served", uri="unused", prompt_style="qwen3vl", method="base")
+
     @dg.asset
     def one_step(policy: PolicyResource) -> str:
-        return policy.build_policy().act(make_observation(), "Go back").raw_text
+        return policy.acting_policy(base, artifact_store=None).act(make_observation(), "Go back").raw_text
 
     with OpenAICompatibleServer(fixed(reply)) as server:
         resource = PolicyResource(kind="endpoint", model="openai/tiny", api_base=server.base_url)
-        assert isinstance(resource.build_policy(), EndpointPolicy)
         result = dg.materialize([one_step], resources={"policy": resource})
 
     assert result.success

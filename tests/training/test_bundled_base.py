@@ -56,7 +56,8 @@ def test_base_policy_asset_stores_a_loadable_checkpoint(tmp_path, source):
                             run_config={"ops": {"base_policy": {"config": config}}})
     assert result.success
     value = result.output_for_node("base_policy")
-    local = store.local_path(value["uri"])
+    local = store.local_path(value.uri)
+    assert (value.method, value.prompt_style.value) == ("base", "elements")
     assert (local / "model.safetensors").is_file() and (local / PROVENANCE_FILE).is_file()
     meta = result.asset_materializations_for_node("base_policy")[0].metadata
     assert meta["source"].value == source

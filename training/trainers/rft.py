@@ -1,0 +1,91 @@
+"""Iterative rejection fine-tuning (UI-Voyager §3.2): each round keeps the verified-successful
+attempts, fine-tunes the base on every success so far, and lets that policy attempt fresh task
+variants for the next round.
+
+The caller supplies how a policy acts and how its attempts are run and judged (`act`,
+`attempt`), so this loop knows nothing of Dagster, storage or the environment.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+import polars as pl
+
+from ops.episode import Policy, TaskSpec
+from ops.rft_rounds import fresh_variants, solved_templates
+from ops.step_samples import goal_held_steps, with_hint_free_copies
+from training.trainers.runs import TrainReport
+from training.trainers.sft import SFTTrainConfig, train_sft
+from training.trainers.step_datasets import build_step_dataset, rft_samples
+
+RolloutTables = tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]  # attempts, steps, critic feedback
+
+
+@dataclass(frozen=True)
+class RFTRoundsConfig:
+    """How many rounds, and what each round after the first attempts."""
+
+    rounds: int = 2
+    variant_seed_offset: int = 1000  # round r re-instantiates template tasks at seed + r * offset
+    max_tasks: int | None = 60  # fresh variants per round after the first
+    hint_free_copies: bool = True  # also train on each hinted step's prompt without its hints
+    finish_at_goal: bool = False  # end a success at its first goal-held step with "finish"
+    sft: SFTTrainConfig = field(default_factory=SFTTrainConfig.cpu_tiny)
+
+
+@dataclass
+class RFTResult:
+    """The last round's training run (None when no round had a success) and per-round counts."""
+
+    report: TrainReport | None
+    rounds: list[dict] = field(default_factory=list)
+
+
+def run_rft_rounds(pool: Sequence[TaskSpec], first_round: RolloutTables, config: RFTRoundsConfig, *,
+                   base_dir: Path, workdir: Path, finish_response: str,
+                   act: Callable[[Path | None, int], Policy],
+                   attempt: Callable[[list[TaskSpec], Policy], RolloutTables],
+                   log: Callable[[str], None] = print) -> RFTResult:
+    """Run `config.rounds` rounds of rejection fine-tuning from the checkpoint in `base_dir`.
+
+    Round 1 learns from `first_round` (the curriculum's rollouts). Round r > 1 builds fresh
+    variants of `pool`'s template tasks (templates the previous round solved first), has
+    `act(checkpoint_dir, r)` — the previous round's checkpoint, None while it is still the base —
+    attempt them through `attempt(tasks, policy)`, and learns from the critic-verified successes.
+    Every round fine-tunes the base on all successes so far, so a round with a few new
+    successes neither trains its handful of steps alone nor re-trains older ones.
+    """
+    attempts, steps, feedback = first_round
+    tasks: list[TaskSpec] = list(pool)
+    checkpoint: Path | None = None
+    collected: list[pl.DataFrame] = []
+    result = RFTResult(report=None)
+    for r in range(1, config.rounds + 1):
+        if r > 1:
+            succeeded = set(attempts.filter(pl.col("critic_decision") == 1)["task_id"])
+            tasks = fresh_variants(pool, solved_templates(tasks, succeeded), r, config.variant_seed_offset,
+                                   config.max_tasks)
+            if not tasks:
+                log(f"RFT round {r}: the curriculum has no template task to vary; stopping")
+                break
+            attempts, steps, feedback = attempt(tasks, act(checkpoint, r))
+        samples = rft_samples(steps, attempts, verdict="critic_decision",
+                              goal_held=goal_held_steps(feedback) if config.finish_at_goal else None,
+                              finish_response=finish_response)
+        if config.hint_free_copies:
+            samples = with_hint_free_copies(samples, attempts)
+        result.rounds.append({
+            "round": r, "attempts": attempts.height,
+            "successful_attempts": int((attempts["critic_decision"] == 1).sum()), "samples": samples.height,
+            "terminate_samples": int(samples["target_action"].str.contains('"terminate"').sum())})
+        if samples.height == 0:  # the policy stays; the next round still samples fresh variants
+            log(f"RFT round {r}: no successful attempt to learn from")
+            continue
+        collected.append(samples)
+        result.report = train_sft(base_dir, build_step_dataset(pl.concat(collected), require_response=True),
+                                  workdir / f"rft_r{r}", config.sft, method="rft")
+        checkpoint = result.report.checkpoint
+    return result
