@@ -1,4 +1,4 @@
-"""Typed answer matching (seed 001 §4.2 and appendix F, the AnswerSheet protocol).
+"""Typed answer matching (MobileGym §4.2 and appendix F, the AnswerSheet protocol).
 
 A query task declares one typed field; the agent's `answer` text is parsed into that type
 and compared with a type-specific matcher. Equivalent formats pass ("34 °C", "34 degrees",

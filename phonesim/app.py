@@ -1,6 +1,6 @@
 """App definition: identity, world-data generator, declarative navigation graph, screens.
 
-The navigation graph is an extended FSM (seed 001 appendix B): screens are states,
+The navigation graph is an extended FSM (MobileGym appendix B): screens are states,
 transitions are fired by elements (`[transition_id, params]` taps), guarded by predicates
 on state, run an effect on runtime data, and move to a destination screen. The same
 declaration drives the UI and static BFS over screens (`App.route`).

@@ -1,5 +1,5 @@
-"""Episodes and their metrics (seed 001 §4.3): success, progress, false complete, unexpected
-side effects, overdue termination; and the shaped training reward of seed 001 appendix G."""
+"""Episodes and their metrics (MobileGym §4.3): success, progress, false complete, unexpected
+side effects, overdue termination; and the shaped training reward of MobileGym appendix G."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ class EpisodeMetrics:
 
 
 def shaped_reward(j: JudgeResult, status: str | None, overdue: bool, answer_spec_present: bool) -> float:
-    """Seed 001 appendix G: progress p' divided by 8 if success is unclean, by 8 on a false
+    """MobileGym appendix G: progress p' divided by 8 if success is unclean, by 8 on a false
     complete with p' > 0, by 5 on a post-success abort, by 5 when overdue. For answer tasks a
     wrong submitted answer earns no credit for the bookkeeping "answer_submitted" check."""
     checks = list(j.checks)

@@ -493,7 +493,7 @@ class Phone:
             return self._key("enter")
         if button == "menu":
             return False, "no options menu on this screen", ""
-        # back: dialog/menu > keyboard > page > home (seed 001 A.4 priority chain)
+        # back: dialog/menu > keyboard > page > home (MobileGym appendix A.4 priority chain)
         if fg == LAUNCHER:
             return False, "back on the home screen does nothing", ""
         if fg == RECENTS:

@@ -1,4 +1,4 @@
-"""OS-owned device settings (the `system` runtime namespace) and their cascades (seed 001 A.2)."""
+"""OS-owned device settings (the `system` runtime namespace) and their cascades (MobileGym appendix A.2)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Task templates, instances, the template registry and the state judge.
 
-A template (seed 001 §4.2) is a small declarative unit in an app's `tasks.py`: instruction
+A template (MobileGym §4.2) is a small declarative unit in an app's `tasks.py`: instruction
 paraphrases, a parameter sampler, an optional state setup, goal checks, an optional typed
 answer, the data paths it is expected to change, a step budget, a difficulty and a split.
 `instantiate(template_id, seed)` turns one into a `TaskInstance` deterministically.
@@ -46,7 +46,7 @@ class TaskTemplate:
     apps: tuple[str, ...]
     objective: str
     composition: str
-    difficulty: int  # 1 (easy) .. 4 (very hard), seed 001 §4.4 strata
+    difficulty: int  # 1 (easy) .. 4 (very hard), MobileGym §4.4 strata
     split: str
     step_budget: int
     instructions: tuple[str, ...]  # str.format templates over params (paraphrases)

@@ -1,4 +1,4 @@
-"""AnswerSheet typed matchers (seed 001 appendix F)."""
+"""AnswerSheet typed matchers (MobileGym appendix F)."""
 
 from __future__ import annotations
 
