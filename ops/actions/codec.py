@@ -1,8 +1,9 @@
 """Parse model output into canonical actions and render them back, by format name.
 
-`parse` never raises: anything that is not a valid action comes back as a `ParseFailure`
-with a specific reason. `render` raises `UnsupportedAction` for an action the format cannot
-write without loss (e.g. a drag in AndroidWorld).
+`parse` and `parse_with_context` never raise, whatever the input (any type, any size): anything
+that is not a valid action comes back as a `ParseFailure` with a specific reason, after bounded
+work (the shared contract is `formats.base.parse_guarded`). `render` raises `UnsupportedAction`
+for an action the format cannot write without loss (e.g. a drag in AndroidWorld).
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from collections.abc import Sequence
 
 from ops.actions.coords import GRID_1000, CoordFrame
 from ops.actions.formats import FORMATS, ParsedOutput, label_echo
-from ops.actions.formats.base import first_json_object
+from ops.actions.formats.base import MAX_OUTPUT_CHARS, FormatError, first_json_object, parse_guarded
 from ops.actions.formats.mobilegym import ACTION_NAMES as MOBILEGYM_NAMES
+from ops.json_limits import check_json_limits
 from phonesim.actions import Action, ParseFailure
 
 AUTO = "auto"
@@ -32,8 +34,9 @@ _GYM_COMPACT = re.compile(
 
 def _json_format(text: str) -> str | None:
     try:
+        check_json_limits(text)
         obj = first_json_object(text)
-    except (ValueError, RecursionError):  # FormatError, or json's own limits (huge integers)
+    except ValueError:  # FormatError, or past the limits on size, depth or digits
         return None
     if "type" in obj:
         return "canonical"
@@ -46,7 +49,7 @@ def _json_format(text: str) -> str | None:
 
 def detect_format(text: str) -> str | None:
     """The format name `text` looks like, or None when it matches none of them."""
-    if not isinstance(text, str):
+    if not isinstance(text, str) or len(text) > MAX_OUTPUT_CHARS:
         return None
     if text.lstrip().startswith("{"):
         return _json_format(text)
@@ -76,17 +79,19 @@ def parse_with_context(text: str, fmt: str, *, frame: CoordFrame = GRID_1000,
     resolve the echoed row to its element, as rollouts do; other formats ignore them.
     """
     if fmt == label_echo.FORMAT_NAME and labels is not None:
-        action = label_echo.parse_output(text, labels)
-        return ParsedOutput(action, conclusion=label_echo.split_echo(text)[0],
-                            envelope_ok=not isinstance(action, ParseFailure))
+        return label_echo.parse_labelled(text, labels)
     if fmt == AUTO:
         detected = detect_format(text)
-        if detected is None:
-            return ParsedOutput(ParseFailure("could not detect the action format", str(text), AUTO))
+        if detected is None:  # the shared checks name a limit or a wrong type before this
+            return parse_guarded(AUTO, text, _undetected)
         fmt = detected
     if fmt not in FORMATS:
-        return ParsedOutput(ParseFailure(f"unknown format {fmt!r}", str(text), fmt))
+        return ParsedOutput(ParseFailure(f"unknown format {fmt!r}", text if isinstance(text, str) else "", str(fmt)))
     return FORMATS[fmt].parse(text, frame)
+
+
+def _undetected(text: str) -> ParsedOutput:
+    raise FormatError("could not detect the action format")
 
 
 def parse(text: str, fmt: str, *, frame: CoordFrame = GRID_1000) -> Action | ParseFailure:

@@ -1,4 +1,5 @@
-"""What every action format provides, and the text-scanning helpers the formats share."""
+"""What every action format provides, the error contract every parser shares, and the text-scanning
+helpers the formats share."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ops.actions.coords import GRID_1000, CoordFrame
+from ops.json_limits import JSONLimitError, NoJSONFound, check_json_limits, decode_at, find_json
 from phonesim.actions import Action, ActionError, ParseFailure
 
 INTERNAL_ERROR = "internal parser error"  # prefix of failures caused by parser bugs
@@ -59,20 +61,8 @@ class ActionFormat:
     holds_conclusion: bool = False
 
     def parse(self, text: str, frame: CoordFrame = GRID_1000) -> ParsedOutput:
-        """Parse `text`; never raises (failures come back as `ParseFailure`)."""
-        if not isinstance(text, str):
-            return ParsedOutput(self.failure(f"expected text, got {type(text).__name__}", ""))
-        try:
-            return self.parse_fn(text, frame)
-        except (FormatError, ActionError) as exc:
-            return ParsedOutput(self.failure(str(exc), text))
-        except (RecursionError, MemoryError, ValueError, TypeError, OverflowError) as exc:
-            # Pathological input (deep nesting, huge numbers) reaching json/ast internals.
-            reason = f"unreadable output ({type(exc).__name__}: {str(exc)[:120]})"
-            return ParsedOutput(self.failure(reason, text))
-        except Exception as exc:  # noqa: BLE001 — a parser bug must not crash a rollout
-            reason = f"{INTERNAL_ERROR}: {type(exc).__name__}: {str(exc)[:120]}"
-            return ParsedOutput(self.failure(reason, text))
+        """Parse `text`; never raises (see `parse_guarded`)."""
+        return parse_guarded(self.name, text, lambda checked: self.parse_fn(checked, frame))
 
     def render(
         self,
@@ -94,6 +84,55 @@ class ActionFormat:
         return ParseFailure(reason=reason, raw=raw, format=self.name)
 
 
+# ---------------------------------------------------------------- the parsers' error contract
+
+
+MAX_OUTPUT_CHARS = 100_000  # a model answer is a few hundred tokens; anything longer is degenerate
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_ACTION_TEXT_FIELDS = ("direction", "text", "button", "app", "status", "key")
+
+
+def parse_guarded(fmt: str, text: Any, parse: Callable[[str], ParsedOutput]) -> ParsedOutput:
+    """`parse(text)` under the contract every action parser shares: any input gives a
+    `ParsedOutput`, and whatever is not a valid action is a `ParseFailure` naming why.
+
+    Bounded work: the length (`MAX_OUTPUT_CHARS`), bracket depth and digit runs are checked
+    (`ops.json_limits`) before the format's parser runs. Lone surrogates (raw, or decoded
+    from a `\\ud800` escape) make the output a failure rather than being replaced: no valid
+    text holds one, UTF-8 cannot encode it (Parquet, the critic's HTTP request and the CLI
+    would all fail on it later), and replacing it would score and replay text the model
+    never wrote.
+    """
+    if not isinstance(text, str):
+        return ParsedOutput(ParseFailure(f"expected text, got {type(text).__name__}", "", fmt))
+    try:
+        check_json_limits(text, max_chars=MAX_OUTPUT_CHARS)
+        if surrogate := _LONE_SURROGATE.search(text):
+            raise FormatError(f"the output holds a lone surrogate U+{ord(surrogate.group()):04X} "
+                              "(not encodable as UTF-8)")
+        parsed = parse(text)
+        if isinstance(parsed.action, Action):
+            _reject_lone_surrogates(parsed.action)
+        return parsed
+    except (FormatError, ActionError, JSONLimitError) as exc:
+        return ParsedOutput(ParseFailure(str(exc), text, fmt))
+    except (RecursionError, MemoryError, ValueError, TypeError, OverflowError) as exc:
+        # Pathological input that got past the limits into json/ast/float internals.
+        reason = f"unreadable output ({type(exc).__name__}: {str(exc)[:120]})"
+        return ParsedOutput(ParseFailure(reason, text, fmt))
+    except Exception as exc:  # noqa: BLE001 — a parser bug must not crash a rollout
+        reason = f"{INTERNAL_ERROR}: {type(exc).__name__}: {str(exc)[:120]}"
+        return ParsedOutput(ParseFailure(reason, text, fmt))
+
+
+def _reject_lone_surrogates(action: Action) -> None:
+    for name in _ACTION_TEXT_FIELDS:
+        value = getattr(action, name)
+        if value is not None and (surrogate := _LONE_SURROGATE.search(value)):
+            raise FormatError(f"{action.type.value}: {name} holds a lone surrogate U+{ord(surrogate.group()):04X} "
+                              "(an unpaired \\u escape; not encodable as UTF-8)")
+
+
 # ---------------------------------------------------------------- text scanning helpers
 
 
@@ -103,16 +142,13 @@ def tagged(text: str, tag: str) -> str | None:
     return match.group(1).strip() if match else None
 
 
-_DECODER = json.JSONDecoder()
-
-
 def json_object_at(text: str, start: int) -> tuple[dict[str, Any], int] | None:
     """The JSON object starting at the first `{` at or after `start`, with its end index."""
     pos = text.find("{", start)
     if pos < 0:
         return None
     try:
-        value, end = _DECODER.raw_decode(text, pos)
+        value, end = decode_at(text, pos)
     except json.JSONDecodeError as exc:
         raise FormatError(f"malformed JSON after position {pos}: {exc.msg}") from None
     if not isinstance(value, dict):
@@ -124,23 +160,12 @@ MAX_JSON_STARTS = 50  # candidate `{` positions tried before giving up on a resp
 
 
 def first_json_object(text: str) -> dict[str, Any]:
-    """The first decodable JSON object anywhere in `text` (trying the first 50 `{`)."""
-    pos = text.find("{")
-    last_error = "no JSON object found"
-    for _ in range(MAX_JSON_STARTS):
-        if pos < 0:
-            break
-        try:
-            value, _end = _DECODER.raw_decode(text, pos)
-        except json.JSONDecodeError as exc:
-            last_error = f"malformed JSON: {exc.msg}"
-        except RecursionError:
-            raise FormatError("JSON nested too deeply") from None
-        else:
-            if isinstance(value, dict):
-                return value
-        pos = text.find("{", pos + 1)
-    raise FormatError(last_error)
+    """The first JSON object anywhere in `text` (at one of the first 50 brackets tried, or
+    nested in the array decoded there)."""
+    try:
+        return find_json(text, dict, max_starts=MAX_JSON_STARTS)
+    except NoJSONFound as exc:
+        raise FormatError(str(exc)) from None
 
 
 @dataclass(frozen=True, slots=True)

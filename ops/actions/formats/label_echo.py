@@ -24,7 +24,7 @@ import re
 from collections.abc import Collection, Sequence
 
 from ops.actions.coords import CoordFrame
-from ops.actions.formats.base import ActionFormat, ParsedOutput, UnsupportedAction
+from ops.actions.formats.base import ActionFormat, ParsedOutput, UnsupportedAction, parse_guarded
 from phonesim.actions import Action, ActionError, ParseFailure, ParseResult
 
 TASK_PREFIX = "Task: "
@@ -117,16 +117,32 @@ def _resolve(echo_label: str, echo_index: int | None, json_element: int, labels:
     return json_element
 
 
-def parse_output(text: str, labels: Sequence[str] | None) -> ParseResult:
-    """An `Action` whose element is resolved against `labels` (None: the JSON index stands).
+def parse_labelled(text: str, labels: Sequence[str] | None) -> ParsedOutput:
+    """The answer's action, its element resolved against `labels` (None: the JSON index
+    stands), with the echoed row as conclusion.
 
-    Never raises: malformed JSON, a missing or unexpected echo line, or an element outside the
-    list give a `ParseFailure` naming the problem.
+    Never raises: malformed JSON, a missing or unexpected echo line, an element outside the
+    list, or anything the action parsers' shared contract rejects (`base.parse_guarded`) give
+    a `ParseFailure` naming the problem.
     """
+    return parse_guarded(FORMAT_NAME, text, lambda checked: _parse(checked, labels))
+
+
+def parse_output(text: str, labels: Sequence[str] | None) -> ParseResult:
+    """The action of `parse_labelled`, or its `ParseFailure`."""
+    return parse_labelled(text, labels).action
+
+
+def _parse(text: str, labels: Sequence[str] | None) -> ParsedOutput:
+    action = _action(text, labels)
+    return ParsedOutput(action, conclusion=split_echo(text)[0], envelope_ok=not isinstance(action, ParseFailure))
+
+
+def _action(text: str, labels: Sequence[str] | None) -> ParseResult:
     echo, body = split_echo(text)
     try:
         action = Action.from_json(body)
-    except (ActionError, RecursionError) as exc:
+    except ActionError as exc:
         return _failure(f"answer JSON: {exc}", text)
     if action.element is None:
         if echo is not None:
@@ -150,16 +166,11 @@ def parse_output(text: str, labels: Sequence[str] | None) -> ParseResult:
 # As an action format (`parse(text, "label_echo")`) the element list is unknown, so the emitted
 # JSON index stands; rollouts resolve the echoed label against the observation
 # (ops.policy.PromptedPolicy.parse) and rewards score the index.
-def _parse(text: str, frame: CoordFrame) -> ParsedOutput:
-    action = parse_output(text, None)
-    return ParsedOutput(action, conclusion=split_echo(text)[0], envelope_ok=not isinstance(action, ParseFailure))
-
-
 def _render(action: Action, frame: CoordFrame, thinking: str | None, conclusion: str | None) -> str:
     if action.element is not None:
         raise UnsupportedAction("label_echo: an element action needs the element list (render_target)")
     return render_action(action)
 
 
-FORMAT = ActionFormat(name=FORMAT_NAME, parse_fn=_parse, render_fn=_render,
+FORMAT = ActionFormat(name=FORMAT_NAME, parse_fn=lambda text, frame: _parse(text, None), render_fn=_render,
                       supports=lambda action: action.element is None)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ops import json_limits
 from ops.actions.coords import CoordFrame
 from ops.actions.formats.base import (
     FormatError,
@@ -51,9 +52,9 @@ def tool_call_at(text: str, start: int) -> dict[str, Any]:
     arguments = call.get("arguments")
     if isinstance(arguments, str):  # some servers serialise arguments as a JSON string
         try:
-            arguments = json.loads(arguments)
-        except json.JSONDecodeError:
-            raise FormatError("tool call arguments are a string that is not JSON") from None
+            arguments = json_limits.loads(arguments)
+        except ValueError as exc:  # not JSON, or past the size/depth/digit limits
+            raise FormatError(f"tool call arguments are a string that is not JSON ({exc})") from None
     if not isinstance(arguments, dict):
         raise FormatError("tool call has no 'arguments' object")
     return arguments
