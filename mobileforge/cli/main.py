@@ -13,6 +13,7 @@ SUBCOMMANDS = {
     "base": ("mobileforge.cli.base", "base"),
     "sim": ("mobileforge.cli.sim", "sim"),
     "run": ("mobileforge.cli.run", "run"),
+    "serve": ("mobileforge.cli.serve", "serve"),
 }
 
 

@@ -107,14 +107,16 @@ class LocalPolicy(PromptedPolicy):
     @torch.inference_mode()
     def generate(self, prompts: Sequence[list[dict]], images: Sequence[Image.Image],
                  rows: Sequence[Sequence[str]] | None = None,
-                 typable: Sequence[dict[str, frozenset[str]]] | None = None) -> list[str]:
+                 typable: Sequence[dict[str, frozenset[str]]] | None = None,
+                 settings: GenerationSettings | None = None) -> list[str]:
         """Decoded continuations of chat `prompts` (one image placeholder each); with `rows`
         (per prompt), an echoed row is one of that prompt's rows; with `typable` (per prompt, by
-        action type), typed or answered text is one of those strings."""
+        action type), typed or answered text is one of those strings. `settings` overrides this
+        policy's decoding settings for the call (its seed is not applied)."""
         texts = [self.processor.apply_chat_template(p, add_generation_prompt=True, tokenize=False) for p in prompts]
         inputs = self.processor(text=texts, images=list(images) or None, return_tensors="pt",
                                 padding=True).to(self.device)
-        g = self.generation
+        g = settings or self.generation
         kwargs: dict = {"max_new_tokens": g.max_new_tokens, "pad_token_id": self.processor.tokenizer.pad_token_id}
         if g.temperature > 0:
             kwargs.update(do_sample=True, temperature=g.temperature, top_p=g.top_p)
