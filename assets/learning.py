@@ -191,7 +191,7 @@ class RFTAssetConfig(SFTAssetConfig):
     finish_at_goal: bool = Field(default=False, description=FINISH_AT_GOAL)
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="rft-9",
+@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="rft-10",
           description="Iterative rejection fine-tuning on verified-successful trajectories (seed 003 §3.2).")
 def rft_checkpoint(context: dg.AssetExecutionContext, config: RFTAssetConfig, curriculum_tasks: pl.DataFrame,
                    rollout_attempts: pl.DataFrame, rollout_steps: pl.DataFrame, critic_feedback: pl.DataFrame,
@@ -217,6 +217,7 @@ def rft_checkpoint(context: dg.AssetExecutionContext, config: RFTAssetConfig, cu
         return collect_tables(store, agent.version, [t.task_id for t in tasks])
 
     rounds = RFTRoundsConfig(rounds=config.rounds, variant_seed_offset=config.variant_seed_offset,
+                             world_seed=simulator.world_seed,
                              max_tasks=config.max_tasks, hint_free_copies=config.hint_free_copies,
                              finish_at_goal=config.finish_at_goal, sft=_sft_config(config))
     with tempfile.TemporaryDirectory() as tmp:

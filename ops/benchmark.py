@@ -10,6 +10,7 @@ import polars as pl
 from ops.curriculum.model import canonical_params
 from ops.curriculum.sim_mining import SimCurriculumConfig
 from ops.episode import TaskSpec
+from ops.sim_env import template_task_spec
 from phonesim.solver import solve
 from phonesim.tasks import TaskInstance, instantiate, templates
 
@@ -31,8 +32,7 @@ def template_tasks(split: str, seeds_per_template: int, max_templates: int | Non
     for tmpl in templates(split=split)[:max_templates]:
         for seed in range(first_seed, first_seed + seeds_per_template):
             inst = instantiate(tmpl.id, seed, world_seed)
-            out.append((TaskSpec(task_id=inst.id, instruction=inst.instruction, step_budget=inst.step_budget,
-                                 app=inst.apps[0], template_id=tmpl.id, seed=seed), f"L{inst.difficulty}"))
+            out.append((template_task_spec(inst), f"L{inst.difficulty}"))
     return out
 
 

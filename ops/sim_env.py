@@ -29,6 +29,14 @@ def goal_state_met(phone: Phone, goal: dict[str, Any]) -> tuple[int, int]:
     return sum(now.get(p) == v for p, v in values.items()), len(values)
 
 
+def template_task_spec(instance: TaskInstance, task_id: str | None = None) -> TaskSpec:
+    """The runnable task of a template instance: its own instruction, params, step budget and first
+    app, so `SimEnvironment.reset` builds and judges the very instance the instruction describes."""
+    return TaskSpec(task_id=task_id or instance.id, instruction=instance.instruction,
+                    step_budget=instance.step_budget, app=instance.apps[0], template_id=instance.template.id,
+                    params=dict(instance.params), seed=instance.seed)
+
+
 class SimEnvironment:
     """One simulated phone; create one per concurrent episode (they share world data)."""
 

@@ -30,6 +30,7 @@ class RFTRoundsConfig:
 
     rounds: int = 2
     variant_seed_offset: int = 1000  # round r re-instantiates template tasks at seed + r * offset
+    world_seed: int = 0  # the simulator's world, where those new instances are built and judged
     max_tasks: int | None = 60  # fresh variants per round after the first
     hint_free_copies: bool = True  # also train on each hinted step's prompt without its hints
     finish_at_goal: bool = False  # end a success at its first goal-held step with "finish"
@@ -67,7 +68,7 @@ def run_rft_rounds(pool: Sequence[TaskSpec], first_round: RolloutTables, config:
         if r > 1:
             succeeded = set(attempts.filter(pl.col("critic_decision") == 1)["task_id"])
             tasks = fresh_variants(pool, solved_templates(tasks, succeeded), r, config.variant_seed_offset,
-                                   config.max_tasks)
+                                   config.max_tasks, world_seed=config.world_seed)
             if not tasks:
                 log(f"RFT round {r}: the curriculum has no template task to vary; stopping")
                 break
