@@ -1,0 +1,81 @@
+"""The adb wire format: 4-hex-digit length-prefixed requests, OKAY/FAIL replies, shell-v2
+packets and sync-protocol packets (as specified by AOSP's adb SERVICES.TXT, protocol.txt and
+SYNC.TXT)."""
+
+from __future__ import annotations
+
+import socket
+import struct
+
+OKAY = b"OKAY"
+FAIL = b"FAIL"
+
+# shell,v2 packet ids (AOSP adb/shell_protocol.h)
+SHELL_STDIN, SHELL_STDOUT, SHELL_STDERR, SHELL_EXIT, SHELL_CLOSE_STDIN, SHELL_WINDOW_SIZE = range(6)
+SYNC_DATA_MAX = 64 * 1024  # largest DATA chunk a sync peer accepts
+
+
+class PeerClosed(ConnectionError):
+    """The client closed the connection (or it was closed under us by a device drop)."""
+
+
+def read_exact(sock: socket.socket, n: int) -> bytes:
+    """Exactly `n` bytes from `sock`, or `PeerClosed`."""
+    chunks, left = [], n
+    while left:
+        chunk = sock.recv(left)
+        if not chunk:
+            raise PeerClosed(f"connection closed with {left} of {n} bytes unread")
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def read_request(sock: socket.socket) -> str:
+    """One smart-socket request: 4 hex digits of length, then that many bytes of UTF-8."""
+    header = read_exact(sock, 4)
+    try:
+        size = int(header, 16)
+    except ValueError:
+        raise PeerClosed(f"malformed request length {header!r}") from None
+    return read_exact(sock, size).decode("utf-8", errors="replace")
+
+
+def block(payload: bytes | str) -> bytes:
+    """A length-prefixed block (4 hex digits + payload)."""
+    data = payload.encode("utf-8") if isinstance(payload, str) else payload
+    return b"%04x" % len(data) + data
+
+
+def okay(payload: bytes | str | None = None) -> bytes:
+    """OKAY, followed by a length-prefixed payload when one is given."""
+    return OKAY if payload is None else OKAY + block(payload)
+
+
+def fail(message: str) -> bytes:
+    return FAIL + block(message)
+
+
+def shell_packet(kind: int, data: bytes) -> bytes:
+    """One shell-protocol packet: id byte, little-endian u32 length, data."""
+    return struct.pack("<BI", kind, len(data)) + data
+
+
+def shell_v2_reply(stdout: bytes, stderr: bytes, exit_code: int) -> bytes:
+    """A whole shell-v2 exchange: stdout and stderr packets, then the exit packet."""
+    out = b"".join(shell_packet(SHELL_STDOUT, stdout[i:i + SYNC_DATA_MAX])
+                   for i in range(0, len(stdout), SYNC_DATA_MAX))
+    out += b"".join(shell_packet(SHELL_STDERR, stderr[i:i + SYNC_DATA_MAX])
+                    for i in range(0, len(stderr), SYNC_DATA_MAX))
+    return out + shell_packet(SHELL_EXIT, bytes([exit_code & 0xFF]))
+
+
+def sync_header(sock: socket.socket) -> tuple[bytes, int]:
+    """A sync request header: 4-byte id and little-endian u32 argument."""
+    head = read_exact(sock, 8)
+    return head[:4], struct.unpack("<I", head[4:])[0]
+
+
+def sync_fail(message: str) -> bytes:
+    data = message.encode("utf-8")
+    return b"FAIL" + struct.pack("<I", len(data)) + data
