@@ -9,6 +9,7 @@ from PIL import Image
 from phonesim import Phone, render
 from phonesim.actions import Action
 from phonesim.phone import APPS_PER_PAGE
+from phonesim.render import icons
 from phonesim.widgets import CANVAS_H, NAVBAR_H
 
 from tests.phonesim.test_render_cache import check_screen
@@ -63,10 +64,10 @@ def _mask(ch: str) -> bytes:
 
 def test_icon_characters_exist_in_the_font_and_drawn_icons_are_shapes():
     missing = _mask("\ue000")  # an unassigned code point: the font's "missing glyph" box
-    text_icons = {n: c for n, c in render.GLYPHS.items() if n not in render._DRAWN and n != "search"}
+    text_icons = {n: c for n, c in render.GLYPHS.items() if n not in icons.DRAWN_ICONS}
     boxes = [n for n, c in text_icons.items() if _mask(c) == missing]
     assert not boxes, f"icons that would render as boxes: {boxes}"
-    for name in render._DRAWN:
+    for name in icons.DRAWN_ICONS:
         ops: list = []
-        render._glyph(ops, name, 0, 0, 24, 24, "#000000")
-        assert ops and all(op[0] != "text" or _mask(op[3]) != missing for op in ops)
+        icons.draw_icon(ops, name, 0, 0, 24, 24, "#000000")
+        assert ops and all(not isinstance(op, render.Text) or _mask(op.text) != missing for op in ops)

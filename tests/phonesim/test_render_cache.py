@@ -20,6 +20,7 @@ from PIL import Image
 from phonesim import Phone, render, solve
 from phonesim.actions import Action
 from phonesim.layout import element_nodes
+from phonesim.render import cache, raster, text, theme
 
 
 def random_action(phone: Phone, rng: random.Random) -> Action:
@@ -83,7 +84,7 @@ def test_cached_screens_equal_a_full_render(size, seed):
         check_screen(phone)
         if i % 5 == 0:  # the PNG made from the cached screenshot is the same file
             png = phone.observe().png
-            render._PNGS.clear()
+            cache.PNGS.clear()
             other = phone.fork()
             other.observe().screenshot
             assert other.observe().png == png
@@ -127,7 +128,7 @@ def test_png_bytes_do_not_depend_on_cache_history():
     for _ in range(20):
         other.step(random_action(other, rng))
         other.observe().png
-    render._PNGS.clear()  # force assembly from (partly) cached bands
+    cache.PNGS.clear()  # force assembly from (partly) cached bands
     assert phone.fork().observe().png == cold
 
 
@@ -165,7 +166,7 @@ def test_text_composed_from_glyphs_looks_like_pillow_text():
             for anchor in ("la", "lm", "mm", "rm", "mt", "mb"):
                 core, (x0, y0) = render.font(px, bold).getmask2(s, "L", anchor=anchor)
                 ref = np.asarray(Image.Image()._new(core), dtype=int)
-                mask, dx, dy = render._text_mask(s, px, bold, anchor)
+                mask, dx, dy = text.text_mask(s, px, bold, anchor)
                 got = np.asarray(mask, dtype=int)
                 if s == "Grocery list":  # kerned pairs
                     assert 0 <= got.shape[1] - ref.shape[1] <= 0.05 * ref.shape[1] + 1 and dy == y0
@@ -174,9 +175,9 @@ def test_text_composed_from_glyphs_looks_like_pillow_text():
                     assert np.abs(got - ref).mean() < 0.1, (s, px, anchor)
                 else:
                     assert not got.any()
-    warm = render._text_mask("Ann Smith", 40, False, "lm")
+    warm = text.text_mask("Ann Smith", 40, False, "lm")
     render.clear_caches()
-    cold = render._text_mask("Ann Smith", 40, False, "lm")
+    cold = text.text_mask("Ann Smith", 40, False, "lm")
     assert (cold[0].tobytes(), cold[1:]) == (warm[0].tobytes(), warm[1:])
 
 
@@ -192,11 +193,11 @@ def test_tiles_give_the_pixels_of_plain_drawing(size, monkeypatch):
         dark = bool(phone.state["data"]["system"]["dark_theme"])
         ops = render.frame_ops(phone.frame(), render.DARK if dark else render.LIGHT)
         dialogs += any(n.kind == "dialog" for n in phone.frame().nodes)
-        monkeypatch.setattr(render, "TILES", True)
+        monkeypatch.setattr(raster, "TILES", True)
         tiled = render.rasterize(ops, size).tobytes()
-        monkeypatch.setattr(render, "TILES", False)
+        monkeypatch.setattr(raster, "TILES", False)
         assert render.rasterize(ops, size).tobytes() == tiled, f"{phone.observe().screen}"
-    assert len(render._TILES) > 0
+    assert len(raster.TILE_CACHE) > 0
 
 
 def test_recycled_canvases_never_overwrite_a_screenshot_someone_holds():
@@ -211,7 +212,7 @@ def test_recycled_canvases_never_overwrite_a_screenshot_someone_holds():
             phone.step(random_action(phone, rng))
             phone.observe().screenshot
             drawn = render.cache_stats()["whole_rasters"]
-        assert drawn > 5 and sum(map(len, render._SPARE.values())) > 0  # evicted screens were recycled
+        assert drawn > 5 and sum(map(len, raster.SPARE.values())) > 0  # evicted screens were recycled
         assert held.tobytes() == pixels
         check_screen(phone)
     finally:
@@ -229,6 +230,6 @@ def test_a_dialog_dims_what_lies_under_it():
     ops = render.frame_ops(phone.frame(), render.LIGHT)
     assert not any(op[0] == "dim" for op in ops)
     shot = phone.observe().screenshot
-    dim = tuple(round(v * (1 - render._DIM / 255)) for v in render._rgb(render.LIGHT["bg"]))
+    dim = tuple(round(v * (1 - theme.SCRIM_ALPHA / 255)) for v in theme.rgb(render.LIGHT["bg"]))
     assert shot.getpixel((2, 600)) == dim  # left of the dialog card, over the page's background
-    assert shot.getpixel((2, 1195)) == render._rgb(render.LIGHT["nav"])  # the navigation bar is not dimmed
+    assert shot.getpixel((2, 1195)) == theme.rgb(render.LIGHT["nav"])  # the navigation bar is not dimmed

@@ -6,7 +6,7 @@ import io
 
 import numpy as np
 import pytest
-from PIL import Image
+from PIL import Image, ImageColor
 
 from phonesim import Phone, instantiate, render, solve
 from phonesim.actions import Action
@@ -51,5 +51,5 @@ def test_palette_keeps_every_solid_colour_of_the_screen():
     ops = render.frame_ops(phone.frame(), render.DARK)
     entries = render.ui_palette(ops).getpalette()
     colours = {tuple(entries[i:i + 3]) for i in range(0, len(entries), 3)}
-    solids = {render._rgb(op[5]) for op in ops if op[0] == "rect" and op[5]}
+    solids = {ImageColor.getrgb(op.fill) for op in ops if isinstance(op, render.Rect) and op.fill}
     assert solids <= colours
