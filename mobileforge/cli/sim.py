@@ -122,3 +122,25 @@ def bench(as_json: bool, instances: int, steps: int, procs: int) -> None:
     else:
         for k, v in result.items():
             click.echo(f"{k:32s} {v:.4g}" if isinstance(v, float) else f"{k:32s} {v}")
+
+
+@sim.command("adb-server")
+@click.option("--port", default=5037, show_default=True, help="TCP port on 127.0.0.1 (adb -P PORT).")
+@click.option("--devices", default=2, show_default=True, type=click.IntRange(1, 64),
+              help="Phones served, as phonesim-1..N.")
+@click.option("--size", default="1080x2400", show_default=True, callback=_size)
+@click.option("--world-seed", default=0, show_default=True, help="Seed of the apps' world data.")
+@click.option("--allow-kill", is_flag=True, help="Let `adb kill-server` (host:kill) stop this server.")
+def adb_server(port: int, devices: int, size: tuple[int, int], world_seed: int, allow_kill: bool) -> None:
+    """Serve simulated phones as adb devices (adbutils and the adb client work against it)."""
+    from phonesim.adb import AdbServer
+    try:
+        server = AdbServer(devices=devices, size=size, world_seed=world_seed, port=port, allow_kill=allow_kill)
+    except OSError as exc:
+        raise click.ClickException(f"cannot listen on 127.0.0.1:{port}: {exc}") from None
+    click.echo(f"serving {', '.join(server.serials())} on 127.0.0.1:{server.port} "
+               f"(ANDROID_ADB_SERVER_PORT={server.port}); Ctrl-C stops")
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        server.stop()
