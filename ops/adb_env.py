@@ -113,11 +113,18 @@ class _DirectConnection(adbutils.AdbConnection):
 
 
 class _BoundedClient(adbutils.AdbClient):
-    """adbutils' client with every socket timeout capped (its transports default to 600 s)."""
+    """adbutils' client with every socket timeout capped (its transports default to 600 s), asking
+    the server's version once instead of before every transport (a connection each time)."""
 
     def __init__(self, host: str, port: int, timeout_cap: float) -> None:
         super().__init__(host=host, port=port)
         self.timeout_cap = timeout_cap
+        self._version: int | None = None
+
+    def server_version(self) -> int:
+        if self._version is None:
+            self._version = super().server_version()
+        return self._version
 
     def make_connection(self, timeout: float | None = None) -> adbutils.AdbConnection:
         try:
