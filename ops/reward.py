@@ -6,14 +6,21 @@ parse, with every part of its template) is reported next to R but never added to
 
 Optional MobileWizard variants (seed 004 §3.4.2): a click distance threshold that shrinks as
 training proceeds (progressive shrinking), and text F1 gated to 0 below 0.5.
+
+Error contract: whatever the model wrote scores (0 when it is not a valid action of the
+target's type). A malformed *target* side (target action, box, element list) is a data bug:
+`score_action` raises `RewardInputError`, which dataset builds surface (training.trainers.
+step_datasets checks every row). The TRL reward function never raises on a row: an
+unscorable row gets 0 and its reason is counted in the function's `failures` and logged once.
 """
 
 from __future__ import annotations
 
-import json
+import logging
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
@@ -22,6 +29,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from ops.actions import GRID, Action, ActionType, ParseFailure, parse_with_context
 from ops.actions.coords import GRID_1000, CoordFrame
 from ops.actions import POINTED_TYPES
+from ops.json_limits import loads as bounded_loads
+
+log = logging.getLogger(__name__)
 
 Box = tuple[float, float, float, float]
 Component = Literal["overall", "type", "arg", "format"]
@@ -165,18 +175,35 @@ def swipe_direction(action: Action) -> str | None:
     return "right" if dx > 0 else "left"
 
 
-def _check_box(box: Sequence[float], what: str) -> Box:
-    if len(box) != 4:
-        raise RewardInputError(f"{what}: a box is (x0, y0, x1, y1), got {box!r}")
-    x0, y0, x1, y1 = (float(v) for v in box)
+def _check_box(box: Any, what: str) -> Box:
+    """`box` as four finite floats (x0 ≤ x1, y0 ≤ y1); `RewardInputError` for anything else."""
+    if isinstance(box, str | bytes | Mapping | Set) or not hasattr(box, "__len__") or len(box) != 4:
+        raise RewardInputError(f"{what}: a box is (x0, y0, x1, y1), got {_short(box)}")
+    try:
+        x0, y0, x1, y1 = (float(v) for v in box)
+    except (TypeError, ValueError, OverflowError):
+        raise RewardInputError(f"{what}: box values must be numbers, got {_short(box)}") from None
     if not (x0 <= x1 and y0 <= y1) or not all(math.isfinite(v) for v in (x0, y0, x1, y1)):
-        raise RewardInputError(f"{what}: box {box!r} is not (x0 ≤ x1, y0 ≤ y1)")
+        raise RewardInputError(f"{what}: box {_short(box)} is not (x0 ≤ x1, y0 ≤ y1)")
     return x0, y0, x1, y1
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    """repr of a possibly huge or hostile value, cut to `limit` characters."""
+    try:
+        text = repr(value)
+    except ValueError:  # e.g. an integer over Python's 4,300-digit str() limit
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def _element_box(index: int, elements: Sequence[Sequence[float]] | None) -> Box | None:
     """The box of element `index`, or None when the index is outside the list."""
-    if elements is None or not 0 <= index < len(elements):
+    if elements is None:
+        return None
+    if isinstance(elements, str | bytes | Mapping | Set) or not hasattr(elements, "__getitem__"):
+        raise RewardInputError(f"elements: expected a list of boxes, got {_short(elements)}")
+    if not 0 <= index < len(elements):
         return None
     return _check_box(elements[index], f"element {index}")
 
@@ -302,12 +329,14 @@ def score_action(
 
     `target_box` (x0, y0, x1, y1 on the grid) is the target element's box; `elements` the
     observation's element boxes, so element indices on either side resolve to boxes.
-    `format_ok` defaults to "the prediction parsed". Raises `RewardInputError` when the
-    target cannot be scored (e.g. an element target without any box).
+    `format_ok` defaults to "the prediction parsed". Any `prediction` scores (anything but an
+    `Action` scores 0); `RewardInputError` is raised only when the target side cannot be scored
+    (not an `Action`, a malformed box or element list, an element target without any box).
     """
+    if not isinstance(target, Action):
+        raise RewardInputError(f"target must be an Action, got {_short(target)}")
     box = None if target_box is None else _check_box(target_box, "target_box")
-    if format_ok is None:
-        format_ok = isinstance(prediction, Action)
+    format_ok = isinstance(prediction, Action) if format_ok is None else bool(format_ok)
     if not isinstance(prediction, Action) or prediction.type != target.type:
         return RewardBreakdown(0.0, 0.0, 0.0, format_ok)
     arg = argument_score(prediction, target, target_box=box, elements=elements, config=config)
@@ -344,17 +373,21 @@ def score_output(
 
 
 def completion_text(completion: Any) -> str:
-    """The assistant text of a TRL completion: a string or a chat-format message list."""
+    """The assistant text of a TRL completion: a string or a chat-format message list.
+    A missing or None content or text part reads as empty (HF datasets store a key missing
+    from one row as None); `TypeError` when there is no message at all."""
     if isinstance(completion, str):
         return completion
     if isinstance(completion, dict):
         completion = [completion]
-    if isinstance(completion, list) and completion:
-        content = completion[-1].get("content") if isinstance(completion[-1], dict) else None
+    if isinstance(completion, list) and completion and isinstance(completion[-1], dict):
+        content = completion[-1].get("content")
+        if content is None:
+            return ""
         if isinstance(content, str):
             return content
         if isinstance(content, list):  # multimodal parts: keep the text ones
-            return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+            return "".join(p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
     raise TypeError(f"cannot read completion text from {type(completion).__name__}")
 
 
@@ -364,27 +397,32 @@ def _json_column(value: Any, what: str) -> Any:
     if value.strip() in ("", "null"):
         return None
     try:
-        return json.loads(value)
-    except json.JSONDecodeError as exc:
+        return bounded_loads(value)
+    except ValueError as exc:  # not JSON, or past the size/depth/digit limits
         raise RewardInputError(f"column {what!r} is not JSON: {exc}") from None
 
 
 def element_labels(value: Any) -> list[str] | None:
     """Element labels from an `elements` column of objects with `label`; None when any lacks one."""
-    if value is None or not all(isinstance(item, dict) and isinstance(item.get("label"), str) for item in value):
+    if not isinstance(value, list | tuple) or not all(
+        isinstance(item, dict) and isinstance(item.get("label"), str) for item in value
+    ):
         return None
     return [item["label"] for item in value]
 
 
 def element_boxes(value: Any) -> list[Box] | None:
-    """Element boxes from an `elements` column: a list of boxes or of objects with `box`."""
+    """Element boxes from an `elements` column: a list of boxes or of objects with `box`.
+    Raises `RewardInputError` naming the first element that is not a box."""
     if value is None:
         return None
+    if not isinstance(value, list | tuple):
+        raise RewardInputError(f"elements: expected a list, got {_short(value)}")
     boxes = []
     for i, item in enumerate(value):
         box = item.get("box") if isinstance(item, dict) else item
         if box is None:
-            raise RewardInputError(f"element {i} has no box: {item!r}")
+            raise RewardInputError(f"element {i} has no box: {_short(item)}")
         boxes.append(_check_box(box, f"element {i}"))
     return boxes
 
@@ -395,13 +433,57 @@ def target_from_column(value: Any) -> Action:
         return value
     data = _json_column(value, "target_action")
     if not isinstance(data, dict):
-        raise RewardInputError(f"target_action must be a canonical action, got {value!r}")
-    return Action.from_dict(data)
+        raise RewardInputError(f"target_action must be a canonical action, got {_short(value)}")
+    try:
+        return Action.from_dict(data)
+    except (ValueError, OverflowError) as exc:  # ActionError, or a number too large for a float
+        raise RewardInputError(f"target_action: {str(exc)[:200]}") from None
 
 
 def _progress(trainer_state: Any) -> float:
-    max_steps = getattr(trainer_state, "max_steps", 0) or 0
-    return getattr(trainer_state, "global_step", 0) / max_steps if max_steps > 0 else 0.0
+    max_steps, step = getattr(trainer_state, "max_steps", 0), getattr(trainer_state, "global_step", 0)
+    if not all(isinstance(v, int | float) and math.isfinite(v) for v in (max_steps, step)):
+        return 0.0
+    return step / max_steps if max_steps > 0 else 0.0
+
+
+class _RowError(Exception):
+    """A row of a TRL batch that cannot be scored; `reason` is the counted category."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason
+
+
+_COLUMNS = ("target_action", "target_box", "elements")
+
+
+def _cell(columns: Mapping[str, Any], name: str, row: int, n_rows: int) -> Any:
+    """Row `row` of an optional column (None when the column is absent or empty)."""
+    column = columns.get(name)
+    if column is None or (isinstance(column, list | tuple) and not column):
+        return None
+    if not isinstance(column, list | tuple):
+        raise _RowError(f"column {name} is not a list", _short(column))
+    if len(column) != n_rows:
+        raise _RowError(f"column {name} is ragged", f"{len(column)} values for {n_rows} completions")
+    return column[row]
+
+
+def _score_row(completion: Any, columns: Mapping[str, Any], row: int, n_rows: int, fmt: str,
+               frame: CoordFrame, config: RewardConfig) -> RewardBreakdown:
+    try:
+        text = completion_text(completion)
+    except TypeError as exc:
+        raise _RowError("unreadable completion", str(exc)) from None
+    cells = {name: _cell(columns, name, row, n_rows) for name in _COLUMNS}
+    try:
+        target = target_from_column(cells["target_action"])
+        elements = _json_column(cells["elements"], "elements")
+        return score_output(text, fmt, target, frame=frame, target_box=_json_column(cells["target_box"], "target_box"),
+                            elements=element_boxes(elements), labels=element_labels(elements), config=config)
+    except RewardInputError as exc:
+        raise _RowError("malformed target", str(exc)) from None
 
 
 def make_trl_reward(
@@ -414,34 +496,41 @@ def make_trl_reward(
     """A TRL reward function `f(completions, **columns) -> list[float]`.
 
     Columns: `target_action` (canonical action JSON), optional `target_box` and `elements`
-    (JSON strings or already-decoded lists of boxes, or of `{"box", "label"}` objects). With `config.shrink_stages`, the click threshold
-    follows TRL's `trainer_state` (global_step / max_steps).
+    (JSON strings or already-decoded lists of boxes, or of `{"box", "label"}` objects). With
+    `config.shrink_stages`, the click threshold follows TRL's `trainer_state` (global_step /
+    max_steps). A batch without a `target_action` column raises `RewardInputError`; a row that
+    cannot be scored (unreadable completion, malformed target cell, ragged column) gets 0, and
+    its reason is counted in the function's `failures` (a Counter) and logged the first time.
     """
     if component not in COMPONENTS:
         raise ValueError(f"component must be one of {COMPONENTS}, got {component!r}")
+    failures: Counter[str] = Counter()
 
     def reward(completions: Sequence[Any], **columns: Any) -> list[float]:
         if "target_action" not in columns:
             raise RewardInputError("the dataset needs a 'target_action' column")
         step_config = config.at_progress(_progress(columns.get("trainer_state")))
-        n = len(completions)
-        boxes = columns.get("target_box") or [None] * n
-        element_lists = columns.get("elements") or [None] * n
+        n_rows = len(completions)
         out = []
-        for i, completion in enumerate(completions):
-            elements = _json_column(element_lists[i], "elements")
-            breakdown = score_output(
-                completion_text(completion),
-                fmt,
-                target_from_column(columns["target_action"][i]),
-                frame=frame,
-                target_box=_json_column(boxes[i], "target_box"),
-                elements=element_boxes(elements),
-                labels=element_labels(elements),
-                config=step_config,
-            )
-            out.append(breakdown.component(component))
+        for row, completion in enumerate(completions):
+            try:
+                breakdown = _score_row(completion, columns, row, n_rows, fmt, frame, step_config)
+            except _RowError as exc:
+                _count_failure(exc.reason, str(exc), row)
+                out.append(0.0)
+            except Exception as exc:  # noqa: BLE001 — one row must not kill a GRPO step
+                _count_failure(f"unexpected {type(exc).__name__}", f"{type(exc).__name__}: {str(exc)[:200]}", row)
+                out.append(0.0)
+            else:
+                out.append(breakdown.component(component))
         return out
 
+    def _count_failure(reason: str, detail: str, row: int) -> None:
+        if not failures[reason]:
+            log.warning("%s: row %d scored 0, %s (further rows like it are counted in .failures)",
+                        reward.__name__, row, detail)
+        failures[reason] += 1
+
     reward.__name__ = f"gui_action_{component}"
+    reward.failures = failures  # type: ignore[attr-defined]
     return reward
