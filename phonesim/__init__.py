@@ -18,7 +18,8 @@ from phonesim.metrics import Episode, EpisodeMetrics, run_actions, shaped_reward
 from phonesim.phone import Observation, Phone, StepResult, parse_short
 from phonesim.pool import PhonePool
 from phonesim.solver import candidate_actions, distance_to_goal, shortest_path, solve
-from phonesim.tasks import JudgeResult, TaskInstance, TaskTemplate, all_templates, instantiate, templates
+from phonesim.task_template import TaskTemplate
+from phonesim.tasks import JudgeResult, TaskInstance, all_templates, instantiate, templates
 
 __all__ = [
     "AnswerSpec", "App", "Episode", "EpisodeMetrics", "JudgeResult", "Observation", "Phone", "PhonePool", "Screen",

@@ -1,9 +1,7 @@
-"""Task templates, instances, the template registry and the state judge.
+"""Task instances, the template registry and the state judge.
 
-A template (MobileGym §4.2) is a small declarative unit in an app's `tasks.py`: instruction
-paraphrases, a parameter sampler, an optional state setup, goal checks, an optional typed
-answer, the data paths it is expected to change, a step budget, a difficulty and a split.
-`instantiate(template_id, seed)` turns one into a `TaskInstance` deterministically.
+A template (MobileGym §4.2; `phonesim.task_template`) is a small declarative unit in an app's
+`tasks.py`. `instantiate(template_id, seed)` turns one into a `TaskInstance` deterministically.
 """
 
 from __future__ import annotations
@@ -11,77 +9,13 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any
 
 from phonesim.answers import AnswerSpec, match_answer
 from phonesim.apps import load_apps
 from phonesim.phone import DEFAULT_SIZE, Phone
 from phonesim.state import diff_paths, path_matches
-
-OBJECTIVES = ("operate", "query", "hybrid")
-COMPOSITIONS = ("atomic", "sequential", "deep_dive", "transfer")
-SPLITS = ("train", "test")
-
-Params = dict[str, Any]
-Sampler = Callable[[random.Random, Phone], Params]
-
-
-def extend(base: Sampler, add: Callable[[random.Random, Phone, Params], Params]) -> Sampler:
-    """A sampler that draws `base`'s params, then adds those `add(rng, phone, params)` returns
-    (drawn from the same rng afterwards, so instances stay deterministic)."""
-    def sample(rng: random.Random, phone: Phone) -> Params:
-        params = base(rng, phone)
-        params.update(add(rng, phone, params))
-        return params
-    return sample
-
-
-def _nothing(params: Params) -> list:
-    return []
-
-
-@dataclass(frozen=True)
-class TaskTemplate:
-    id: str  # "<app>.<name>"
-    apps: tuple[str, ...]
-    objective: str
-    composition: str
-    difficulty: int  # 1 (easy) .. 4 (very hard), MobileGym §4.4 strata
-    split: str
-    step_budget: int
-    instructions: tuple[str, ...]  # str.format templates over params (paraphrases)
-    sample: Callable[[random.Random, Phone], Params]
-    checks: Callable[[Phone, Params], list[tuple[str, bool]]] | None = None  # goal sub-checks
-    answer: Callable[[Phone, Params], AnswerSpec] | None = None  # gold read from the initial state
-    evidence: Callable[[Params, AnswerSpec], list[str]] | None = None  # on-screen texts that justify answering
-    expected: Callable[[Params], list[str]] = _nothing  # data paths allowed to change (fnmatch)
-    setup: Callable[[Phone, Params], None] | None = None
-    hints: Callable[[Params], list[str | int]] = _nothing  # texts to type / slider values, for the solver
-    tags: tuple[str, ...] = ()
-
-    def __post_init__(self) -> None:
-        problems = []
-        if self.objective not in OBJECTIVES:
-            problems.append(f"objective {self.objective!r} not in {OBJECTIVES}")
-        if self.composition not in COMPOSITIONS:
-            problems.append(f"composition {self.composition!r} not in {COMPOSITIONS}")
-        if self.split not in SPLITS:
-            problems.append(f"split {self.split!r} not in {SPLITS}")
-        if not 1 <= self.difficulty <= 4:
-            problems.append(f"difficulty {self.difficulty} not in 1..4")
-        if not self.instructions:
-            problems.append("no instructions")
-        if self.objective in ("query", "hybrid") and self.answer is None:
-            problems.append(f"{self.objective} template needs an answer")
-        if self.objective in ("operate", "hybrid") and self.checks is None:
-            problems.append(f"{self.objective} template needs checks")
-        if problems:
-            raise ValueError(f"task template {self.id}: " + "; ".join(problems))
-
-    def describe(self) -> dict[str, Any]:
-        return {"id": self.id, "apps": list(self.apps), "objective": self.objective,
-                "composition": self.composition, "difficulty": self.difficulty, "split": self.split,
-                "step_budget": self.step_budget, "instructions": list(self.instructions), "tags": list(self.tags)}
+from phonesim.task_template import Params, TaskTemplate
 
 
 @dataclass(frozen=True)

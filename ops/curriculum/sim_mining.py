@@ -37,7 +37,8 @@ from ops.curriculum.state_tasks import toggle_tasks
 from phonesim.apps import load_apps
 from phonesim.phone import DEFAULT_SIZE
 from phonesim.solver import solve
-from phonesim.tasks import TaskInstance, TaskTemplate, all_templates, instantiate, templates
+from phonesim.task_template import TaskTemplate
+from phonesim.tasks import TaskInstance, all_templates, instantiate, templates
 
 NAV_PHRASES = (
     "In {app}, open {title}.",

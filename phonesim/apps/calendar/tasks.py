@@ -8,7 +8,7 @@ from phonesim.answers import AnswerSpec
 from phonesim.apps.calendar.world import NEW_TITLES, all_events, get_event
 from phonesim.dates import TODAY, counted, day, hhmm, long_date, short_date
 from phonesim.records import Lookup
-from phonesim.tasks import TaskTemplate, extend
+from phonesim.task_template import TaskTemplate, extend
 
 THIS_MONTH = TODAY.isoformat()[:7]
 

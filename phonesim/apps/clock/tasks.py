@@ -8,7 +8,7 @@ from phonesim.answers import AnswerSpec
 from phonesim.apps.clock.world import CITIES, DAYS, all_alarms, city_time, get_alarm
 from phonesim.dates import hhmm, minutes
 from phonesim.records import Lookup
-from phonesim.tasks import TaskTemplate, extend
+from phonesim.task_template import TaskTemplate, extend
 
 
 ALARMS = Lookup("clock", all_alarms, get_alarm, overlay_key="alarms")

@@ -9,7 +9,7 @@ from phonesim.answers import AnswerSpec
 from phonesim.apps.contacts.screens import pretty_date
 from phonesim.apps.contacts.world import COMPANIES, FIRST, GROUPS, LAST, all_contacts, full_name, get_contact
 from phonesim.records import Lookup
-from phonesim.tasks import TaskTemplate, extend
+from phonesim.task_template import TaskTemplate, extend
 
 
 PEOPLE = Lookup("contacts", all_contacts, get_contact)

@@ -10,7 +10,7 @@ from phonesim.answers import AnswerSpec
 from phonesim.apps.expenses.world import CATEGORIES, ITEMS, all_expenses, get_expense, money, totals
 from phonesim.dates import TODAY, month_day_year
 from phonesim.records import Lookup
-from phonesim.tasks import TaskTemplate
+from phonesim.task_template import TaskTemplate
 
 
 EXPENSES = Lookup("expenses", all_expenses, get_expense)

@@ -9,7 +9,7 @@ from phonesim.answers import AnswerSpec
 from phonesim.apps.files.world import FOLDERS, all_files, get_file, human_size, parent, subfolders
 from phonesim.dates import month_day_year
 from phonesim.records import Lookup
-from phonesim.tasks import TaskTemplate
+from phonesim.task_template import TaskTemplate
 
 
 FILES = Lookup("files", all_files, get_file)

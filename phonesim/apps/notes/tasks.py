@@ -12,7 +12,7 @@ from phonesim.apps.expenses.world import all_expenses, money, totals
 from phonesim.apps.notes.world import FOLDERS, all_notes, get_note
 from phonesim.apps.recipes.world import all_recipes
 from phonesim.records import Lookup
-from phonesim.tasks import TaskTemplate
+from phonesim.task_template import TaskTemplate
 
 NEW_NOTES = [("Call the plumber", "Kitchen tap drips, ask about Thursday"),
              ("Weekend plan", "Hike on Saturday, farmers market Sunday"),

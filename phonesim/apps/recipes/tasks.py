@@ -8,7 +8,7 @@ import random
 from phonesim.answers import AnswerSpec
 from phonesim.apps.recipes.world import BOOK, CATEGORIES, all_recipes, get_recipe
 from phonesim.records import Lookup
-from phonesim.tasks import TaskTemplate
+from phonesim.task_template import TaskTemplate
 
 TITLES = tuple(sorted(t for book in BOOK.values() for t in book))
 NEW_TITLES = {"Breakfast": ("Blueberry Muffins", "Breakfast Burrito"),

@@ -8,7 +8,7 @@ from phonesim.answers import AnswerSpec
 from phonesim.apps.recorder.world import all_recordings, get_recording, live_recordings, mmss
 from phonesim.dates import counted, long_date
 from phonesim.records import Lookup
-from phonesim.tasks import TaskTemplate, extend
+from phonesim.task_template import TaskTemplate, extend
 
 NEW_NAMES = ("Shopping reminder", "Lecture 7", "Voice note for Sam", "Melody sketch", "Parking spot", "Todo ideas")
 

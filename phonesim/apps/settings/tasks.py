@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from phonesim.answers import AnswerSpec
 from phonesim.apps.settings.screens import FONT_SIZES, TIMEOUTS
-from phonesim.tasks import TaskTemplate
+from phonesim.task_template import TaskTemplate
 
 
 def sysdata(phone) -> dict:

@@ -8,7 +8,7 @@ import random
 from phonesim.answers import AnswerSpec
 from phonesim.apps.sms.world import PLACES, messages
 from phonesim.dates import counted, read_time
-from phonesim.tasks import TaskTemplate, extend
+from phonesim.task_template import TaskTemplate, extend
 
 REPLIES = ("On my way!", "Running 10 minutes late", "Can we move it to tomorrow?", "Thanks, see you there",
            "Call me when you can")

@@ -8,7 +8,7 @@ from phonesim.answers import AnswerSpec
 from phonesim.apps.todo.world import LISTS, NEW_TITLES, PRIORITIES, all_tasks, get_task
 from phonesim.dates import TODAY, counted, day, long_date
 from phonesim.records import Lookup
-from phonesim.tasks import TaskTemplate, extend
+from phonesim.task_template import TaskTemplate, extend
 
 
 TASKS = Lookup("todo", all_tasks, get_task)

@@ -1,0 +1,80 @@
+"""The task template model: what one parameterized task family declares (instruction templates,
+a parameter sampler, an optional setup, goal checks or an answer, expected changes, a budget, a
+difficulty). Apps declare their templates with it; `phonesim.tasks` discovers and instantiates them.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable
+
+from phonesim.answers import AnswerSpec
+
+if TYPE_CHECKING:  # only named in annotations; the phone is built by phonesim.tasks
+    from phonesim.phone import Phone
+
+OBJECTIVES = ("operate", "query", "hybrid")
+COMPOSITIONS = ("atomic", "sequential", "deep_dive", "transfer")
+SPLITS = ("train", "test")
+
+Params = dict[str, Any]
+Sampler = Callable[[random.Random, "Phone"], Params]
+
+
+def extend(base: Sampler, add: Callable[[random.Random, Phone, Params], Params]) -> Sampler:
+    """A sampler that draws `base`'s params, then adds those `add(rng, phone, params)` returns
+    (drawn from the same rng afterwards, so instances stay deterministic)."""
+    def sample(rng: random.Random, phone: Phone) -> Params:
+        params = base(rng, phone)
+        params.update(add(rng, phone, params))
+        return params
+    return sample
+
+
+def _nothing(params: Params) -> list:
+    return []
+
+
+@dataclass(frozen=True)
+class TaskTemplate:
+    id: str  # "<app>.<name>"
+    apps: tuple[str, ...]
+    objective: str
+    composition: str
+    difficulty: int  # 1 (easy) .. 4 (very hard), MobileGym §4.4 strata
+    split: str
+    step_budget: int
+    instructions: tuple[str, ...]  # str.format templates over params (paraphrases)
+    sample: Callable[[random.Random, Phone], Params]
+    checks: Callable[[Phone, Params], list[tuple[str, bool]]] | None = None  # goal sub-checks
+    answer: Callable[[Phone, Params], AnswerSpec] | None = None  # gold read from the initial state
+    evidence: Callable[[Params, AnswerSpec], list[str]] | None = None  # on-screen texts that justify answering
+    expected: Callable[[Params], list[str]] = _nothing  # data paths allowed to change (fnmatch)
+    setup: Callable[[Phone, Params], None] | None = None
+    hints: Callable[[Params], list[str | int]] = _nothing  # texts to type / slider values, for the solver
+    tags: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        problems = []
+        if self.objective not in OBJECTIVES:
+            problems.append(f"objective {self.objective!r} not in {OBJECTIVES}")
+        if self.composition not in COMPOSITIONS:
+            problems.append(f"composition {self.composition!r} not in {COMPOSITIONS}")
+        if self.split not in SPLITS:
+            problems.append(f"split {self.split!r} not in {SPLITS}")
+        if not 1 <= self.difficulty <= 4:
+            problems.append(f"difficulty {self.difficulty} not in 1..4")
+        if not self.instructions:
+            problems.append("no instructions")
+        if self.objective in ("query", "hybrid") and self.answer is None:
+            problems.append(f"{self.objective} template needs an answer")
+        if self.objective in ("operate", "hybrid") and self.checks is None:
+            problems.append(f"{self.objective} template needs checks")
+        if problems:
+            raise ValueError(f"task template {self.id}: " + "; ".join(problems))
+
+    def describe(self) -> dict[str, Any]:
+        return {"id": self.id, "apps": list(self.apps), "objective": self.objective,
+                "composition": self.composition, "difficulty": self.difficulty, "split": self.split,
+                "step_budget": self.step_budget, "instructions": list(self.instructions), "tags": list(self.tags)}
