@@ -5,11 +5,12 @@ It never sees curriculum or benchmark tasks: only generic instructions like "tap
 random walks (training/base/grounding_data.py, training/base/sim_grounding.py), some with an episode
 context: earlier steps to read, when to terminate, critic hints to follow
 (training/base/episode_skills.py). By default it is the bundled result of one step-budgeted run of
-that recipe (training/base/bundled.py explains why); `source: pretrain` reruns it. Shared by
-every experiment; `mobileforge run` builds it only when it is missing, stored by another code
-version (the code version carries a digest of the bundled checkpoint, so an updated bundled base
-replaces the stored copy) or with --rebuild-shared. A real model replaces it by pointing the policy resource at a checkpoint or
-an endpoint.
+that recipe (training/base/bundled.py explains why); `source: pretrain` reruns it.
+
+That tiny model is only the default: the policy resource's `checkpoint` (a model directory, or the
+weights a configured endpoint serves) makes the user's model the base every stage of the
+experiment rolls out, trains and benchmarks. Each experiment records its own base, so experiments
+with different models sit side by side.
 """
 
 import tempfile
@@ -19,8 +20,10 @@ from typing import Literal
 import dagster as dg
 from pydantic import Field
 
-from ops.checkpoint import Checkpoint
+from ops.checkpoint import Checkpoint, weights_digest
 from ops.prompts import PromptStyle
+from resources.experiment import experiment_of, experiment_partitions, lineage_metadata
+from resources.policy import PolicyResource
 from resources.storage import ArtifactStore
 from training.base.bundled import bundled_digest
 
@@ -41,11 +44,33 @@ class BasePolicyConfig(dg.Config):
         "(training/base/page_actions.py)."))
 
 
-@dg.asset(group_name="learning", code_version=f"base-policy-5+{bundled_digest()}",
-          description="Tiny Qwen2-VL policy pretrained on generic grounding data (checkpoint URI + report).")
-def base_policy(context: dg.AssetExecutionContext, config: BasePolicyConfig, artifact_store: ArtifactStore) -> Checkpoint:
-    from training.base.pretrain import BasePretrainConfig
+@dg.asset(partitions_def=experiment_partitions, group_name="policy", code_version=f"base-policy-6+{bundled_digest()}",
+          description="The policy this experiment adapts: the configured model, else the bundled tiny base.")
+def base_policy(context: dg.AssetExecutionContext, config: BasePolicyConfig, policy: PolicyResource,
+                artifact_store: ArtifactStore) -> Checkpoint:
+    configured = policy.configured_weights()
+    if configured is not None:
+        digest = weights_digest(configured)
+        checkpoint = Checkpoint(version=f"base:{digest}", uri=f"file://{configured}",
+                                prompt_style=PromptStyle(policy.prompt_style), method="base")
+        context.add_output_metadata({"source": "configured", "weights": str(configured), "weights_digest": digest,
+                                     "version": checkpoint.version, **lineage_metadata(context, config)})
+        return checkpoint
+    if policy.kind == "endpoint":
+        context.log.warning(f"policy.checkpoint is not set: the served model {policy.model} is rolled out and "
+                            "benchmarked, but the trainers have no weights to start from")
+        context.add_output_metadata({"source": "endpoint", "model": policy.model or "",
+                                     **lineage_metadata(context, config)})
+        return Checkpoint(version=f"base:endpoint:{policy.model}", uri=None,
+                          prompt_style=PromptStyle(policy.prompt_style), method="base")
+    return _embedded_base(context, config, artifact_store)
+
+
+def _embedded_base(context: dg.AssetExecutionContext, config: BasePolicyConfig,
+                   artifact_store: ArtifactStore) -> Checkpoint:
+    """The bundled tiny base (or a fresh run of its pretraining recipe), stored for this experiment."""
     from training.base.bundled import BUNDLED_DIR, load_bundled, pretrain_embedded_base
+    from training.base.pretrain import BasePretrainConfig
 
     with tempfile.TemporaryDirectory() as tmp:
         source_dir = BUNDLED_DIR
@@ -58,16 +83,18 @@ def base_policy(context: dg.AssetExecutionContext, config: BasePolicyConfig, art
                 command=f"base_policy asset, run {context.run_id}",
                 progress=lambda step, loss, s: context.log.info(f"pretraining step {step}: loss {loss:.3f} ({s:.0f} s)"))
         provenance, report = load_bundled(source_dir)
-        uri = artifact_store.put_dir(source_dir, f"base_policy/{context.run_id}")
-    version = f"base:{context.run_id[:8]}"
+        digest = weights_digest(source_dir)
+        uri = artifact_store.put_dir(source_dir, f"{experiment_of(context)}/base_policy/{digest}")
+    version = f"base:{digest}"
     context.add_output_metadata({
-        "uri": uri, "version": version, "source": config.source,
+        "uri": uri, "version": version, "source": config.source, "weights_digest": digest,
         "click_accuracy": report["click_accuracy"], "click_chance": report["click_chance"],
         "format_valid_rate": report["format_valid_rate"], "steps": report["steps"],
         "train_seconds": round(report["train_seconds"], 1),
         "per_skill": dg.MetadataValue.json(report["per_skill"]),
         "data_seen": dg.MetadataValue.json(report["data_seen"]),
         "provenance": dg.MetadataValue.json(provenance),
+        **lineage_metadata(context, config),
     })
     return Checkpoint(version=version, uri=uri, prompt_style=PromptStyle.ELEMENTS, method="base",
                       metrics={"click_accuracy": report["click_accuracy"], "click_chance": report["click_chance"]})

@@ -1,18 +1,17 @@
 """benchmark_results: Pass@k of the base and adapted policies on held-out simulator tasks."""
 
-import base64
-import io
 from typing import Literal
 
 import dagster as dg
 import polars as pl
-from PIL import Image, ImageDraw
 from pydantic import Field, model_validator
 
-from assets.metadata import md_table
+from assets.metadata import chart_md, md_table, tidy
 from ops.benchmark import MINED_SEEDS, first_apps, held_out_tasks, pass_at_k, unseen_train_tasks, versus_baseline
 from ops.checkpoint import Checkpoint
 from ops.evaluation import evaluate_policy
+from ops.plots import pass_at_k_chart
+from ops.progress import CountdownLog
 from resources.experiment import experiment_of, experiment_partitions, lineage_metadata
 from resources.environment import SimulatorResource
 from resources.policy import PolicyResource
@@ -43,34 +42,21 @@ class BenchmarkConfig(dg.Config):
         return self
 
 
-def bar_chart(table: pl.DataFrame, metric: str) -> str:
-    """A small PNG bar chart (markdown data URL) of `metric` per policy."""
-    rows = table.filter(pl.col("difficulty") == "all").sort("policy_id")
-    w, h, pad = 80 * max(1, rows.height) + 40, 180, 20
-    img = Image.new("RGB", (w, h), "white")
-    d = ImageDraw.Draw(img)
-    for i, r in enumerate(rows.iter_rows(named=True)):
-        x = pad + i * 80
-        bar = int((h - 60) * r[metric])
-        d.rectangle((x, h - 30 - bar, x + 50, h - 30), fill=(66, 133, 244))
-        d.text((x, h - 25), r["policy_id"][:10], fill="black")
-        d.text((x, h - 45 - bar), f"{r[metric]:.2f}", fill="black")
-    d.text((pad, 4), metric, fill="black")
-    buf = io.BytesIO()
-    img.save(buf, format="PNG")
-    return f"![{metric}](data:image/png;base64,{base64.b64encode(buf.getvalue()).decode()})"
-
-
 def versus_md(versus: pl.DataFrame, k: int) -> dg.MetadataValue:
     """The paired comparison with the base (`versus_baseline` at Pass@k) as a markdown table."""
     k_col = f"pass@{k}"
     return md_table(["policy", "tasks passed", k_col, "95% CI", "gained", "lost", "sign test p"],
-                    [(r["policy_id"], r["passed"], f"{r[k_col]:.3f}", f"{r['ci_low']:.3f}-{r['ci_high']:.3f}",
-                      r["gained"], r["lost"], f"{r['p_value']:.3f}") for r in versus.iter_rows(named=True)])
+                    [(r["policy_id"], r["passed"], r[k_col], f"{r['ci_low']:.2f}-{r['ci_high']:.2f}",
+                      r["gained"], r["lost"], r["p_value"]) for r in versus.iter_rows(named=True)])
+
+
+RATE_HEADERS = {"progress": "progress", "false_complete": "false complete", "side_effects": "side effects",
+                "overdue": "overdue", "mean_steps": "steps", "first_app_right": "first app right"}
 
 
 @dg.asset(partitions_def=experiment_partitions, group_name="evaluation", code_version="benchmark-6",
-          description="Pass@k on held-out templates (or unseen instances of the curriculum's), progress, false-complete, side-effect, overdue and first-app-right rates per policy.")
+          description="One row per benchmark episode (policy x task x attempt) on held-out templates (or unseen "
+                      "instances of the curriculum's): success, progress, false complete, side effects, overdue.")
 def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig, base_policy: Checkpoint,
                       hifpo_checkpoint: Checkpoint, rft_checkpoint: Checkpoint, grsd_checkpoint: Checkpoint,
                       simulator: SimulatorResource, policy: PolicyResource, storage: StorageLocation,
@@ -84,26 +70,34 @@ def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig
     evaluated: dict[str, pl.DataFrame] = {}  # checkpoint URI -> its episodes (untrained methods reuse the base's)
     frames = []
     for name, checkpoint in candidates.items():
-        if checkpoint.uri not in evaluated:
-            agent = policy.acting_policy(checkpoint, artifact_store, temperature=config.temperature, seed=config.seed)
-            evaluation = evaluate_policy(name, agent, tasks, simulator.make_env,
-                                         storage.attempt_store(experiment_of(context), f"benchmark/{name}"),
-                                         config.k, expected_apps, config.max_parallel_episodes)
+        key = checkpoint.uri or checkpoint.version
+        if key not in evaluated:
+            store = storage.attempt_store(experiment_of(context), f"benchmark/{name}")
+            with policy.acting_policy(checkpoint, artifact_store, temperature=config.temperature,
+                                      seed=config.seed) as agent:
+                to_run = sum(max(0, config.k - len(store.completed(t.task_id, agent.version))) for t in specs)
+                evaluation = evaluate_policy(name, agent, tasks, simulator.make_env, store, config.k, expected_apps,
+                                             config.max_parallel_episodes,
+                                             CountdownLog(f"benchmark {name} episodes", to_run, context.log.info))
             context.log.info(f"benchmark {name}: {evaluation.summary.attempts_run} episodes run, "
                              f"{evaluation.summary.attempts_resumed} resumed")
-            evaluated[checkpoint.uri] = evaluation.results
-        frames.append(evaluated[checkpoint.uri].with_columns(pl.lit(name).alias("policy_id")))
+            evaluated[key] = evaluation.results
+        frames.append(evaluated[key].with_columns(pl.lit(name).alias("policy_id")))
     results = pl.concat(frames)
     table = pass_at_k(results, config.k)
     overall = table.filter(pl.col("difficulty") == "all")
-    metric_cols = [c for c in table.columns if c not in ("policy_id", "difficulty")]
-    context.add_output_metadata({
-        **lineage_metadata(context, config), "episodes": results.height, "tasks": len(specs), "split": config.split,
-        "comparison": md_table(["policy", *metric_cols],
-                               [(r["policy_id"], *[f"{r[c]:.3f}" if isinstance(r[c], float) else r[c]
-                                                   for c in metric_cols]) for r in overall.iter_rows(named=True)]),
-        "by_difficulty": md_table(table.columns, table.rows()),
+    pass_cols = ["tasks", *[f"pass@{k}" for k in range(1, config.k + 1)]]
+    rate_cols = [c for c in RATE_HEADERS if c in table.columns]
+    context.add_output_metadata(tidy({
+        "episodes": results.height, "tasks": len(specs), "split": config.split,
+        f"pass@{config.k}_chart": chart_md(pass_at_k_chart(table, config.k)),
+        "pass_at_k": md_table(["policy", *pass_cols], overall.select("policy_id", *pass_cols).rows()),
         "versus_base": versus_md(versus_baseline(results, config.k), config.k),
-        f"pass@{config.k}_plot": dg.MetadataValue.md(bar_chart(table, f"pass@{config.k}")),
-    })
+        "episode_rates": md_table(["policy", *(RATE_HEADERS[c] for c in rate_cols)],
+                                  overall.select("policy_id", *rate_cols).rows()),
+        "by_difficulty": md_table(["policy", "difficulty", *pass_cols],
+                                  table.filter(pl.col("difficulty") != "all")
+                                  .select("policy_id", "difficulty", *pass_cols).rows()),
+        **lineage_metadata(context, config),
+    }))
     return results

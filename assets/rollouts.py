@@ -5,18 +5,18 @@ attempt k. Attempts are staged per attempt under the experiment's storage as the
 a rerun after a crash resumes instead of starting over.
 """
 
-from collections import Counter
-
 import dagster as dg
 import polars as pl
 from pydantic import Field
 
-from assets.metadata import counts, md_table, thumbnail_md
+from assets.metadata import chart_md, counts, md_table, thumbnail_md, tidy
 from ops.attempt_store import collect_tables
 from ops.checkpoint import Checkpoint
 from ops.critic.llm_critic import LLMCritic
 from ops.critic.programmatic import ProgrammaticCritic
 from ops.curriculum import task_specs
+from ops.plots import sr_histogram_chart, success_by_attempt_chart
+from ops.progress import CountdownLog
 from ops.rollout import RolloutConfig, run_rollouts
 from resources.experiment import experiment_of, experiment_partitions, lineage_metadata
 from resources.environment import SimulatorResource
@@ -32,14 +32,20 @@ class RolloutAssetConfig(dg.Config):
     loop_window: int = Field(default=4, ge=2, description="Identical (screen, output) steps in a row that end an attempt.")
     critic: str = Field(default="programmatic", pattern="^(programmatic|llm)$",
                         description="'programmatic': simulator judge + navigation distance; 'llm': the LLM critic resource.")
-    hint_steps: int = Field(default=12, ge=1, description="Programmatic critic: steps of a shortest solution "
-                            "from the first wrong step that its hint names (1: only the corrective step).")
-    direct_plans: bool = Field(default=True, description=(
-        "Programmatic critic: hint a template task's plan without long presses and searches where one "
-        "fits the budget (taps and scrolls; the tiny base cannot type a name or long-press)."))
-    hint_from_start: bool = Field(default=True, description=(
-        "Programmatic critic: a hint also names the attempt's own steps before the first wrong one, so the "
-        "next attempt's first screens carry a marked row too."))
+    hint_steps: int = Field(default=1, ge=1, description=(
+        "Programmatic critic: actions of a shortest solution the hint names, from the first wrong step. "
+        "1 (default, paper-faithful): MobileForge §2.3.2's corrective hint, the key mistake and the one "
+        "action to take there. 12 with direct_plans and hint_from_start: the solver's whole plan, an oracle "
+        "demonstration (the `oracle-plans` ablation)."))
+    direct_plans: bool = Field(default=False, description=(
+        "Programmatic critic: hint a template task's actions without long presses and searches where a plan "
+        "fits the budget (taps and scrolls, which the tiny base can follow). False (default): the action a "
+        "shortest solution takes, so the hinted action is one the critic's own step labels call reasonable. "
+        "True is part of the `oracle-plans` ablation."))
+    hint_from_start: bool = Field(default=False, description=(
+        "Programmatic critic: the hint also names the attempt's own steps before the first wrong one. False "
+        "(default, paper-faithful): only what to do at the mistake. True is part of the `oracle-plans` "
+        "ablation."))
     max_tasks: int | None = Field(default=None, ge=1, description="Run only the first N curriculum tasks.")
     verifiable_only: bool = Field(default=True, description="Skip tasks the simulator cannot judge.")
     temperature: float | None = Field(
@@ -53,7 +59,7 @@ class RolloutAssetConfig(dg.Config):
         "rollout_steps": dg.AssetOut(description="One row per step: screenshot, prompt, raw output, action."),
         "critic_feedback": dg.AssetOut(description="Hierarchical critic feedback per attempt: decision, step labels, hint."),
     },
-    partitions_def=experiment_partitions, group_name="interaction", code_version="rollouts-8",
+    partitions_def=experiment_partitions, group_name="interaction", code_version="rollouts-9",
 )
 def rollouts(context: dg.AssetExecutionContext, config: RolloutAssetConfig, curriculum_tasks: pl.DataFrame,
              base_policy: Checkpoint, simulator: SimulatorResource, policy: PolicyResource, llm: LLMResource,
@@ -64,22 +70,16 @@ def rollouts(context: dg.AssetExecutionContext, config: RolloutAssetConfig, curr
                          f"{config.attempts} attempts of a task identical; set rollouts.temperature > 0 "
                          "(e.g. --set rollouts.temperature=1.0) or rollouts.attempts=1")
     tasks = task_specs(curriculum_tasks, config.verifiable_only, config.max_tasks)
-    agent = policy.acting_policy(base_policy, artifact_store, temperature=temperature)
     critic = ProgrammaticCritic(simulator.world_seed, config.hint_steps, config.direct_plans, config.hint_from_start) \
         if config.critic == "programmatic" \
         else LLMCritic(llm.get_client(), name=f"llm:{llm.model}")
     store = storage.attempt_store(experiment_of(context))
     run_config = RolloutConfig(attempts=config.attempts, use_hints=config.use_hints,
                                max_parallel_tasks=config.max_parallel_tasks, loop_window=config.loop_window)
-    finished = Counter()
-
-    def progress(record) -> None:
-        finished[record.attempt] += 1
-        total = sum(finished.values())
-        if total % 10 == 0:
-            context.log.info(f"{total} attempts finished ({dict(finished)} by attempt index)")
-
-    summary = run_rollouts(tasks, simulator.make_env, agent, critic, store, run_config, on_attempt=progress)
+    with policy.acting_policy(base_policy, artifact_store, temperature=temperature) as agent:
+        to_run = sum(max(0, config.attempts - len(store.completed(t.task_id, agent.version))) for t in tasks)
+        progress = CountdownLog("rollout attempts", to_run, context.log.info)
+        summary = run_rollouts(tasks, simulator.make_env, agent, critic, store, run_config, on_attempt=progress)
     attempts, steps, feedback = collect_tables(store, agent.version, [t.task_id for t in tasks])
     context.log.info(f"rollouts: {summary.attempts_run} run, {summary.attempts_resumed} resumed, "
                      f"{summary.attempts_failed} lost to errors, {summary.invalid_actions} invalid actions")
@@ -87,8 +87,7 @@ def rollouts(context: dg.AssetExecutionContext, config: RolloutAssetConfig, curr
     sr = attempts.group_by("task_id").agg(pl.col("critic_decision").mean().alias("sr"))
     by_attempt = attempts.group_by("attempt").agg(pl.col("critic_decision").mean().alias("critic_sr"),
                                                   pl.col("gt_success").mean().alias("gt_sr")).sort("attempt")
-    meta_attempts = {
-        **lineage,
+    meta_attempts = tidy({
         "policy_version": agent.version,
         "tasks": len(tasks), "attempts": attempts.height,
         "attempts_run": summary.attempts_run, "attempts_resumed": summary.attempts_resumed,
@@ -96,20 +95,21 @@ def rollouts(context: dg.AssetExecutionContext, config: RolloutAssetConfig, curr
         "errors": dg.MetadataValue.json(summary.errors[:20]),
         "mean_steps": float(attempts["n_steps"].mean() or 0.0),
         "end_reasons": counts(attempts["end_reason"]),
-        "sr_histogram": counts(round(v, 2) for v in sr["sr"].to_list()),
-        "success_by_attempt": md_table(["attempt", "critic SR", "ground-truth SR"],
-                                       [(r["attempt"], f"{r['critic_sr']:.2f}", f"{r['gt_sr'] or 0:.2f}")
-                                        for r in by_attempt.iter_rows(named=True)]),
-    }
+        "success_by_attempt": chart_md(success_by_attempt_chart(
+            by_attempt["attempt"].to_list(), by_attempt["critic_sr"].to_list(), by_attempt["gt_sr"].to_list())),
+        "sr_histogram": chart_md(sr_histogram_chart(sr["sr"].to_list())),
+        **lineage,
+    })
     sample = steps.head(6)
-    meta_steps = {**lineage_metadata(context, config, dg.AssetKey("rollout_steps")), "steps": steps.height,
-                  "sample": md_table(["screen", "output", "parse error"],
-                                     [(thumbnail_md(r["screenshot_png"]), r["raw_output"][:80], r["parse_error"] or "")
-                                      for r in sample.iter_rows(named=True)])}
-    meta_feedback = {**lineage_metadata(context, config, dg.AssetKey("critic_feedback")),
-                     "critic": critic.name,
-                     **({"critic_calls": dg.MetadataValue.json(critic.counts.summary())}
-                        if isinstance(critic, LLMCritic) else {}), "decisions": counts(feedback["decision"]),
-                     "with_hint": int(feedback["hint_summary"].is_not_null().sum())}
+    meta_steps = tidy({"steps": steps.height,
+                       "sample": md_table(["screen", "output", "parse error"],
+                                          [(thumbnail_md(r["screenshot_png"]), r["raw_output"], r["parse_error"] or "")
+                                           for r in sample.iter_rows(named=True)]),
+                       **lineage_metadata(context, config, dg.AssetKey("rollout_steps"))})
+    meta_feedback = tidy({"critic": critic.name,
+                          **({"critic_calls": dg.MetadataValue.json(critic.counts.summary())}
+                             if isinstance(critic, LLMCritic) else {}), "decisions": counts(feedback["decision"]),
+                          "with_hint": int(feedback["hint_summary"].is_not_null().sum()),
+                          **lineage_metadata(context, config, dg.AssetKey("critic_feedback"))})
     return (dg.Output(attempts, metadata=meta_attempts), dg.Output(steps, metadata=meta_steps),
             dg.Output(feedback, metadata=meta_feedback))

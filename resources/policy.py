@@ -3,6 +3,8 @@ OpenAI-compatible endpoint twin; both come back as an `ops.episode.Policy`."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -19,7 +21,6 @@ if TYPE_CHECKING:
     from training.inference.local_policy import GenerationSettings
 
 _ENDPOINT_ONLY = ("model", "api_base", "api_key_env")
-_LOCAL_ONLY = ("checkpoint",)
 
 
 class PolicyResource(dg.ConfigurableResource):
@@ -40,11 +41,13 @@ class PolicyResource(dg.ConfigurableResource):
     temperature: float = Field(default=0.0, ge=0, description="Sampling temperature; 0 is greedy.")
     top_p: float = Field(default=1.0, gt=0, le=1, description="Nucleus sampling mass (local, when sampling).")
     max_new_tokens: int = Field(default=128, ge=1, description="Maximum tokens generated per step.")
+    checkpoint: str | None = Field(default=None, description=(
+        "The policy's weights: a transformers model directory, or the id of a model already in the local Hugging "
+        "Face cache (nothing is downloaded). kind=local: the base that is rolled out, trained and benchmarked; "
+        "kind=endpoint: the weights the server serves, which the trainers start from (their results are then "
+        "served by the project for the benchmark). None: the bundled tiny base (kind=local); with kind=endpoint, "
+        "the served model is rolled out and benchmarked but cannot be trained."))
     # local
-    checkpoint: str | None = Field(
-        default=None,
-        description="kind=local: checkpoint directory. May instead be passed by the asset (e.g. the latest trained one).",
-    )
     device: str = Field(default="cpu", description="kind=local: torch device, e.g. 'cpu' or 'cuda:0'.")
     batch_size: int = Field(default=16, ge=1, description=(
         "kind=local: prompts per generate call (chunks of similar length; 16 was fastest for the "
@@ -76,48 +79,77 @@ class PolicyResource(dg.ConfigurableResource):
     def _fields_fit_kind(self) -> PolicyResource:
         if self.kind == "endpoint" and not self.model:
             raise ValueError("model: required when kind is 'endpoint'")
-        unused = _LOCAL_ONLY if self.kind == "endpoint" else _ENDPOINT_ONLY
-        for name in unused:
-            if getattr(self, name) is not None:
-                raise ValueError(f"{name}: not used when kind is {self.kind!r}; remove it or change kind")
+        if self.kind == "local":
+            for name in _ENDPOINT_ONLY:
+                if getattr(self, name) is not None:
+                    raise ValueError(f"{name}: not used when kind is 'local'; remove it or set kind: endpoint")
         return self
 
+    def configured_weights(self) -> Path | None:
+        """The configured checkpoint as a local model directory; None when none is configured."""
+        if self.checkpoint is None:
+            return None
+        path = Path(self.checkpoint).expanduser()
+        if not path.exists() and not self.checkpoint.startswith((".", "/", "~")) and self.checkpoint.count("/") == 1:
+            from huggingface_hub import snapshot_download
+            from huggingface_hub.errors import LocalEntryNotFoundError
+
+            try:  # a model id: only the local cache is looked at
+                path = Path(snapshot_download(self.checkpoint, local_files_only=True))
+            except LocalEntryNotFoundError:
+                raise ValueError(f"checkpoint: {self.checkpoint!r} is neither a directory nor a model in the local "
+                                 "Hugging Face cache (nothing is downloaded at run time)") from None
+        if not (path / "config.json").is_file():
+            raise ValueError(f"checkpoint: no transformers model at {path} (config.json missing)")
+        return path.resolve()
+
+    @contextmanager
     def acting_policy(self, checkpoint: Checkpoint, artifact_store: ArtifactStore, *,
                       temperature: float | None = None, seed: int | None = None,
-                      version: str | None = None) -> PromptedPolicy:
+                      version: str | None = None) -> Iterator[PromptedPolicy]:
         """The one place a `Checkpoint` becomes a policy that acts (rollouts, RFT rounds, benchmark).
 
-        kind=endpoint: the base checkpoint is the served model; a trained checkpoint is loaded from
-        its weights like kind=local (until it is served too). kind=local: the checkpoint's weights
-        run in-process on `device`, with this resource's decoding settings and constraints.
-        `temperature` overrides the configured one, `seed` the configured torch seed; `version`
-        (default: the configured one, else the checkpoint's version plus its decoding tag) names
-        the attempts it makes, so attempts decoded one way never resume another's.
+        kind=local: the checkpoint's weights run in-process on `device`, with this resource's
+        decoding settings and constraints. kind=endpoint: the base checkpoint is the configured
+        server's model; any other checkpoint (trained from it) is served by the project
+        (`training.inference.server`, transformers on `device`) for as long as the context lasts,
+        so every policy of a run is asked the same way. `temperature` overrides the configured one,
+        `seed` the configured torch seed; `version` (default: the configured one, else the
+        checkpoint's version plus its decoding tag) names the attempts it makes, so attempts
+        decoded one way never resume another's.
         """
         temperature = self.temperature if temperature is None else temperature
-        if self.kind == "endpoint" and checkpoint.method == "base":
-            config = LLMConfig(
-                model=self.model or "",
-                api_base=self.api_base,
-                api_key_env=self.api_key_env,
-                max_concurrency=self.max_concurrency,
-                timeout_s=self.timeout_s,
-                max_retries=self.max_retries,
-                temperature=temperature,
-                max_tokens=self.max_new_tokens,
-            )
-            return EndpointPolicy(config, self.prompt_style, version=version or self.version)
-        if self.kind == "local" and PromptStyle(self.prompt_style) != checkpoint.prompt_style:
+        if PromptStyle(self.prompt_style) != checkpoint.prompt_style:
             raise ValueError(f"prompt_style: {self.prompt_style!r} configured, but checkpoint {checkpoint.version} "
                              f"reads {checkpoint.prompt_style.value!r} prompts; configure that style")
+        version = version or self.version or checkpoint.version + self.decoding_tag(temperature)
+        if self.kind == "endpoint" and checkpoint.method == "base":
+            yield EndpointPolicy(self._llm_config(self.model or "", self.api_base, temperature, self.api_key_env),
+                                 self.prompt_style, version=version)
+            return
+        if checkpoint.uri is None:
+            raise ValueError(f"checkpoint {checkpoint.version}: no weights to load (policy.checkpoint is not set)")
+        weights = artifact_store.local_path(checkpoint.uri)
+        if self.kind == "endpoint":
+            from training.inference.server import ChatServer  # torch only when used
+
+            name = checkpoint.version.replace(":", "-")
+            with ChatServer(weights, model_name=name, device=self.device, batch_size=self.batch_size,
+                            max_new_tokens=self.max_new_tokens) as server:
+                yield EndpointPolicy(self._llm_config(f"openai/{name}", server.base_url, temperature, None),
+                                     self.prompt_style, version=version)
+            return
         from training.inference.local_policy import LocalPolicy  # torch only when used
 
-        return LocalPolicy(
-            artifact_store.local_path(checkpoint.uri), checkpoint.prompt_style,
-            generation=self.generation(temperature, self.seed if seed is None else seed), device=self.device,
-            batch_size=self.batch_size,
-            version=version or self.version or checkpoint.version + self.decoding_tag(temperature),
-        )
+        yield LocalPolicy(weights, checkpoint.prompt_style,
+                          generation=self.generation(temperature, self.seed if seed is None else seed),
+                          device=self.device, batch_size=self.batch_size, version=version)
+
+    def _llm_config(self, model: str, api_base: str | None, temperature: float,
+                    api_key_env: str | None) -> LLMConfig:
+        return LLMConfig(model=model, api_base=api_base, api_key_env=api_key_env,
+                         max_concurrency=self.max_concurrency, timeout_s=self.timeout_s,
+                         max_retries=self.max_retries, temperature=temperature, max_tokens=self.max_new_tokens)
 
     def generation(self, temperature: float, seed: int | None) -> GenerationSettings:
         """Decoding settings of a local policy built from this resource (rollouts, RFT rounds,
@@ -131,5 +163,6 @@ class PolicyResource(dg.ConfigurableResource):
     def decoding_tag(self, temperature: float) -> str:
         """Suffix of a policy version naming how it decodes: staged attempts resume by version,
         so attempts decoded one way must never resume another's."""
-        return ((f"@T{temperature}" if temperature else "") + ("+echo" if self.constrain_echo else "")
-                + ("+typing" if self.constrain_typing else ""))
+        local = self.kind == "local"  # served models decode unconstrained
+        return ((f"@T{temperature}" if temperature else "") + ("+echo" if local and self.constrain_echo else "")
+                + ("+typing" if local and self.constrain_typing else ""))

@@ -322,7 +322,13 @@ class ArtifactStore(dg.ConfigurableResource):
 
     def local_path(self, uri: str) -> Path:
         """A local directory holding the artifact: itself when local, else a download cached
-        under `cache_dir` (refreshed when the stored directory's marker changes)."""
+        under `cache_dir` (refreshed when the stored directory's marker changes). A `file://` URI
+        names a directory outside the store (weights read in place) and is returned as it is."""
+        if uri.startswith("file://"):
+            path = Path(uri.removeprefix("file://"))
+            if not path.is_dir():
+                raise FileNotFoundError(f"{uri}: no such directory")
+            return path
         source = self._resolve(uri)
         if not self.location.is_s3:
             if not (Path(source) / ARTIFACT_MARKER).exists():

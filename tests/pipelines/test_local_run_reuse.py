@@ -9,22 +9,6 @@ from pipelines.local_run import run_experiment
 from pipelines.resources import resources_for
 
 
-def test_a_shared_asset_whose_files_were_deleted_is_materialized_again(tmp_path, monkeypatch):
-    monkeypatch.setenv("MOBILEFORGE_STORAGE_ROOT", str(tmp_path))
-    resources = resources_for("local")
-    instance = dg.DagsterInstance.ephemeral()
-    config = {"base_policy": {"max_steps": 1}}
-    for expected_runs in (1, 0):  # first run materializes, the second reuses
-        lines: list[str] = []
-        run_experiment([base_policy], [], resources, "x", config, instance=instance, log=lines.append)
-        assert sum("shared: base_policy" in line for line in lines) == expected_runs
-    shutil.rmtree(tmp_path / "_shared" / "base_policy")  # e.g. storage wiped, DAGSTER_HOME kept
-    lines = []
-    run_experiment([base_policy], [], resources, "x", config, instance=instance, log=lines.append)
-    assert sum("shared: base_policy" in line for line in lines) == 1
-    assert (tmp_path / "_shared" / "base_policy").is_dir()
-
-
 def _shared_probe(code_version: str) -> dg.AssetsDefinition:
     @dg.asset(name="probe", code_version=code_version)
     def probe() -> dict:
@@ -33,8 +17,23 @@ def _shared_probe(code_version: str) -> dg.AssetsDefinition:
     return probe
 
 
+def test_a_shared_asset_whose_files_were_deleted_is_materialized_again(tmp_path, monkeypatch):
+    monkeypatch.setenv("MOBILEFORGE_STORAGE_ROOT", str(tmp_path))
+    resources = resources_for("local")
+    instance = dg.DagsterInstance.ephemeral()
+    probe = _shared_probe("1")
+    for expected_runs in (1, 0):  # first run materializes, the second reuses
+        lines: list[str] = []
+        run_experiment([probe], [], resources, "x", instance=instance, log=lines.append)
+        assert sum("shared: probe" in line for line in lines) == expected_runs
+    shutil.rmtree(tmp_path / "_shared" / "probe")  # e.g. storage wiped, DAGSTER_HOME kept
+    lines = []
+    run_experiment([probe], [], resources, "x", instance=instance, log=lines.append)
+    assert sum("shared: probe" in line for line in lines) == 1
+    assert (tmp_path / "_shared" / "probe").is_dir()
+
+
 def test_a_shared_asset_stored_by_another_code_version_is_materialized_again(tmp_path, monkeypatch):
-    """E.g. a pull that updates the bundled base: base_policy's code version carries its digest."""
     monkeypatch.setenv("MOBILEFORGE_STORAGE_ROOT", str(tmp_path))
     resources = resources_for("local")
     instance = dg.DagsterInstance.ephemeral()

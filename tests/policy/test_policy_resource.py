@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import urllib.request
+
 import dagster as dg
 import pytest
 from pydantic import ValidationError
@@ -19,7 +21,6 @@ from tests.support.openai_server import OpenAICompatibleServer, fixed
     [
         ({"kind": "endpoint"}, "model: required"),
         ({"kind": "local", "api_base": "http://127.0.0.1:1/v1"}, "api_base: not used"),
-        ({"kind": "endpoint", "model": "openai/m", "checkpoint": "/ckpt"}, "checkpoint: not used"),
         ({"kind": "remote"}, "kind"),
         ({"temperature": -0.5}, "temperature"),
         ({"max_new_tokens": 0}, "max_new_tokens"),
@@ -48,35 +49,55 @@ def stored_base(tiny_checkpoint, artifact_store) -> Checkpoint:
 def test_local_kind_builds_the_transformers_policy(stored_base, artifact_store):
     resource = PolicyResource(kind="local", max_new_tokens=4, version="tiny-base")
 
-    policy = resource.acting_policy(stored_base, artifact_store)
-
-    assert isinstance(policy, LocalPolicy)
+    with resource.acting_policy(stored_base, artifact_store) as policy:
+        assert isinstance(policy, LocalPolicy)
     assert (policy.version, policy.output_format, policy.generation.max_new_tokens) == ("tiny-base", "label_echo", 4)
     assert policy.generation.temperature == 0.0
-    assert resource.acting_policy(stored_base, artifact_store, temperature=0.8).generation.temperature == 0.8
+    with resource.acting_policy(stored_base, artifact_store, temperature=0.8) as sampled:
+        assert sampled.generation.temperature == 0.8
     assert policy.generation.constrain_echo and policy.generation.constrain_typing  # on by default
     free = PolicyResource(kind="local", constrain_echo=False, constrain_typing=False)
-    free_policy = free.acting_policy(stored_base, artifact_store)
+    with free.acting_policy(stored_base, artifact_store) as free_policy:
+        pass
     assert not free_policy.generation.constrain_echo and not free_policy.generation.constrain_typing
     # staged attempts resume by version: each decoding gets its own
     typing_only = PolicyResource(kind="local", constrain_echo=False)
     tags = [resource.decoding_tag(0.0), resource.decoding_tag(1.0), typing_only.decoding_tag(0.0),
             free.decoding_tag(0.0)]
     assert tags == ["+echo+typing", "@T1.0+echo+typing", "+typing", ""]
-    assert free_policy.version == "tiny-base" and typing_only.acting_policy(
-        stored_base, artifact_store, temperature=1.0).version == "tiny-base@T1.0+typing"
+    with typing_only.acting_policy(stored_base, artifact_store, temperature=1.0) as typing_policy:
+        assert typing_policy.version == "tiny-base@T1.0+typing"
 
 
 def test_a_checkpoint_speaking_another_prompt_style_is_refused(stored_base, artifact_store):
     with pytest.raises(ValueError, match="prompt_style: 'qwen3vl' configured, but checkpoint tiny-base reads 'elements'"):
-        PolicyResource(kind="local", prompt_style="qwen3vl").acting_policy(stored_base, artifact_store)
+        with PolicyResource(kind="local", prompt_style="qwen3vl").acting_policy(stored_base, artifact_store):
+            pass
 
 
-def test_endpoint_kind_serves_the_base_and_loads_trained_weights(stored_base, artifact_store):
-    resource = PolicyResource(kind="endpoint", model="openai/tiny", api_base="http://127.0.0.1:9/v1")
-    assert isinstance(resource.acting_policy(stored_base, artifact_store), EndpointPolicy)
+def test_endpoint_kind_asks_the_server_for_the_base_and_serves_trained_weights_itself(stored_base, artifact_store):
+    """A trained checkpoint of a served model is served the same way (over HTTP) for as long as it acts."""
+    resource = PolicyResource(kind="endpoint", model="openai/tiny", api_base="http://127.0.0.1:9/v1",
+                              max_new_tokens=8)
+    with resource.acting_policy(stored_base, artifact_store) as base:
+        assert isinstance(base, EndpointPolicy) and base.client.config.api_base == "http://127.0.0.1:9/v1"
     trained = stored_base.trained_from("hifpo", "hifpo:x", stored_base.uri, steps=3)
-    assert isinstance(resource.acting_policy(trained, artifact_store), LocalPolicy)
+    with resource.acting_policy(trained, artifact_store) as served:
+        assert isinstance(served, EndpointPolicy) and served.client.config.api_base != "http://127.0.0.1:9/v1"
+        output = served.act(make_observation(), "Go back")
+        assert output.raw_text  # answered by the project's own server for the trained weights
+        url = served.client.config.api_base
+    with pytest.raises(OSError):  # the server is gone once the policy is done
+        urllib.request.urlopen(f"{url}/models", timeout=2)
+
+
+def test_a_configured_checkpoint_is_resolved_and_missing_ones_are_named(tiny_checkpoint, tmp_path):
+    assert PolicyResource(checkpoint=str(tiny_checkpoint)).configured_weights() == tiny_checkpoint.resolve()
+    assert PolicyResource().configured_weights() is None
+    with pytest.raises(ValueError, match="no transformers model at"):
+        PolicyResource(checkpoint=str(tmp_path)).configured_weights()
+    with pytest.raises(ValueError, match="neither a directory nor a model in the local Hugging Face cache"):
+        PolicyResource(checkpoint="no-such-org/no-such-model").configured_weights()
 
 
 def test_rollouts_refuse_identical_attempts(tmp_path):
@@ -104,10 +125,12 @@ def test_endpoint_kind_acts_inside_a_dagster_asset():
 
     @dg.asset
     def one_step(policy: PolicyResource) -> str:
-        return policy.acting_policy(base, artifact_store=None).act(make_observation(), "Go back").raw_text
+        with policy.acting_policy(base, artifact_store=None) as acting:
+            return acting.act(make_observation(), "Go back").raw_text
 
     with OpenAICompatibleServer(fixed(reply)) as server:
-        resource = PolicyResource(kind="endpoint", model="openai/tiny", api_base=server.base_url)
+        resource = PolicyResource(kind="endpoint", model="openai/tiny", api_base=server.base_url,
+                                  prompt_style="qwen3vl")
         result = dg.materialize([one_step], resources={"policy": resource})
 
     assert result.success

@@ -14,6 +14,8 @@ from ops.actions import Action
 from ops.benchmark import held_out_tasks
 from ops.episode import PolicyRequest
 from ops.sim_env import SimEnvironment
+from resources.experiment import register_experiment
+from resources.policy import PolicyResource
 from resources.storage import ArtifactStore, StorageLocation
 from training.base.bundled import BUNDLED_DIR, PROVENANCE_FILE, BundledBaseError, format_fingerprint, load_bundled
 from training.inference.local_policy import GenerationSettings, LocalPolicy
@@ -52,8 +54,11 @@ def test_bundled_base_acts_on_a_simulator_screen():
 def test_base_policy_asset_stores_a_loadable_checkpoint(tmp_path, source):
     store = ArtifactStore(location=StorageLocation(root=str(tmp_path / "storage")))
     config = {"source": source, "max_steps": 3, "eval_samples": 4}
-    result = dg.materialize([base_policy], resources={"artifact_store": store},
-                            run_config={"ops": {"base_policy": {"config": config}}})
+    instance = dg.DagsterInstance.ephemeral()
+    register_experiment(instance, "x")
+    result = dg.materialize([base_policy], resources={"artifact_store": store, "policy": PolicyResource()},
+                            run_config={"ops": {"base_policy": {"config": config}}}, instance=instance,
+                            partition_key="x")
     assert result.success
     value = result.output_for_node("base_policy")
     local = store.local_path(value.uri)

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, ContextManager, Sequence
 
 import polars as pl
 
 from ops.episode import Policy, TaskSpec
 from ops.rft_rounds import fresh_variants, solved_templates
 from ops.step_samples import goal_held_steps, with_hint_free_copies
-from training.trainers.runs import TrainReport
+from training.trainers.runs import TrainProgress, TrainReport
 from training.trainers.sft import SFTTrainConfig, train_sft
 from training.trainers.step_datasets import build_step_dataset, rft_samples
 
@@ -47,15 +47,16 @@ class RFTResult:
 
 def run_rft_rounds(pool: Sequence[TaskSpec], first_round: RolloutTables, config: RFTRoundsConfig, *,
                    base_dir: Path, workdir: Path, finish_response: str,
-                   act: Callable[[Path | None, int], Policy],
+                   act: Callable[[Path | None, int], ContextManager[Policy]],
                    attempt: Callable[[list[TaskSpec], Policy], RolloutTables],
-                   log: Callable[[str], None] = print) -> RFTResult:
+                   log: Callable[[str], None] = print,
+                   progress: Callable[[TrainProgress], None] | None = None) -> RFTResult:
     """Run `config.rounds` rounds of rejection fine-tuning from the checkpoint in `base_dir`.
 
     Round 1 learns from `first_round` (the curriculum's rollouts). Round r > 1 builds fresh
     variants of `pool`'s template tasks (templates the previous round solved first), has
-    `act(checkpoint_dir, r)` — the previous round's checkpoint, None while it is still the base —
-    attempt them through `attempt(tasks, policy)`, and learns from the critic-verified successes.
+    `act(checkpoint_dir, r)` (a context holding the policy of the previous round's checkpoint,
+    None while it is still the base) attempt them through `attempt(tasks, policy)`, and learns from the critic-verified successes.
     Every round fine-tunes the base on all successes so far, so a round with a few new
     successes neither trains its handful of steps alone nor re-trains older ones.
     """
@@ -72,7 +73,8 @@ def run_rft_rounds(pool: Sequence[TaskSpec], first_round: RolloutTables, config:
             if not tasks:
                 log(f"RFT round {r}: the curriculum has no template task to vary; stopping")
                 break
-            attempts, steps, feedback = attempt(tasks, act(checkpoint, r))
+            with act(checkpoint, r) as agent:
+                attempts, steps, feedback = attempt(tasks, agent)
         samples = rft_samples(steps, attempts, verdict="critic_decision",
                               goal_held=goal_held_steps(feedback) if config.finish_at_goal else None,
                               finish_response=finish_response)
@@ -87,6 +89,6 @@ def run_rft_rounds(pool: Sequence[TaskSpec], first_round: RolloutTables, config:
             continue
         collected.append(samples)
         result.report = train_sft(base_dir, build_step_dataset(pl.concat(collected), require_response=True),
-                                  workdir / f"rft_r{r}", config.sft, method="rft")
+                                  workdir / f"rft_r{r}", config.sft, method="rft", progress=progress)
         checkpoint = result.report.checkpoint
     return result
