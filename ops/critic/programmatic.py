@@ -4,14 +4,20 @@ Decision: the simulator's judge. Step t is reasonable iff it brings the state cl
 goal (the shortest remaining action count drops), or it is a required terminal step (a
 correct answer, or terminating after success); a navigation or toggle task's distance is the
 route to its screen (plus the tap, for a toggle whose data does not hold yet), an entry-action
-task's the route through its chain of pages to its taps (`ops.critic.goal_distance`). The hint is
-templated from the first wrong step, naming the action that would have made progress there
-and, with `hint_steps` > 1, the next actions of that shortest solution, one sentence per
-screen (MobileForge's hint "suggested approach"; a one-step hint lets K attempts walk at most K-1
-steps), and with `from_start` the attempt's own steps before the wrong one first; once the goal
-holds, "finish the task". This critic reads simulator state, so it is
-exact where an LLM critic is not — the reference `critic_calibration` compares LLM critics
-against.
+task's the route through its chain of pages to its taps (`ops.critic.goal_distance`).
+
+The hint is MobileForge's corrective hint (§2.3.2, prompt 4), filled from the steps and their
+labels: the key mistake at the first wrong step (or where an attempt of right steps stopped),
+what to avoid (the attempt's wrong actions), the suggested approach (the action that would have
+made progress there: by default that one action, so K attempts walk at most K-1 steps further
+than the first), the insights (outcome, the steps that were right, the distance left) and a
+one-line summary; once the goal holds, "finish the task". `hint_steps` > 1 adds the next
+actions of a shortest solution, one sentence per screen, and `from_start` the attempt's own
+steps before the wrong one: with both, the hint is the solver's whole plan from the start, an
+oracle demonstration that only the named ablation uses (`--experiment oracle-plans`).
+
+Because the decision is the simulator's judge, `critic_calibration` does not measure this
+critic against it; it is the reference the LLM critics are measured against.
 """
 
 from __future__ import annotations
@@ -29,6 +35,8 @@ from phonesim.apps import load_apps
 from phonesim.phone import Phone
 from phonesim.solver import distance_to_goal, solve
 from phonesim.tasks import TaskInstance, instantiate
+
+MAX_LISTED = 3  # steps a hint's insights and what-to-avoid list name before "..."
 
 
 class ProgrammaticCritic:
@@ -68,7 +76,7 @@ class ProgrammaticCritic:
                   else f"goal not reached: progress {gt.progress:.2f}, attempt ended by {attempt.end_reason}")
         hint = None
         if not gt.success or wrong:
-            hint = self._hint(attempt, wrong[0] if wrong else None, reason, distance)
+            hint = self._hint(attempt, labels, dist, reason, distance)
         return CriticFeedback(decision=int(gt.success), reason=reason, failure_step=failure_step,
                               task_feasible=True, step_analysis=labels, hint=hint, critic=self.name)
 
@@ -126,38 +134,66 @@ class ProgrammaticCritic:
             return True, f"moved closer to the goal ({before} -> {after} actions left)"
         if after == before == 0:
             return False, "acted after the goal was already reached instead of finishing"
-        return False, f"did not move closer to the goal ({before} -> {after} actions left)"
+        left = f"{after} actions left" if after < UNREACHABLE else "no route to it from there"
+        return False, f"did not move closer to the goal ({before} -> {left})"
 
     # --- hints ----------------------------------------------------------------------------
-    def _hint(self, attempt: AttemptRecord, wrong: int | None, reason: str,
+    def _hint(self, attempt: AttemptRecord, labels: list[StepLabel], dist: list[int], reason: str,
               distance: Callable[[str | None], int]) -> Hint:
+        """MobileForge prompt 4's hint, every field from this attempt: at the first wrong step, or
+        where the attempt stopped when every step was right."""
+        wrong = next((lab for lab in labels if not lab.reasonable), None)
+        at = wrong.step if wrong is not None else len(attempt.steps)
+        app, screen = ((attempt.steps[at].app, attempt.steps[at].screen) if wrong is not None
+                       else self._where(attempt.final_state))
+        fixes = self._plan(attempt, at, distance)
+        insights = [reason]
+        if at:
+            right = [f"{_describe(s)} on '{s.screen}'" for s in attempt.steps[:at]]
+            insights.append(f"{'step 1' if at == 1 else f'steps 1-{at}'} moved closer to the goal: "
+                            + "; ".join(right[:MAX_LISTED])
+                            + ("; ..." if at > MAX_LISTED else ""))
+        if dist[at] < UNREACHABLE:
+            insights.append(f"on the {app} '{screen}' screen the goal was {dist[at]} action(s) away")
         if wrong is None:
-            return Hint(attempt=attempt.attempt, key_mistake="stopped before the goal was reached",
-                        what_to_avoid=["ending the attempt before every part of the task is done"],
-                        suggested_approach=["check every requirement of the task on screen before finishing"],
-                        important_insights=[reason], hint_summary="Finish every part of the task before terminating.")
-        step = attempt.steps[wrong]
-        did = _describe(step)
-        fixes = self._plan(attempt, wrong, distance)
-        return Hint(
-            attempt=attempt.attempt,
-            key_mistake=f"step {wrong + 1}: {did} on the {step.app} '{step.screen}' screen did not help",
-            what_to_avoid=[f"{did} on the '{step.screen}' screen"],
-            suggested_approach=[f"on the {app} '{screen}' screen, {fix}" for app, screen, fix in fixes],
-            important_insights=[reason],
-            hint_summary=plan_summary(step.screen, [(screen, fix) for _, screen, fix in fixes], did),
-        )
+            stopped = ("the step budget ran out" if attempt.end_reason == "budget"
+                       else f"the attempt ended ({attempt.end_reason})")
+            key_mistake = f"{stopped}{f' on the {app} {screen!r} screen' if app else ''} before the goal was reached"
+            avoid = ["spending the step budget before the goal is reached" if attempt.end_reason == "budget"
+                     else "ending the attempt before every part of the task is done"]
+            did = "stopping"
+        else:
+            step = attempt.steps[at]
+            did = _describe(step)
+            key_mistake = f"step {at + 1}: {did} on the {step.app} '{step.screen}' screen; {wrong.rationale}"
+            avoid = list(dict.fromkeys(f"{_describe(s)} on the '{s.screen}' screen"
+                                       for s, lab in zip(attempt.steps, labels) if not lab.reasonable))[:MAX_LISTED]
+        approach = [f"on the {on_app} '{on}' screen, {fix}" for on_app, on, fix in fixes] or [
+            f"on the {app} '{screen}' screen, look for another element that leads toward the task's goal"]
+        summary = (plan_summary(screen, [(on, fix) for _, on, fix in fixes], did) if fixes or wrong is not None
+                   else "Finish every part of the task before terminating.")
+        return Hint(attempt=attempt.attempt, key_mistake=key_mistake, what_to_avoid=avoid,
+                    suggested_approach=approach, important_insights=insights, hint_summary=summary)
 
-    def _plan(self, attempt: AttemptRecord, wrong: int,
+    def _where(self, state: str | None) -> tuple[str, str]:
+        """(app, screen) of a stored phone state; ("", "") when there is none."""
+        if state is None:
+            return "", ""
+        phone = Phone(self.world_seed)
+        phone.restore(json.loads(state))
+        return phone.current_app, phone.current_screen
+
+    def _plan(self, attempt: AttemptRecord, at: int,
               distance: Callable[[str | None], int]) -> list[tuple[str, str, str]]:
         """(app, screen, action in words) of up to `hint_steps` actions of a shortest solution from the
-        wrong step's state (with `from_start`, after the attempt's own steps before it): the template's
-        solver, or for a goal-screen or goal-state task the taps that bring the goal closest one after
-        another. A screen may come back (a dialog over its page) only while no step's element is on
-        screen at another step of that screen under another name, so a screen's marked rows never
-        point two ways at once; otherwise the plan stops there."""
-        step = attempt.steps[wrong]
-        if step.state is None:
+        state before step `at` (the final state when `at` is past the last step; with `from_start`,
+        after the attempt's own steps before it): the template's solver, or for a goal-screen or
+        goal-state task the taps that bring the goal closest one after another. A screen may come
+        back (a dialog over its page) only while no step's element is on screen at another step of
+        that screen under another name, so a screen's marked rows never point two ways at once;
+        otherwise the plan stops there."""
+        state = attempt.steps[at].state if at < len(attempt.steps) else attempt.final_state
+        if state is None:
             return []
         fixes: list[tuple[str, str, str]] = []
         seen: dict[str, list[tuple[set[str], str | None]]] = {}  # screen -> (names on it, step's element)
@@ -173,11 +209,12 @@ class ProgrammaticCritic:
             return True
 
         if self.from_start and not all(add(d.app, d.screen, d.elements, Action.from_dict(d.action))
-                                       for d in attempt.steps[:wrong]):
+                                       for d in attempt.steps[:at]):
             fixes.clear()  # the steps done point a screen two ways: hint from the wrong step only
             seen.clear()
         phone = Phone(self.world_seed)
-        phone.restore(json.loads(step.state))
+        phone.restore(json.loads(state))
+        here = (phone.current_app, phone.current_screen)
         if attempt.task.template_id:
             instance: TaskInstance = instantiate(attempt.task.template_id, attempt.task.seed, self.world_seed)
             try:
@@ -185,10 +222,10 @@ class ProgrammaticCritic:
             except RuntimeError:
                 return fixes
             if not actions:
-                return [*fixes, (step.app, step.screen, "finish the task")]
+                return [*fixes, (*here, "finish the task")]
             next_action = iter(actions)
-        elif distance(step.state) == 0:
-            return [*fixes, (step.app, step.screen, "finish the task")]
+        elif distance(state) == 0:
+            return [*fixes, (*here, "finish the task")]
         else:
             next_action = iter(lambda: better_tap(phone, distance), None)
         for action in itertools.islice(next_action, self.hint_steps):
