@@ -207,3 +207,20 @@ def lineage_metadata(context: dg.AssetExecutionContext, config: Any = None,
     if lineage["code_version"] is not None:
         metadata["code_version"] = dg.MetadataValue.text(lineage["code_version"])
     return metadata
+
+
+# --- named ablations ----------------------------------------------------------------------
+
+# Experiment name -> config overrides ({asset: {field: value}}) that `mobileforge run --experiment
+# NAME` applies under any explicit --config/--set value. Help a real deployment would not have
+# runs only under such a name, reported beside the faithful default.
+NAMED_ABLATIONS: dict[str, dict[str, dict[str, Any]]] = {
+    # the programmatic critic's hint is the solver's whole shortest plan from the attempt's start, an
+    # oracle demonstration, instead of MobileForge §2.3.2's corrective hint at the first wrong step
+    "oracle-plans": {"rollouts": {"hint_steps": 12, "direct_plans": True, "hint_from_start": True}},
+}
+
+
+def ablation_overrides(experiment: str) -> dict[str, dict[str, Any]]:
+    """The config overrides of named ablation `experiment`; {} for any other name."""
+    return {asset: dict(fields) for asset, fields in NAMED_ABLATIONS.get(experiment, {}).items()}

@@ -19,6 +19,26 @@ def parse_overrides(pairs: tuple[str, ...]) -> dict[str, dict[str, Any]]:
     return config
 
 
+def experiment_config(experiment: str, file_config: Any, overrides: tuple[str, ...]
+                      ) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """The run config of `experiment`: its named ablation's overrides (`resources.experiment.
+    NAMED_ABLATIONS`; none for other names) under the --config mapping's values under --set
+    values; and the ablation settings that took effect, as `asset.field=value`."""
+    from resources.experiment import ablation_overrides
+
+    explicit = {} if file_config is None else file_config
+    if not isinstance(explicit, dict) or not all(isinstance(f, dict) for f in explicit.values()):
+        raise click.BadParameter("expected a mapping asset -> {field: value}", param_hint="--config")
+    for asset, fields in parse_overrides(overrides).items():
+        explicit.setdefault(asset, {}).update(fields)
+    ablation = ablation_overrides(experiment)
+    config = {asset: {**ablation.get(asset, {}), **explicit.get(asset, {})}
+              for asset in [*ablation, *(a for a in explicit if a not in ablation)]}
+    applied = [f"{asset}.{field}={json.dumps(value)}" for asset, fields in ablation.items()
+               for field, value in fields.items() if field not in explicit.get(asset, {})]
+    return config, applied
+
+
 def print_benchmark(io_manager, experiment: str, k: int) -> None:
     """The Pass@k comparison of the experiment's stored benchmark_results."""
     import dagster as dg
@@ -56,9 +76,10 @@ def run(experiment: str, config_file, overrides: tuple[str, ...], rebuild_shared
     from pipelines.definitions import ASSETS, CHECKS, defs, training_job_def
     from pipelines.local_run import run_experiment
 
-    config = yaml.safe_load(config_file) if config_file else {}
-    for asset, fields in parse_overrides(overrides).items():
-        config.setdefault(asset, {}).update(fields)
+    config, applied = experiment_config(experiment, yaml.safe_load(config_file) if config_file else None, overrides)
+    if applied:
+        click.echo(f"experiment {experiment!r} is a named ablation; applying {' '.join(applied)} "
+                   "(explicit --config/--set values win)")
     timings = run_experiment(ASSETS, CHECKS, defs.resources, experiment, config, rebuild_shared,
                              training_job=dg.reconstructable(training_job_def))
     print_benchmark(defs.resources["io_manager"], experiment, config.get("benchmark_results", {}).get("k", 3))

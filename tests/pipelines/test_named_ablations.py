@@ -1,0 +1,52 @@
+"""`mobileforge run --experiment NAME` applies a named ablation's config under explicit values."""
+
+import click
+import pytest
+from click.testing import CliRunner
+
+import mobileforge.cli.run as run_cli
+import pipelines.local_run
+from mobileforge.cli.run import experiment_config
+from resources.experiment import NAMED_ABLATIONS, ablation_overrides
+
+ORACLE = {"hint_steps": 12, "direct_plans": True, "hint_from_start": True}
+
+
+def test_oracle_plans_is_the_whole_plan_hint_and_other_names_change_nothing():
+    assert ablation_overrides("oracle-plans") == {"rollouts": ORACLE}
+    assert ablation_overrides("default") == {} and ablation_overrides("my-run") == {}
+    ablation_overrides("oracle-plans")["rollouts"]["hint_steps"] = 1  # a copy: the table stays as it is
+    assert NAMED_ABLATIONS["oracle-plans"]["rollouts"]["hint_steps"] == 12
+
+
+def test_explicit_config_and_set_values_win_over_the_ablation():
+    config, applied = experiment_config(
+        "oracle-plans", {"rollouts": {"hint_steps": 5, "attempts": 2}, "benchmark_results": {"k": 2}},
+        ("rollouts.direct_plans=false", "curriculum_tasks.max_tasks=4"))
+    assert config == {"rollouts": {"hint_steps": 5, "direct_plans": False, "hint_from_start": True, "attempts": 2},
+                      "benchmark_results": {"k": 2}, "curriculum_tasks": {"max_tasks": 4}}
+    assert applied == ["rollouts.hint_from_start=true"]
+    assert experiment_config("default", None, ("rollouts.attempts=2",)) == ({"rollouts": {"attempts": 2}}, [])
+
+
+def test_a_config_file_that_is_not_a_mapping_of_mappings_is_refused():
+    with pytest.raises(click.BadParameter, match="asset -> {field: value}"):
+        experiment_config("default", {"rollouts": 3}, ())
+
+
+def test_run_prints_and_passes_the_ablation(monkeypatch):
+    seen = {}
+
+    def fake_run(assets, checks, resources, experiment, config, rebuild_shared, training_job=None):
+        seen.update(experiment=experiment, config=config)
+        return {"all": 0.0}
+
+    monkeypatch.setattr(pipelines.local_run, "run_experiment", fake_run)
+    monkeypatch.setattr(run_cli, "print_benchmark", lambda *args: None)
+    result = CliRunner().invoke(run_cli.run, ["--experiment", "oracle-plans", "--set", "rollouts.hint_steps=3"])
+    assert result.exit_code == 0, result.output
+    assert seen == {"experiment": "oracle-plans", "config": {"rollouts": {**ORACLE, "hint_steps": 3}}}
+    assert ("experiment 'oracle-plans' is a named ablation; applying rollouts.direct_plans=true "
+            "rollouts.hint_from_start=true") in result.output
+    result = CliRunner().invoke(run_cli.run, ["--experiment", "plain"])
+    assert result.exit_code == 0 and "named ablation" not in result.output and seen["config"] == {}
