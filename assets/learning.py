@@ -2,20 +2,22 @@
 
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, ContextManager
 
 import dagster as dg
 import polars as pl
 from pydantic import Field
 
-from assets.metadata import counts, md_table
+from assets.metadata import chart_md, md_table, tidy
 from ops.attempt_store import collect_tables
 from ops.checkpoint import Checkpoint, Method
 from ops.critic.programmatic import ProgrammaticCritic
 from ops.curriculum import task_specs
+from ops.episode import Policy
 from ops.filtering import FilterConfig
 from ops.fork_pairs import detect_fork_pairs
 from ops.forks import ForkConfig
+from ops.plots import sr_histogram_chart, training_curves_chart
 from ops.prompts import OUTPUT_FORMATS, PromptStyle
 from ops.rollout import RolloutConfig, run_rollouts
 from ops.step_samples import build_step_samples, finish_response
@@ -25,6 +27,7 @@ from resources.policy import PolicyResource
 from resources.storage import ArtifactStore, StorageLocation
 
 GROUP = "learning"
+NO_WEIGHTS = "the base has no weights to train from: set policy.checkpoint to the weights the endpoint serves"
 FINISH_AT_GOAL = (
     "End a successful attempt that acted on after its goal held (the critic labels it: `goal_held`) at its first "
     "such step, with 'finish the task' as that step's target (not in seeds 000 / 003). Off by default: with the "
@@ -45,7 +48,8 @@ class StepDatasetConfig(dg.Config):
 
 
 @dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="step-datasets-4",
-          description="Filtered step samples: hint-contextualized prompt, screenshot, target action (also an HF dataset).")
+          description="One row per training step sample kept by the HiFPO filter: hint-contextualized prompt, "
+                      "screenshot, target action (also saved as an HF dataset).")
 def step_datasets(context: dg.AssetExecutionContext, config: StepDatasetConfig, rollout_attempts: pl.DataFrame,
                   rollout_steps: pl.DataFrame, critic_feedback: pl.DataFrame, policy: PolicyResource,
                   artifact_store: ArtifactStore) -> pl.DataFrame:
@@ -60,40 +64,49 @@ def step_datasets(context: dg.AssetExecutionContext, config: StepDatasetConfig, 
         hf_uri = artifact_store.put_hf_dataset(build_step_dataset(samples), f"{experiment_of(context)}/step_datasets/"
                                                f"{context.run_id}", Path(tmp) / "ds") if samples.height else None
     sr = [s.success_rate for s in report.selections]
-    context.add_output_metadata({
-        **lineage_metadata(context, config), "samples": samples.height, "hf_dataset": hf_uri or "",
+    context.add_output_metadata(tidy({
+        "samples": samples.height, "hf_dataset": hf_uri or "",
         "tasks_kept": report.kept_tasks, "tasks_dropped": dg.MetadataValue.json(dict(report.dropped)),
         "samples_by_action_type": dg.MetadataValue.json(dict(report.samples_by_type)),
         "with_hint": int(samples["has_hint"].sum()) if samples.height else 0,
         "hint_free_copies": report.hint_free_copies, "finish_samples": report.finish_samples,
-        "sr_histogram": counts(round(v, 2) for v in sr),
-    })
+        "sr_histogram": chart_md(sr_histogram_chart(sr, (config.sr_min, config.sr_max))),
+        **lineage_metadata(context, config),
+    }))
     return samples
 
 
 def _trained(context: dg.AssetExecutionContext, report: Any, artifact_store: ArtifactStore,
              method: Method, base: Checkpoint, extra: dict | None = None) -> Checkpoint:
-    """Store a trained checkpoint directory and describe it (URI, version, curves) for the UI."""
+    """Store a trained checkpoint directory and describe it (URI, version, curves, TensorBoard) for the UI."""
     uri = artifact_store.put_dir(report.checkpoint, f"{experiment_of(context)}/{method}/{context.run_id}")
     last = {k: v[-1][1] for k, v in report.curves.items() if v}
     checkpoint = base.trained_from(method, f"{method}:{experiment_of(context)}:{context.run_id[:8]}", uri,
                                    report.steps, last)
-    context.add_output_metadata({
+    tensorboard = {"tensorboard": f"{uri}/{report.tensorboard_dir.relative_to(report.checkpoint)}"} \
+        if report.tensorboard_dir else {}
+    context.add_output_metadata(tidy({
         "uri": uri, "version": checkpoint.version, "base": base.version, "steps": report.steps,
-        "train_seconds": round(report.runtime_s, 1), "samples": report.samples,
+        "train_seconds": report.runtime_s, "samples": report.samples,
         "final_metrics": dg.MetadataValue.json(last),
-        "curves": dg.MetadataValue.json({k: v for k, v in report.curves.items()}),
+        **({"curves": chart_md(training_curves_chart(report.curves, method))} if last else {}),
+        **tensorboard,
         **(extra or {}),
-    })
+    }))
     return checkpoint
+
+
+def _progress(context: dg.AssetExecutionContext, method: Method):
+    """Where a trainer reports step/total, loss and reward while it trains: the run's log."""
+    return lambda progress: context.log.info(f"{method} training: {progress}")
 
 
 def _unchanged(context: dg.AssetExecutionContext, method: Method, base: Checkpoint, reason: str,
                extra: dict | None = None) -> Checkpoint:
     """The method had no training signal: its result is the input policy, said so loudly."""
     context.log.warning(f"{method}: no training data ({reason}); the checkpoint is the unchanged base policy")
-    context.add_output_metadata({"uri": base.uri, "version": base.version, "trained": False,
-                                 "reason": reason, **(extra or {})})
+    context.add_output_metadata(tidy({"uri": base.uri or "", "version": base.version, "trained": False,
+                                      "reason": reason, **(extra or {})}))
     return base.unchanged(method, reason)
 
 
@@ -104,12 +117,15 @@ class HiFPOAssetConfig(dg.Config):
 
 
 @dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="hifpo-4",
-          description="Step-level GRPO with the adaptive GUI action reward on the step dataset (seed 000 §2.3.4).")
+          description="One checkpoint (not a table): the base trained by step-level GRPO with the adaptive GUI "
+                      "action reward on the step dataset (MobileForge §2.3.4).")
 def hifpo_checkpoint(context: dg.AssetExecutionContext, config: HiFPOAssetConfig, step_datasets: pl.DataFrame,
                      base_policy: Checkpoint, policy: PolicyResource, artifact_store: ArtifactStore) -> Checkpoint:
     from training.trainers.step_datasets import build_step_dataset
     from training.trainers.hifpo import HiFPOConfig, train_hifpo
 
+    if base_policy.uri is None:
+        return _unchanged(context, "hifpo", base_policy, NO_WEIGHTS, lineage_metadata(context, config))
     if step_datasets.height == 0:
         return _unchanged(context, "hifpo", base_policy, "the step dataset is empty: every task was filtered out",
                           lineage_metadata(context, config))
@@ -118,7 +134,7 @@ def hifpo_checkpoint(context: dg.AssetExecutionContext, config: HiFPOAssetConfig
     train_config = HiFPOConfig.cpu_tiny(**overrides) if config.preset == "cpu_tiny" else HiFPOConfig(**overrides)
     with tempfile.TemporaryDirectory() as tmp:
         report = train_hifpo(artifact_store.local_path(base_policy.uri), build_step_dataset(step_datasets),
-                             Path(tmp) / "hifpo", train_config)
+                             Path(tmp) / "hifpo", train_config, progress=_progress(context, "hifpo"))
         return _trained(context, report, artifact_store, "hifpo", base_policy, lineage_metadata(context, config))
 
 
@@ -135,28 +151,33 @@ def _sft_config(config: SFTAssetConfig):
 
 
 @dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="fork-pairs-1",
-          description="GRSD fork points between successful and failed attempts of the same task (seed 003 alg. 1).")
+          description="One row per GRSD fork point: the step where a failed attempt left a successful attempt's "
+                      "path on the same task (UI-Voyager Alg. 1).")
 def fork_pairs(context: dg.AssetExecutionContext, rollout_attempts: pl.DataFrame,
                rollout_steps: pl.DataFrame) -> pl.DataFrame:
     pairs = detect_fork_pairs(rollout_steps, rollout_attempts, ForkConfig())
-    context.add_output_metadata({
-        **lineage_metadata(context), "fork_pairs": pairs.height,
+    context.add_output_metadata(tidy({
+        "fork_pairs": pairs.height,
         "tasks": pairs["task_id"].n_unique() if pairs.height else 0,
         "sample": md_table(["task", "success@step", "failed@step", "ssim"],
                            [(r["task_id"], f"{r['success_attempt']}@{r['success_step']}",
                              f"{r['failed_attempt']}@{r['failed_step']}", f"{r['similarity']:.3f}")
                             for r in pairs.head(8).iter_rows(named=True)]),
-    })
+        **lineage_metadata(context),
+    }))
     return pairs
 
 
 @dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="grsd-3",
-          description="SFT of the failed context on the teacher's response at each fork point (seed 003 §3.3).")
+          description="One checkpoint (not a table): the base trained by SFT of each fork point's failed context "
+                      "on the successful attempt's response (UI-Voyager §3.3).")
 def grsd_checkpoint(context: dg.AssetExecutionContext, config: SFTAssetConfig, fork_pairs: pl.DataFrame,
                     rollout_steps: pl.DataFrame, base_policy: Checkpoint, artifact_store: ArtifactStore) -> Checkpoint:
     from training.trainers.step_datasets import build_step_dataset, grsd_samples
     from training.trainers.sft import train_sft
 
+    if base_policy.uri is None:
+        return _unchanged(context, "grsd", base_policy, NO_WEIGHTS, lineage_metadata(context, config))
     samples = grsd_samples(fork_pairs, rollout_steps)
     if samples.height == 0:
         return _unchanged(context, "grsd", base_policy, "no fork pairs: no task had both a successful and a "
@@ -164,7 +185,7 @@ def grsd_checkpoint(context: dg.AssetExecutionContext, config: SFTAssetConfig, f
     with tempfile.TemporaryDirectory() as tmp:
         report = train_sft(artifact_store.local_path(base_policy.uri),
                            build_step_dataset(samples, require_response=True), Path(tmp) / "grsd",
-                           _sft_config(config), method="grsd")
+                           _sft_config(config), method="grsd", progress=_progress(context, "grsd"))
         return _trained(context, report, artifact_store, "grsd", base_policy, lineage_metadata(context, config))
 
 
@@ -197,18 +218,21 @@ class RFTAssetConfig(SFTAssetConfig):
 
 
 @dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="rft-10",
-          description="Iterative rejection fine-tuning on verified-successful trajectories (seed 003 §3.2).")
+          description="One checkpoint (not a table): the base after iterative rejection fine-tuning on "
+                      "verified-successful trajectories (UI-Voyager §3.2).")
 def rft_checkpoint(context: dg.AssetExecutionContext, config: RFTAssetConfig, curriculum_tasks: pl.DataFrame,
                    rollout_attempts: pl.DataFrame, rollout_steps: pl.DataFrame, critic_feedback: pl.DataFrame,
                    base_policy: Checkpoint, simulator: SimulatorResource, policy: PolicyResource,
                    storage: StorageLocation, artifact_store: ArtifactStore) -> Checkpoint:
     from training.trainers.rft import RFTRoundsConfig, run_rft_rounds
 
+    if base_policy.uri is None:
+        return _unchanged(context, "rft", base_policy, NO_WEIGHTS, lineage_metadata(context, config))
     experiment, run = experiment_of(context), context.run_id
     store = storage.attempt_store(experiment, "rft")
     critic = ProgrammaticCritic(simulator.world_seed, config.hint_steps, config.direct_plans, config.hint_from_start)
 
-    def act(checkpoint_dir: Path | None, round_index: int):
+    def act(checkpoint_dir: Path | None, round_index: int) -> ContextManager[Policy]:
         """Round r's policy: the previous round's checkpoint (stored, so it is a checkpoint like any other)."""
         acting = base_policy if checkpoint_dir is None else base_policy.trained_from(
             "rft", f"rft-r{round_index - 1}:{run[:8]}",
@@ -230,8 +254,8 @@ def rft_checkpoint(context: dg.AssetExecutionContext, config: RFTAssetConfig, cu
                                 (rollout_attempts, rollout_steps, critic_feedback), rounds,
                                 base_dir=artifact_store.local_path(base_policy.uri), workdir=Path(tmp),
                                 finish_response=finish_response(policy.prompt_style), act=act, attempt=attempt,
-                                log=context.log.warning)
-        extra = {**lineage_metadata(context, config), "rounds": dg.MetadataValue.json(result.rounds)}
+                                log=context.log.warning, progress=_progress(context, "rft"))
+        extra = {"rounds": dg.MetadataValue.json(result.rounds), **lineage_metadata(context, config)}
         if result.report is None:
             return _unchanged(context, "rft", base_policy, "no verified-successful attempt to learn from", extra)
         return _trained(context, result.report, artifact_store, "rft", base_policy, extra)

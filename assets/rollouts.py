@@ -5,18 +5,18 @@ attempt k. Attempts are staged per attempt under the experiment's storage as the
 a rerun after a crash resumes instead of starting over.
 """
 
-from collections import Counter
-
 import dagster as dg
 import polars as pl
 from pydantic import Field
 
-from assets.metadata import counts, md_table, thumbnail_md
+from assets.metadata import chart_md, counts, md_table, thumbnail_md, tidy
 from ops.attempt_store import collect_tables
 from ops.checkpoint import Checkpoint
 from ops.critic.llm_critic import LLMCritic
 from ops.critic.programmatic import ProgrammaticCritic
 from ops.curriculum import task_specs
+from ops.plots import sr_histogram_chart, success_by_attempt_chart
+from ops.progress import CountdownLog
 from ops.rollout import RolloutConfig, run_rollouts
 from resources.experiment import experiment_of, experiment_partitions, lineage_metadata
 from resources.environment import SimulatorResource
@@ -70,22 +70,16 @@ def rollouts(context: dg.AssetExecutionContext, config: RolloutAssetConfig, curr
                          f"{config.attempts} attempts of a task identical; set rollouts.temperature > 0 "
                          "(e.g. --set rollouts.temperature=1.0) or rollouts.attempts=1")
     tasks = task_specs(curriculum_tasks, config.verifiable_only, config.max_tasks)
-    agent = policy.acting_policy(base_policy, artifact_store, temperature=temperature)
     critic = ProgrammaticCritic(simulator.world_seed, config.hint_steps, config.direct_plans, config.hint_from_start) \
         if config.critic == "programmatic" \
         else LLMCritic(llm.get_client(), name=f"llm:{llm.model}")
     store = storage.attempt_store(experiment_of(context))
     run_config = RolloutConfig(attempts=config.attempts, use_hints=config.use_hints,
                                max_parallel_tasks=config.max_parallel_tasks, loop_window=config.loop_window)
-    finished = Counter()
-
-    def progress(record) -> None:
-        finished[record.attempt] += 1
-        total = sum(finished.values())
-        if total % 10 == 0:
-            context.log.info(f"{total} attempts finished ({dict(finished)} by attempt index)")
-
-    summary = run_rollouts(tasks, simulator.make_env, agent, critic, store, run_config, on_attempt=progress)
+    with policy.acting_policy(base_policy, artifact_store, temperature=temperature) as agent:
+        to_run = sum(max(0, config.attempts - len(store.completed(t.task_id, agent.version))) for t in tasks)
+        progress = CountdownLog("rollout attempts", to_run, context.log.info)
+        summary = run_rollouts(tasks, simulator.make_env, agent, critic, store, run_config, on_attempt=progress)
     attempts, steps, feedback = collect_tables(store, agent.version, [t.task_id for t in tasks])
     context.log.info(f"rollouts: {summary.attempts_run} run, {summary.attempts_resumed} resumed, "
                      f"{summary.attempts_failed} lost to errors, {summary.invalid_actions} invalid actions")
@@ -93,8 +87,7 @@ def rollouts(context: dg.AssetExecutionContext, config: RolloutAssetConfig, curr
     sr = attempts.group_by("task_id").agg(pl.col("critic_decision").mean().alias("sr"))
     by_attempt = attempts.group_by("attempt").agg(pl.col("critic_decision").mean().alias("critic_sr"),
                                                   pl.col("gt_success").mean().alias("gt_sr")).sort("attempt")
-    meta_attempts = {
-        **lineage,
+    meta_attempts = tidy({
         "policy_version": agent.version,
         "tasks": len(tasks), "attempts": attempts.height,
         "attempts_run": summary.attempts_run, "attempts_resumed": summary.attempts_resumed,
@@ -102,20 +95,21 @@ def rollouts(context: dg.AssetExecutionContext, config: RolloutAssetConfig, curr
         "errors": dg.MetadataValue.json(summary.errors[:20]),
         "mean_steps": float(attempts["n_steps"].mean() or 0.0),
         "end_reasons": counts(attempts["end_reason"]),
-        "sr_histogram": counts(round(v, 2) for v in sr["sr"].to_list()),
-        "success_by_attempt": md_table(["attempt", "critic SR", "ground-truth SR"],
-                                       [(r["attempt"], f"{r['critic_sr']:.2f}", f"{r['gt_sr'] or 0:.2f}")
-                                        for r in by_attempt.iter_rows(named=True)]),
-    }
+        "success_by_attempt": chart_md(success_by_attempt_chart(
+            by_attempt["attempt"].to_list(), by_attempt["critic_sr"].to_list(), by_attempt["gt_sr"].to_list())),
+        "sr_histogram": chart_md(sr_histogram_chart(sr["sr"].to_list())),
+        **lineage,
+    })
     sample = steps.head(6)
-    meta_steps = {**lineage_metadata(context, config, dg.AssetKey("rollout_steps")), "steps": steps.height,
-                  "sample": md_table(["screen", "output", "parse error"],
-                                     [(thumbnail_md(r["screenshot_png"]), r["raw_output"][:80], r["parse_error"] or "")
-                                      for r in sample.iter_rows(named=True)])}
-    meta_feedback = {**lineage_metadata(context, config, dg.AssetKey("critic_feedback")),
-                     "critic": critic.name,
-                     **({"critic_calls": dg.MetadataValue.json(critic.counts.summary())}
-                        if isinstance(critic, LLMCritic) else {}), "decisions": counts(feedback["decision"]),
-                     "with_hint": int(feedback["hint_summary"].is_not_null().sum())}
+    meta_steps = tidy({"steps": steps.height,
+                       "sample": md_table(["screen", "output", "parse error"],
+                                          [(thumbnail_md(r["screenshot_png"]), r["raw_output"], r["parse_error"] or "")
+                                           for r in sample.iter_rows(named=True)]),
+                       **lineage_metadata(context, config, dg.AssetKey("rollout_steps"))})
+    meta_feedback = tidy({"critic": critic.name,
+                          **({"critic_calls": dg.MetadataValue.json(critic.counts.summary())}
+                             if isinstance(critic, LLMCritic) else {}), "decisions": counts(feedback["decision"]),
+                          "with_hint": int(feedback["hint_summary"].is_not_null().sum()),
+                          **lineage_metadata(context, config, dg.AssetKey("critic_feedback"))})
     return (dg.Output(attempts, metadata=meta_attempts), dg.Output(steps, metadata=meta_steps),
             dg.Output(feedback, metadata=meta_feedback))
