@@ -1,5 +1,7 @@
 """`mobileforge run --experiment NAME` applies a named ablation's config under explicit values."""
 
+import inspect
+
 import click
 import pytest
 from click.testing import CliRunner
@@ -36,9 +38,11 @@ def test_a_config_file_that_is_not_a_mapping_of_mappings_is_refused():
 
 def test_run_prints_and_passes_the_ablation(monkeypatch):
     seen = {}
+    signature = inspect.signature(pipelines.local_run.run_experiment)
 
-    def fake_run(assets, checks, resources, experiment, config, rebuild_shared, training_job=None):
-        seen.update(experiment=experiment, config=config)
+    def fake_run(*args, **kwargs):
+        arguments = signature.bind(*args, **kwargs).arguments
+        seen.update(experiment=arguments["experiment"], config=arguments["config"])
         return {"all": 0.0}
 
     monkeypatch.setattr(pipelines.local_run, "run_experiment", fake_run)
