@@ -2,9 +2,16 @@
 
 One `LLMClient` per endpoint: bounded concurrency, per-request timeouts, exponential backoff on
 transport errors / 5xx / 429, JSON answers validated against a pydantic model with one repair
-round, counters. Every failure ends as an `LLMCallError` with a `kind`; batch calls return
-errors in place so one bad call never sinks a batch. API keys come only from the environment
-variable the config names.
+round, counters. API keys come only from the environment variable the config names.
+
+Error contract: every call ends as its result or as an `LLMCallError` whose `kind` says how it
+failed and whose message names the cause (connection refused, DNS, TLS, timeout, an HTTP
+status, an unreadable answer); nothing else escapes a call, whatever the server sends. Batch
+calls return errors in place, one outcome per request, and the counters add up (`calls` =
+`successes` + failures). Answers are read with bounded work (`ops.json_limits`). Lone
+surrogates (from an unpaired `\\ud800` escape in the server's JSON) become U+FFFD in answers
+and in requests, as a UTF-8 decoder does with invalid bytes, so every text stays storable
+and sendable.
 
 All calls run on one process-wide event loop in a background thread, so a client's concurrency
 bound holds across every caller (sync or async, any thread). One long-lived loop also suits
@@ -20,6 +27,8 @@ import math
 import os
 import random
 import re
+import socket
+import ssl
 import statistics
 import threading
 import time
@@ -29,9 +38,11 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Generic, TypeVar
 
+import httpx
 import openai
 from pydantic import BaseModel, ValidationError
 
+from ops.json_limits import JSONLimitError, NoJSONFound, check_json_limits, find_json
 from ops.prompts.messages import Message
 
 # litellm otherwise downloads its model cost map at import; keep every run offline.
@@ -49,6 +60,7 @@ class ErrorKind(str, Enum):
     REJECTED = "rejected"  # a 4xx the server will repeat (bad request, auth, unknown model)
     INVALID_JSON = "invalid_json"  # no JSON value in the answer, even after the repair round
     SCHEMA = "schema"  # JSON that does not fit the output model, even after the repair round
+    UNEXPECTED = "unexpected"  # anything else the client library raised (an answer it cannot read, a bug)
 
 
 class LLMCallError(Exception):
@@ -190,25 +202,28 @@ _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 
 def extract_json(text: str) -> Any:
     """The JSON value in a model answer: the whole text, a fenced block, or the first JSON
-    object/array embedded in prose. Raises `OutputError(INVALID_JSON)` when there is none."""
+    object/array embedded in prose. Raises `OutputError(INVALID_JSON)` when there is none, and
+    when the answer is not text or is past the limits on length, nesting and digits
+    (`ops.json_limits`), which are checked before anything is decoded."""
+    if not isinstance(text, str):
+        raise OutputError(ErrorKind.INVALID_JSON, f"the answer is {type(text).__name__}, not text")
     stripped = text.strip()
     if not stripped:
         raise OutputError(ErrorKind.INVALID_JSON, "the answer is empty")
+    try:
+        check_json_limits(text)
+    except JSONLimitError as exc:
+        raise OutputError(ErrorKind.INVALID_JSON, f"the answer cannot be read as JSON: {exc}") from None
     candidates = [stripped] + [m.group(1).strip() for m in _FENCE.finditer(text)]
     for candidate in candidates:
         try:
             return json.loads(candidate)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON; or Python's own limits, as a backstop
             continue
-    decoder = json.JSONDecoder()
-    for match in re.finditer(r"[\[{]", text):
-        try:
-            value, _ = decoder.raw_decode(text, match.start())
-        except json.JSONDecodeError:
-            continue
-        if isinstance(value, (dict, list)):
-            return value
-    raise OutputError(ErrorKind.INVALID_JSON, "no JSON object found in the answer")
+    try:
+        return find_json(text, (dict, list))
+    except (NoJSONFound, JSONLimitError):
+        raise OutputError(ErrorKind.INVALID_JSON, "no JSON object found in the answer") from None
 
 
 def _describe_validation_error(exc: ValidationError, limit: int = 8) -> str:
@@ -221,12 +236,15 @@ def _describe_validation_error(exc: ValidationError, limit: int = 8) -> str:
 
 
 def parse_json_output(text: str, schema: type[T], context: Mapping[str, Any] | None = None) -> T:
-    """Extract and validate; raises `OutputError` with kind INVALID_JSON or SCHEMA."""
+    """Extract and validate; raises `OutputError` with kind INVALID_JSON or SCHEMA, and nothing
+    else, for any `text`."""
     data = extract_json(text)
     try:
         return schema.model_validate(data, context=dict(context) if context else None)
     except ValidationError as exc:
         raise OutputError(ErrorKind.SCHEMA, _describe_validation_error(exc)) from None
+    except (ValueError, TypeError, RecursionError, OverflowError) as exc:  # raised by a validator itself
+        raise OutputError(ErrorKind.SCHEMA, f"{type(exc).__name__}: {str(exc)[:300]}") from None
 
 
 def repair_message(error: OutputError) -> str:
@@ -256,6 +274,66 @@ def _retry_after_s(exc: BaseException) -> float | None:
         return float(value) if value is not None else None
     except ValueError:
         return None
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def replace_lone_surrogates(value: Any) -> Any:
+    """`value` (text, or messages: dicts and lists holding text) with every lone surrogate
+    replaced by U+FFFD."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value) if _LONE_SURROGATE.search(value) else value
+    if isinstance(value, dict):
+        return {k: replace_lone_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [replace_lone_surrogates(v) for v in value]
+    return value
+
+
+def _exception_chain(exc: BaseException) -> list[BaseException]:
+    chain: list[BaseException] = []
+    link: BaseException | None = exc
+    while link is not None and link not in chain:
+        chain.append(link)
+        link = link.__cause__ or link.__context__
+    return chain
+
+
+def _cause_of(link: BaseException) -> str | None:
+    """What went wrong, for the exceptions below HTTP that litellm wraps (as "HTTP 500")."""
+    if isinstance(link, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(link, socket.gaierror):
+        return "DNS lookup failed"
+    if isinstance(link, ssl.SSLError | ssl.CertificateError):
+        return "TLS error"
+    if isinstance(link, TimeoutError | openai.APITimeoutError):
+        return "timed out"
+    if isinstance(link, ConnectionResetError | ConnectionAbortedError | BrokenPipeError):
+        return "connection closed by the server"
+    if isinstance(link, UnicodeEncodeError):
+        return "the request is not encodable as UTF-8"
+    if isinstance(link, json.JSONDecodeError):
+        return "the server's answer is not JSON"
+    return None
+
+
+def describe_request_failure(exc: BaseException, endpoint: str | None = None) -> str:
+    """One line saying why a request failed: the cause below HTTP (connection refused, DNS,
+    TLS, timeout, ...) when there is one, else the HTTP status the server really sent, else
+    that no usable answer came. (litellm reports all three as "HTTP 500".)"""
+    chain = _exception_chain(exc)
+    where = f" ({endpoint})" if endpoint else ""
+    for link in chain:
+        cause = _cause_of(link)
+        if cause:
+            return f"{cause}{where}: {type(link).__name__}: {str(link)[:200]}"
+    # litellm's own exceptions carry a status even when no server sent one; httpx's is real.
+    status = next((link.response.status_code for link in chain if isinstance(link, httpx.HTTPStatusError)), None)
+    if status is not None:
+        return f"HTTP {status}{where}: {str(exc)[:300]}"
+    return f"no usable answer{where}: {str(exc)[:300]}"
 
 
 _LOOP_LOCK = threading.Lock()
@@ -308,17 +386,19 @@ class LLMClient:
 
     # --- one HTTP request with retries ----------------------------------------------------
 
-    def _classify(self, exc: BaseException) -> ErrorKind | None:
-        """Error kind of a failed request, or None for exceptions that are bugs, not I/O."""
+    def _classify(self, exc: BaseException) -> ErrorKind:
+        """Error kind of a failed request (TRANSPORT and TIMEOUT are retried)."""
         litellm = self._litellm
         if isinstance(exc, (asyncio.TimeoutError, litellm.Timeout)):
             return ErrorKind.TIMEOUT
         status = _status_of(exc)
         if status is not None and 400 <= status < 500 and status not in (408, 429):
             return ErrorKind.REJECTED
+        if any(isinstance(link, UnicodeEncodeError) for link in _exception_chain(exc)):
+            return ErrorKind.REJECTED  # sending it again cannot help
         if isinstance(exc, (openai.APIError, ConnectionError)):  # litellm's errors subclass openai's
             return ErrorKind.TRANSPORT
-        return None
+        return ErrorKind.UNEXPECTED
 
     def _backoff_s(self, attempt: int, exc: BaseException) -> float:
         cfg = self.config
@@ -331,7 +411,7 @@ class LLMClient:
         cfg = self.config
         kwargs: dict[str, Any] = {
             "model": cfg.model,
-            "messages": list(messages),
+            "messages": replace_lone_surrogates(list(messages)),
             "temperature": cfg.temperature,
             "max_tokens": cfg.max_tokens,
             "timeout": cfg.timeout_s,
@@ -357,23 +437,22 @@ class LLMClient:
                         self._litellm.acompletion(**kwargs), timeout=cfg.timeout_s + 1.0
                     )
                     latency = time.monotonic() - sent
-            except Exception as exc:  # noqa: BLE001 — classified below; bugs are re-raised
+            except Exception as exc:  # noqa: BLE001 — every failure becomes a classified LLMCallError
                 kind = self._classify(exc)
-                if kind is None:
-                    raise
                 if kind in (ErrorKind.TRANSPORT, ErrorKind.TIMEOUT) and attempt <= cfg.max_retries:
                     self.stats.retries += 1
                     await asyncio.sleep(self._backoff_s(attempt, exc))
                     continue
-                status = _status_of(exc)
-                detail = f"HTTP {status}: " if status else ""
-                raise LLMCallError(kind, f"{detail}{str(exc)[:300]}", attempts=attempt) from exc
-            usage = getattr(response, "usage", None)
-            if usage is not None:
-                self.stats.prompt_tokens += getattr(usage, "prompt_tokens", 0) or 0
-                self.stats.completion_tokens += getattr(usage, "completion_tokens", 0) or 0
+                raise LLMCallError(kind, describe_request_failure(exc, cfg.api_base), attempts=attempt) from exc
             self.stats.latencies_s.append(latency)
-            text = response.choices[0].message.content or ""
+            try:
+                text = _answer_text(response)
+            except Exception as exc:  # noqa: BLE001 — a body litellm let through but nobody can read
+                raise LLMCallError(ErrorKind.UNEXPECTED, f"unreadable answer: {type(exc).__name__}: {str(exc)[:200]}",
+                                   attempts=attempt) from exc
+            usage = getattr(response, "usage", None)
+            self.stats.prompt_tokens += _token_count(getattr(usage, "prompt_tokens", 0))
+            self.stats.completion_tokens += _token_count(getattr(usage, "completion_tokens", 0))
             return Completion(text, latency_s=latency, elapsed_s=time.monotonic() - start, attempts=attempt)
 
     # --- public async API -----------------------------------------------------------------
@@ -383,11 +462,20 @@ class LLMClient:
         self.stats.calls += 1
         try:
             completion = await self._request(messages)
-        except LLMCallError as err:
-            self.stats.failures[err.kind.value] += 1
-            raise
+        except Exception as exc:  # noqa: BLE001 — one recorded outcome per call
+            err = self._failed(exc)
+            if err is exc:
+                raise
+            raise err from exc
         self.stats.successes += 1
         return completion
+
+    def _failed(self, exc: Exception) -> LLMCallError:
+        """`exc` as the call's `LLMCallError`, counted once."""
+        err = exc if isinstance(exc, LLMCallError) else LLMCallError(
+            ErrorKind.UNEXPECTED, f"{type(exc).__name__}: {str(exc)[:300]}")
+        self.stats.failures[err.kind.value] += 1
+        return err
 
     async def _json(
         self, messages: Sequence[Message], schema: type[T], context: Mapping[str, Any] | None
@@ -416,9 +504,11 @@ class LLMClient:
                 self.stats.successes += 1
                 elapsed = time.monotonic() - start
                 return JSONResult(value, completion.text, latency, elapsed, attempts, repaired=repair_round)
-        except LLMCallError as err:
-            self.stats.failures[err.kind.value] += 1
-            raise
+        except Exception as exc:  # noqa: BLE001 — one recorded outcome per call
+            err = self._failed(exc)
+            if err is exc:
+                raise
+            raise err from exc
         raise AssertionError("unreachable")
 
     async def _captured(self, coro: Awaitable[R], key: str | None) -> R | LLMCallError:
@@ -446,11 +536,15 @@ class LLMClient:
         return await self._via_loop(self._map_complete(conversations))
 
     async def _map_json(self, requests: Sequence[JSONRequest]) -> list[JSONResult | LLMCallError]:
+        for request in requests:  # a malformed request is the caller's bug: raise before any call
+            _check_messages(request.messages)
         return list(await asyncio.gather(
             *(self._captured(self._json(r.messages, r.schema, r.context), r.key) for r in requests)
         ))
 
     async def _map_complete(self, conversations: Sequence[Sequence[Message]]) -> list[Completion | LLMCallError]:
+        for messages in conversations:
+            _check_messages(messages)
         return list(await asyncio.gather(*(self._captured(self._complete(m), None) for m in conversations)))
 
     # --- public sync API ------------------------------------------------------------------
@@ -468,6 +562,20 @@ class LLMClient:
 
     def map_complete(self, conversations: Sequence[Sequence[Message]]) -> list[Completion | LLMCallError]:
         return self._on_loop(self._map_complete(conversations))
+
+
+def _answer_text(response: Any) -> str:
+    """The assistant text of a chat completion ("" for none), lone surrogates replaced."""
+    content = response.choices[0].message.content
+    if content is None:
+        return ""
+    if not isinstance(content, str):
+        raise TypeError(f"message content is {type(content).__name__}, not text")
+    return replace_lone_surrogates(content)
+
+
+def _token_count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
 def _check_messages(messages: Sequence[Message]) -> None:
