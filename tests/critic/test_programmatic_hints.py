@@ -141,3 +141,36 @@ def test_hint_from_start_names_the_steps_done_right_before_the_fix():
     assert (ProgrammaticCritic(from_start=True).evaluate(wrong_first).hint.hint_summary
             == ProgrammaticCritic().evaluate(wrong_first).hint.hint_summary)
 
+
+
+def test_the_default_hint_is_the_corrective_hint_in_the_full_prompt_4_schema():
+    """The rollouts' default: the key mistake at the first wrong step and the one action to take
+    there (MobileForge §2.3.2), every field with content from the attempt; not the solver's plan."""
+    from assets.rollouts import RolloutAssetConfig
+
+    defaults = RolloutAssetConfig()
+    critic = ProgrammaticCritic(0, defaults.hint_steps, defaults.direct_plans, defaults.hint_from_start)
+    # right, wrong (Display), then wrong again on the display screen
+    attempt = _attempt(_goal_task("wifi"), Phone(0), ["Settings", "Display", "Dark theme"])
+    hint = critic.evaluate(attempt).hint
+    assert hint.key_mistake.startswith("step 2: click 'Display' on the settings 'main' screen; did not move closer")
+    assert hint.what_to_avoid == ["click 'Display' on the 'main' screen", "click 'Dark theme' on the 'display' screen"]
+    assert hint.suggested_approach == ["on the settings 'main' screen, click 'Network & internet'"]
+    assert hint.important_insights == ["goal not reached: progress 0.00, attempt ended by budget",
+                                       "step 1 moved closer to the goal: click 'Settings' on 'launcher'",
+                                       "on the settings 'main' screen the goal was 2 action(s) away"]
+    assert hint.hint_summary == "On 'main', click 'Network & internet'."
+    oracle = ProgrammaticCritic(0, 12, True, True).evaluate(attempt).hint  # the oracle-plans ablation
+    assert oracle.hint_summary == ("On 'launcher', click 'Settings'. On 'main', click 'Network & internet'. "
+                                   "On 'network', click 'Wi-Fi'.")
+
+
+def test_an_attempt_of_right_steps_that_ran_out_gets_the_next_action_from_where_it_stopped():
+    attempt = _attempt(_goal_task("wifi"), Phone(0), ["Settings"])  # right, then the budget ended
+    feedback = ProgrammaticCritic().evaluate(attempt)
+    assert feedback.decision == 0 and all(s.reasonable for s in feedback.step_analysis)
+    hint = feedback.hint
+    assert hint.key_mistake == "the step budget ran out on the settings 'main' screen before the goal was reached"
+    assert hint.suggested_approach == ["on the settings 'main' screen, click 'Network & internet'"]
+    assert hint.hint_summary == "On 'main', click 'Network & internet'."
+    assert "step 1 moved closer to the goal: click 'Settings' on 'launcher'" in hint.important_insights
