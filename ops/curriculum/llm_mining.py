@@ -7,11 +7,16 @@ Concurrency: trajectories run in waves. A wave holds up to `wave_width` trajecto
 app; its calls go out together through `LLMClient.map_json`, so apps proceed in parallel, and
 each call sees every task generated for its app in earlier waves. With `wave_width=1` (the
 default) each call sees all earlier tasks of its app, as in the paper; a wider wave trades that
-for fewer, larger batches. Failed calls are counted and reported; they never stop the run.
+for fewer, larger batches. Failed calls are counted, reported and logged; they do not stop the
+run, unless every call failed: then `mine_with_llm` raises `CurriculumLLMError` naming the count
+and the causes, since a curriculum step that generated nothing from an unreachable endpoint must
+not pass for a successful one.
 """
 
 from __future__ import annotations
 
+import logging
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,6 +34,13 @@ from ops.prompts.curriculum import (
     curriculum_context,
 )
 from ops.prompts.curriculum import CurriculumTask as GeneratedTask
+
+log = logging.getLogger(__name__)
+
+
+class CurriculumLLMError(RuntimeError):
+    """Every curriculum LLM call failed; nothing was generated."""
+
 
 # App-neutral examples of the task shape (MobileForge prompt 1 "few-shot examples").
 DEFAULT_FEWSHOT = (
@@ -157,7 +169,24 @@ def mine_with_llm(client: LLMClient, paths: Sequence[Trajectory], config: LLMCur
         answers = client.map_json(requests)
         for path, answer in zip(wave, answers, strict=True):
             result.outcomes.append(_record(path, answer, w, result, generated))
+    _report_failures(result)
     return result
+
+
+def _report_failures(result: LLMCurriculumResult) -> None:
+    """Warn with the count when calls failed; raise `CurriculumLLMError` when all of them did."""
+    failures = result.failures
+    if not failures:
+        return
+    kinds = Counter(o.error["kind"] for o in failures)
+    causes = ", ".join(f"{kind} {n}" for kind, n in kinds.most_common())
+    example = failures[0].error["message"]
+    if len(failures) == len(result.outcomes):
+        raise CurriculumLLMError(
+            f"all {len(failures)} curriculum LLM calls failed ({causes}); first error: {example}. "
+            "No task was generated: check the curriculum LLM endpoint, model and key.")
+    log.warning("curriculum LLM: %d of %d calls failed (%s); first error: %s",
+                len(failures), len(result.outcomes), causes, example)
 
 
 def _record(path: Trajectory, answer: JSONResult | LLMCallError, wave: int, result: LLMCurriculumResult,

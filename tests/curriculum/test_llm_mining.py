@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from ops.curriculum import CurriculumTask, LLMCurriculumConfig, mine_with_llm, trajectory_id
-from ops.curriculum.llm_mining import trajectory_screenshots
+from ops.curriculum.llm_mining import CurriculumLLMError, trajectory_screenshots
 from ops.llm import LLMClient, LLMConfig
 from ops.schemas import VARIATION_TYPES
 from tests.support.network import loopback_only
@@ -140,9 +140,33 @@ def test_wider_waves_batch_more_calls_per_app(server, paths):
 
 
 def test_answers_outside_the_task_bounds_are_schema_failures(paths):
-    with OpenAICompatibleServer(lambda r: Reply(_answer(r, n=1))) as short:  # 1 task, fewer than 3
-        result = mine_with_llm(_client(short), paths[:1])
-    assert result.tasks == [] and [o.error["kind"] for o in result.outcomes] == ["schema"]
+    def short_for_the_first(request: RecordedRequest) -> Reply:  # 1 task, fewer than 3
+        return Reply(_answer(request, n=1 if paths[0][0].goal in _text(request) else 3))
+
+    with OpenAICompatibleServer(short_for_the_first) as server:
+        result = mine_with_llm(_client(server), [paths[0], paths[3]])
+    kinds = {o.trajectory_id: o.error["kind"] if o.error else None for o in result.outcomes}
+    assert kinds == {trajectory_id(paths[0]): "schema", trajectory_id(paths[3]): None}
+
+
+def test_a_curriculum_step_whose_every_call_failed_fails_naming_the_count_and_cause(paths):
+    with OpenAICompatibleServer(lambda r: Reply(_answer(r, n=1))) as short:
+        with pytest.raises(CurriculumLLMError, match=r"all 2 curriculum LLM calls failed \(schema 2\)"):
+            mine_with_llm(_client(short), paths[:2])
+
+
+def test_a_refused_connection_fails_the_step_saying_so(paths):
+    with OpenAICompatibleServer(scripted_model) as server:
+        client = _client(server)
+    # the server is stopped: nothing listens on its port any more
+    with pytest.raises(CurriculumLLMError, match=r"all 3 curriculum LLM calls failed \(transport 3\).*connection refused"):
+        mine_with_llm(client, paths[:3])
+
+
+def test_some_failed_calls_are_logged_with_their_count(server, paths, caplog):
+    with caplog.at_level("WARNING", logger="ops.curriculum.llm_mining"):
+        mine_with_llm(_client(server), paths)
+    assert "curriculum LLM: 1 of 5 calls failed (invalid_json 1)" in caplog.text
 
 
 def test_screenshots_are_subsampled_keeping_first_and_last(settings_paths):
