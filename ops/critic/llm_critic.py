@@ -155,7 +155,12 @@ class LLMCritic:
         self._lock = threading.Lock()
 
     def evaluate(self, attempt: AttemptRecord) -> CriticFeedback:
-        """Hierarchical feedback for `attempt`; raises `CriticError` when an LLM call fails."""
+        """Hierarchical feedback for `attempt`.
+
+        Error contract: a failed LLM call, whatever the server sent or did not send, raises
+        `CriticError` carrying the call's recorded `LLMCallError` (also counted in `counts`);
+        the caller records the attempt as failed and a rerun judges it again. Any text the
+        attempt holds can be sent (the client replaces lone surrogates)."""
         if not attempt.steps:
             raise ValueError(f"{attempt_id(attempt)}: an attempt without steps cannot be judged")
         try:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 
 import numpy as np
 import pytest
 
+from ops.actions import ParseFailure, parse
 from ops.critic.llm_critic import NO_AFTER_SCREEN_NOTE, CriticError
 from ops.critic.visualize import MARKER
 from ops.episode import Hint, StepLabel
@@ -207,3 +209,19 @@ def test_attempt_without_steps_is_refused(critic_on):
     critic = critic_on(CriticScript(decide=[decision_json(1, {})]))
     with pytest.raises(ValueError, match="without steps"):
         critic.evaluate(make_attempt([]))
+
+
+def test_a_lone_surrogate_in_an_output_is_judged_not_lost(critic_on):
+    # A `\ud800` escape in model JSON is an invalid action, not an action holding a surrogate;
+    # a raw output holding one reaches the critic's VLM as U+FFFD instead of failing to encode.
+    parsed = parse('{"type": "type", "args": {"text": "\\ud800"}}', "canonical")
+    assert isinstance(parsed, ParseFailure) and "lone surrogate U+D800" in parsed.reason
+    attempt = make_attempt([None, CLICK_POINT])
+    attempt.steps[0] = dataclasses.replace(attempt.steps[0], raw_output="typed \ud800 here", parse_error=parsed.reason)
+    script = CriticScript(decide=[decision_json(0, {1: False, 2: False}, failure_step=1)])
+
+    feedback = critic_on(script).evaluate(attempt)
+
+    assert feedback.decision == 0 and len(feedback.step_descriptions) == 2
+    invalid = next(r for r in script.requests["describe"] if "Action type: invalid" in request_text(r))
+    assert "typed \ufffd here" in action_detail(invalid) and "lone surrogate" in action_detail(invalid)
