@@ -4,6 +4,9 @@ logged, checkpoint + manifest, config validation, the launch CLI and the acceler
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import polars as pl
@@ -234,3 +237,20 @@ def test_gpu_run_configs_validate(name, kind):
     config = build_config(kind, read_config_file(ACCELERATE_DIR / "runs" / name))
     if kind == "hifpo":
         assert config.use_vllm and config.action_format == "qwen3vl" and config.num_generations == 5
+
+
+@pytest.mark.parametrize("method", ["hifpo", "sft"])
+def test_the_launch_entry_point_trains_under_accelerate_launch(warm_base, step_dataset, tmp_path, method):
+    """The GPU path's entry point, run for real by `accelerate launch` on CPU (one process), so it
+    cannot rot unseen: a checkpoint with its manifest comes out."""
+    save_step_dataset(step_dataset, tmp_path / "ds")
+    overrides = ["preset=cpu_tiny", "max_steps=1"] + (["num_generations=2"] if method == "hifpo" else [])
+    command = [str(Path(sys.executable).with_name("accelerate")), "launch", "--cpu", "--num_processes=1",
+               "--num_machines=1", "--mixed_precision=no", "--dynamo_backend=no",
+               "-m", "training.trainers.launch", method, "--base", str(warm_base), "--dataset", str(tmp_path / "ds"),
+               "--out", str(tmp_path / "out")] + [a for o in overrides for a in ("--set", o)]
+    result = subprocess.run(command, cwd=Path(__file__).resolve().parents[2], capture_output=True, text=True,
+                            timeout=600, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert (tmp_path / "out" / "model.safetensors").is_file()
+    assert read_manifest(tmp_path / "out").base_checkpoint == str(warm_base)
