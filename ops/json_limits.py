@@ -20,7 +20,7 @@ from typing import Any
 MAX_CHARS = 1_000_000
 MAX_DEPTH = 100  # critic answers nest 4 deep, actions 3
 MAX_DIGITS = 1000  # Python's own int limit is 4,300 digits; no number a model writes comes close
-MAX_STARTS = 100  # brackets `find_json` decodes from before giving up
+MAX_STARTS = 1000  # brackets `find_json` decodes from before giving up (each costs a scan to its position)
 
 # A string literal, closed or not: the optional closing quote means no start position fails,
 # so the scan never backtracks over the rest of the text.

@@ -1,0 +1,71 @@
+"""Hypothesis strategies for hostile model and critic output: random unicode with lone
+surrogates, ~1 MB strings, brackets nested 100,000 deep, 5,000-digit numbers, NaN/inf, wrong
+types, and valid outputs of each action format with one of those spliced in."""
+
+from __future__ import annotations
+
+import math
+import re
+
+from hypothesis import strategies as st
+
+from ops.actions import Action, ActionType, render, supports
+from tests.actions.action_strategies import actions
+
+DEEP = 100_000
+MB = 1_000_000
+
+# Built once: hypothesis would spend seconds generating strings this large.
+PATHOLOGICAL = (
+    "[" * DEEP, "{" * DEEP, "(" * DEEP, '{"a":' * DEEP, "[" * DEEP + "]" * DEEP, '"{' * DEEP, "{" * 300_000,
+    "\\" * MB, '"' * MB, "x" * MB, "<tool_call>" * 50_000, "do(" * DEEP, "- a #" + "9" * 5000,
+    '{"a": "' + "x" * MB, "```json\n" * 50_000, "[" * 100 + "1," * 400_000,
+)
+NUMBERS = ("9" * 5000, "-" + "1" * 5000, "1." + "0" * 5000, "1e99999", "-1e99999", "NaN", "Infinity", "-Infinity",
+           "nan", "inf", "1e-99999")
+ESCAPES = ("\\ud800", "\\udfff", "\\udc00\\ud800", "\\u0000", "\\x00", '\\"')
+WRONG_TYPES = (None, 0, 10**5000, 1.5, math.nan, math.inf, True, b"bytes", [], {}, [1, 2], ("a",), {1, 2}, object())
+
+surrogates = st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF)
+unicode_text = st.text(st.one_of(st.characters(), surrogates), max_size=80)
+json_noise = st.text(st.sampled_from('{}[]()",:#-0123456789.eE\\ \nnatrufl'), max_size=120)
+snippets = st.one_of(unicode_text, json_noise, st.sampled_from(PATHOLOGICAL), st.sampled_from(NUMBERS),
+                     st.sampled_from(ESCAPES), surrogates)
+wrong_types = st.sampled_from(WRONG_TYPES)
+
+
+def _fallback(fmt: str) -> Action:
+    return Action(type=ActionType.WAIT) if supports(Action(type=ActionType.WAIT), fmt) else Action(type="terminate", status="success")
+
+
+def valid_outputs(fmt: str) -> st.SearchStrategy[str]:
+    """Well-formed outputs of format `fmt`."""
+    return actions.map(lambda action: render(action if supports(action, fmt) else _fallback(fmt), fmt))
+
+
+def _splice(text: str, at: int, snippet: str) -> str:
+    at %= len(text) + 1
+    return text[:at] + snippet + text[at:]
+
+
+def _renumber(text: str, number: str) -> str:
+    return re.sub(r"\d+", number.replace("\\", "\\\\"), text, count=1)
+
+
+def _restring(text: str, body: str) -> str:
+    return re.sub(r'"[^"]*"', lambda m: f'"{body}"', text, count=1)
+
+
+def mutated(valid: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+    """Valid text with one hostile change: a number, a string body, an insertion, or a cut."""
+    return st.one_of(
+        st.builds(_splice, valid, st.integers(0, 10**6), snippets),
+        st.builds(_renumber, valid, st.sampled_from(NUMBERS)),
+        st.builds(_restring, valid, st.one_of(st.sampled_from(ESCAPES), unicode_text)),
+        st.builds(lambda text, at: text[: at % (len(text) + 1)], valid, st.integers(0, 10**6)),
+    )
+
+
+def hostile_outputs(fmt: str) -> st.SearchStrategy[object]:
+    """Model output for format `fmt`: mutated valid text, noise, pathological text, or a wrong type."""
+    return st.one_of(mutated(valid_outputs(fmt)), snippets, valid_outputs(fmt), wrong_types)

@@ -1,0 +1,89 @@
+"""Every action parser on hostile output (issue #26): a `ParsedOutput` for any input, never an
+exception, never an action that UTF-8 cannot encode, with bounded work."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mobileforge.cli.actions import actions as actions_cli
+from ops.actions import AUTO, FORMAT_NAMES, FORMATS, Action, ParseFailure, parse, parse_with_context
+from ops.actions.formats import label_echo
+from tests.actions.action_strategies import actions
+from tests.fuzz.strategies import NUMBERS, hostile_outputs, mutated, snippets, unicode_text, wrong_types
+
+LABELS = ["Wi-Fi", "Bluetooth", "Display"]
+
+
+def assert_contract(parsed) -> None:
+    assert isinstance(parsed.action, Action | ParseFailure)
+    if parsed.ok:  # everything a success carries can be stored and sent
+        json.dumps([parsed.action.to_dict(), parsed.thinking, parsed.conclusion], ensure_ascii=False).encode()
+
+
+@pytest.mark.parametrize("fmt", [*FORMATS, AUTO])
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_every_format_reads_hostile_output_without_raising(fmt, data):
+    text = data.draw(hostile_outputs(data.draw(st.sampled_from(FORMAT_NAMES)) if fmt == AUTO else fmt))
+    parsed = parse_with_context(text, fmt)
+    assert_contract(parsed)
+    assert parse(text, fmt) == parsed.action
+
+
+@st.composite
+def label_echo_answers(draw) -> tuple[object, list[str]]:
+    labels = draw(st.lists(st.one_of(st.sampled_from(["Wi-Fi", "OK", "", "a #1", " #2"]), unicode_text), max_size=10))
+    action = draw(actions)
+    if action.element is not None and labels:
+        action = dataclasses.replace(action, element=draw(st.integers(0, len(labels) - 1)))
+        answer = label_echo.render_target(action, labels)
+    else:
+        answer = label_echo.render_action(action)
+    echo_number = st.sampled_from(NUMBERS).map(lambda n: f"- Wi-Fi #{n}\n" + answer.split("\n")[-1])
+    return draw(st.one_of(st.just(answer), mutated(st.just(answer)), echo_number, snippets, wrong_types)), labels
+
+
+@settings(max_examples=800, deadline=None)
+@given(case=label_echo_answers())
+def test_label_echo_with_element_labels_reads_hostile_output_without_raising(case):
+    text, labels = case
+    parsed = parse_with_context(text, "label_echo", labels=labels)
+    assert_contract(parsed)
+    assert label_echo.parse_output(text, labels) == parsed.action
+
+
+def test_an_echoed_index_of_5000_digits_is_a_parse_failure():
+    text = "- Wi-Fi #" + "9" * 5000 + '\n{"type":"click","args":{"element":0}}'
+    failure = parse_with_context(text, "label_echo", labels=LABELS).action
+    assert isinstance(failure, ParseFailure) and "more than 1000 digits" in failure.reason
+
+
+@pytest.mark.parametrize(("fmt", "text"), [
+    ("canonical", '{"type": "type", "args": {"text": "a\\ud800b"}}'),
+    ("androidworld", '{"action_type": "input_text", "text": "\\udfff"}'),
+    ("qwen3vl", '<tool_call>{"name": "mobile_use", "arguments": {"action": "type", "text": "\\ud800"}}</tool_call>'),
+    ("mobilerl", 'do(action="Type", text="\\ud800")'),
+    ("mobilewizard", '<answer>TYPE(content="\\ud800")</answer>'),
+    ("label_echo", '{"type":"answer","args":{"text":"\\ud800"}}'),
+    ("auto", '{"type": "open_app", "args": {"app": "\\ud800"}}'),
+])
+def test_a_lone_surrogate_escape_is_a_parse_failure_not_an_action(fmt, text):
+    failure = parse(text, fmt)
+    assert isinstance(failure, ParseFailure) and "lone surrogate U+D" in failure.reason
+
+
+def test_a_paired_surrogate_escape_is_the_character_it_encodes():
+    assert parse('{"type": "type", "args": {"text": "\\ud83d\\ude00"}}', "canonical").text == "\U0001F600"
+
+
+def test_cli_parse_reports_a_lone_surrogate_as_a_parse_failure():
+    result = CliRunner().invoke(actions_cli, ["parse", "--format", "canonical"],
+                                input='{"type": "type", "args": {"text": "\\ud800"}}')
+    assert result.exit_code == 1 and result.exception is None or isinstance(result.exception, SystemExit)
+    assert "parse failed (canonical)" in result.output and "lone surrogate" in result.output
