@@ -18,7 +18,7 @@ from ops.curriculum import task_specs
 from ops.plots import sr_histogram_chart, success_by_attempt_chart
 from ops.progress import CountdownLog
 from ops.rollout import RolloutConfig, run_rollouts
-from resources.experiment import experiment_of, experiment_partitions, lineage_metadata
+from resources.experiment import config_key, experiment_of, experiment_partitions, lineage_metadata
 from resources.environment import SimulatorResource
 from resources.llm import LLMResource
 from resources.policy import PolicyResource
@@ -76,7 +76,12 @@ def rollouts(context: dg.AssetExecutionContext, config: RolloutAssetConfig, curr
     store = storage.attempt_store(experiment_of(context))
     run_config = RolloutConfig(attempts=config.attempts, use_hints=config.use_hints,
                                max_parallel_tasks=config.max_parallel_tasks, loop_window=config.loop_window)
-    with policy.acting_policy(base_policy, artifact_store, temperature=temperature) as agent:
+    # attempts are staged by policy version: one made under other rollout settings is not resumed
+    conditions = "~" + config_key({
+        "use_hints": config.use_hints, "loop_window": config.loop_window, "temperature": temperature,
+        "critic": critic.name, "hint_steps": config.hint_steps, "direct_plans": config.direct_plans,
+        "hint_from_start": config.hint_from_start})
+    with policy.acting_policy(base_policy, artifact_store, temperature=temperature, conditions=conditions) as agent:
         to_run = sum(max(0, config.attempts - len(store.completed(t.task_id, agent.version))) for t in tasks)
         progress = CountdownLog("rollout attempts", to_run, context.log.info)
         summary = run_rollouts(tasks, simulator.make_env, agent, critic, store, run_config, on_attempt=progress)

@@ -14,6 +14,7 @@ Layout under the storage root (local and S3 alike):
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass
@@ -128,6 +129,13 @@ def staging_path(root: str, experiment: str, stage: str) -> str:
     attempts, so a rerun after a crash resumes instead of starting over."""
     parts = [check_segment(p, "stage") for p in stage.split("/")]
     return "/".join([root, check_segment(experiment, "experiment"), STAGING_DIR, *parts])
+
+
+def config_key(settings: dict[str, Any]) -> str:
+    """Short digest of the settings that shape what a stage stores, so staged work made under
+    other settings is never resumed as if it were this run's."""
+    text = json.dumps(settings, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:8]
 
 
 # --- lineage ------------------------------------------------------------------------------

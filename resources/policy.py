@@ -106,7 +106,7 @@ class PolicyResource(dg.ConfigurableResource):
     @contextmanager
     def acting_policy(self, checkpoint: Checkpoint, artifact_store: ArtifactStore, *,
                       temperature: float | None = None, seed: int | None = None,
-                      version: str | None = None) -> Iterator[PromptedPolicy]:
+                      version: str | None = None, conditions: str = "") -> Iterator[PromptedPolicy]:
         """The one place a `Checkpoint` becomes a policy that acts (rollouts, RFT rounds, benchmark).
 
         kind=local: the checkpoint's weights run in-process on `device`, with this resource's
@@ -116,13 +116,14 @@ class PolicyResource(dg.ConfigurableResource):
         so every policy of a run is asked the same way. `temperature` overrides the configured one,
         `seed` the configured torch seed; `version` (default: the configured one, else the
         checkpoint's version plus its decoding tag) names the attempts it makes, so attempts
-        decoded one way never resume another's.
+        decoded one way never resume another's; `conditions` (e.g. a digest of the rollout
+        settings) is appended to it for the same reason.
         """
         temperature = self.temperature if temperature is None else temperature
         if PromptStyle(self.prompt_style) != checkpoint.prompt_style:
             raise ValueError(f"prompt_style: {self.prompt_style!r} configured, but checkpoint {checkpoint.version} "
                              f"reads {checkpoint.prompt_style.value!r} prompts; configure that style")
-        version = version or self.version or checkpoint.version + self.decoding_tag(temperature)
+        version = (version or self.version or checkpoint.version + self.decoding_tag(temperature)) + conditions
         if self.kind == "endpoint" and checkpoint.method == "base":
             yield EndpointPolicy(self._llm_config(self.model or "", self.api_base, temperature, self.api_key_env),
                                  self.prompt_style, version=version)
