@@ -3,6 +3,7 @@
 import inspect
 
 import click
+import dagster as dg
 import pytest
 from click.testing import CliRunner
 
@@ -36,7 +37,9 @@ def test_a_config_file_that_is_not_a_mapping_of_mappings_is_refused():
         experiment_config("default", {"rollouts": 3}, ())
 
 
-def test_run_prints_and_passes_the_ablation(monkeypatch):
+def test_run_prints_and_passes_the_ablation(monkeypatch, tmp_path):
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path))
+    monkeypatch.setattr(pipelines.local_run, "default_instance", dg.DagsterInstance.ephemeral, raising=False)
     seen = {}
     signature = inspect.signature(pipelines.local_run.run_experiment)
 
