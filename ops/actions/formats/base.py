@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -79,9 +80,6 @@ class ActionFormat:
         if not self.supports(action):
             raise UnsupportedAction(f"format {self.name!r} cannot express {action.to_json()}")
         return self.render_fn(action, frame, thinking, conclusion)
-
-    def failure(self, reason: str, raw: str) -> ParseFailure:
-        return ParseFailure(reason=reason, raw=raw, format=self.name)
 
 
 # ---------------------------------------------------------------- the parsers' error contract
@@ -211,6 +209,11 @@ def _literal(node: ast.expr) -> Any:
         raise FormatError(f"argument is not a literal: {ast.unparse(node)[:60]!r}") from None
 
 
+_SOURCE_NAME = "<model output>"
+# Python warns about odd literals in what it parses (`1if`, `1e`); in model output that is noise.
+warnings.filterwarnings("ignore", category=SyntaxWarning, module=re.escape(_SOURCE_NAME))
+
+
 def find_call(text: str, names: Callable[[str], bool]) -> Call:
     """The first call `NAME(...)` in `text` whose NAME passes `names`."""
     for match in re.finditer(r"(?<![\w.])([A-Za-z_][\w]*)\s*\(", text):
@@ -219,7 +222,7 @@ def find_call(text: str, names: Callable[[str], bool]) -> Call:
         end = _call_end(text, match.end() - 1)
         source = match.group(1) + text[match.end() - 1 : end]
         try:
-            tree = ast.parse(source, mode="eval")
+            tree = ast.parse(source, filename=_SOURCE_NAME, mode="eval")
         except SyntaxError as exc:
             raise FormatError(f"malformed call {match.group(1)}(...): {exc.msg}") from None
         call = tree.body
