@@ -20,6 +20,7 @@ from typing import Literal
 import dagster as dg
 from pydantic import Field
 
+from assets.metadata import tidy
 from ops.checkpoint import Checkpoint, weights_digest
 from ops.prompts import PromptStyle
 from resources.experiment import experiment_of, experiment_partitions, lineage_metadata
@@ -45,7 +46,8 @@ class BasePolicyConfig(dg.Config):
 
 
 @dg.asset(partitions_def=experiment_partitions, group_name="policy", code_version=f"base-policy-6+{bundled_digest()}",
-          description="The policy this experiment adapts: the configured model, else the bundled tiny base.")
+          description="One checkpoint (not a table): the policy this experiment adapts, the configured model "
+                      "or else the bundled tiny base.")
 def base_policy(context: dg.AssetExecutionContext, config: BasePolicyConfig, policy: PolicyResource,
                 artifact_store: ArtifactStore) -> Checkpoint:
     configured = policy.configured_weights()
@@ -86,15 +88,15 @@ def _embedded_base(context: dg.AssetExecutionContext, config: BasePolicyConfig,
         digest = weights_digest(source_dir)
         uri = artifact_store.put_dir(source_dir, f"{experiment_of(context)}/base_policy/{digest}")
     version = f"base:{digest}"
-    context.add_output_metadata({
-        "uri": uri, "version": version, "source": config.source, "weights_digest": digest,
+    context.add_output_metadata(tidy({
+        "weights": uri, "version": version, "source": config.source, "weights_digest": digest,
         "click_accuracy": report["click_accuracy"], "click_chance": report["click_chance"],
         "format_valid_rate": report["format_valid_rate"], "steps": report["steps"],
-        "train_seconds": round(report["train_seconds"], 1),
+        "train_seconds": report["train_seconds"],
         "per_skill": dg.MetadataValue.json(report["per_skill"]),
         "data_seen": dg.MetadataValue.json(report["data_seen"]),
         "provenance": dg.MetadataValue.json(provenance),
         **lineage_metadata(context, config),
-    })
+    }))
     return Checkpoint(version=version, uri=uri, prompt_style=PromptStyle.ELEMENTS, method="base",
                       metrics={"click_accuracy": report["click_accuracy"], "click_chance": report["click_chance"]})

@@ -14,6 +14,7 @@ import dagster as dg
 import polars as pl
 from pydantic import Field
 
+from assets.metadata import tidy
 from ops.critic.calibration import calibrate_rejudged, calibrate_rollout_critic
 from ops.critic.llm_critic import LLMCritic
 from ops.critic.rejudge import rejudge
@@ -51,9 +52,9 @@ def critic_calibration(context: dg.AssetExecutionContext, config: CalibrationCon
     else:
         result = calibrate_rollout_critic(truths, {k: (feedback[k]["critic"], feedback[k]["decision"]) for k in truths})
     summary = result.to_dict()
-    context.add_output_metadata({
+    context.add_output_metadata(tidy({
         **{k: v for k, v in summary.items() if k != "errors" and v is not None},
         "errors": len(result.errors), "error_samples": dg.MetadataValue.json(result.errors[:10]),
         **lineage_metadata(context, config),
-    })
+    }))
     return summary

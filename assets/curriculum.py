@@ -4,7 +4,7 @@ import dagster as dg
 import polars as pl
 from pydantic import Field
 
-from assets.metadata import counts, md_table
+from assets.metadata import counts, md_table, tidy
 from ops.curriculum import (
     LLMCurriculumConfig,
     SimCurriculumConfig,
@@ -32,11 +32,11 @@ class CurriculumAssetConfig(dg.Config):
     max_llm_trajectories: int | None = Field(default=None, ge=1, description="LLM path: mine only the first N trajectories.")
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name="interaction", code_version="curriculum-3",
+@dg.asset(partitions_def=experiment_partitions, group_name="discovery", code_version="curriculum-3",
           automation_condition=dg.AutomationCondition.eager(),
           ins={"exploration_traces": dg.AssetIn(partition_mapping=APPS_OF_EXPERIMENT)},
-          description="Executable tasks x = (instruction, budget, functionality, variation, prerequisites), "
-                      "each linked to the trajectory it came from.")
+          description="One row per executable task x = (instruction, budget, functionality, variation, "
+                      "prerequisites), linked to the explored trajectory it came from.")
 def curriculum_tasks(context: dg.AssetExecutionContext, config: CurriculumAssetConfig,
                      exploration_traces: pl.DataFrame, simulator: SimulatorResource,
                      llm: LLMResource) -> pl.DataFrame:
@@ -56,8 +56,8 @@ def curriculum_tasks(context: dg.AssetExecutionContext, config: CurriculumAssetC
     deduped = deduplicate(tasks, threshold=config.dedup_threshold)
     df = from_rows([t.to_row() for t in deduped.kept], "curriculum_tasks")
     cov = coverage(deduped.kept)
-    context.add_output_metadata({
-        **lineage_metadata(context, config), **notes,
+    context.add_output_metadata(tidy({
+        **notes,
         "trajectories": len(paths), "tasks": df.height, "duplicates_dropped": len(deduped.dropped),
         "verifiable": int(df["verifiable"].sum()) if df.height else 0,
         "by_app": counts(df["app"]), "by_variation": counts(df["variation_type"]),
@@ -65,5 +65,6 @@ def curriculum_tasks(context: dg.AssetExecutionContext, config: CurriculumAssetC
         "sample": md_table(["task", "instruction", "budget", "template"],
                            [(r["task_id"], r["instruction"], r["step_budget"], r["template_id"] or "")
                             for r in df.head(8).iter_rows(named=True)]),
-    })
+        **lineage_metadata(context, config),
+    }))
     return df

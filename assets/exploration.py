@@ -6,7 +6,7 @@ import dagster as dg
 import polars as pl
 from pydantic import Field
 
-from assets.metadata import counts, md_table, thumbnail_md
+from assets.metadata import counts, md_table, thumbnail_md, tidy
 from ops.exploration import ExplorationConfig, Transition, explore_app, offline_goals, trajectories
 from ops.exploration_goals import llm_goals
 from ops.schemas import from_rows
@@ -47,8 +47,9 @@ def transition_rows(app: str, transitions: list[Transition]) -> list[dict]:
     } for t in transitions]
 
 
-@dg.asset(partitions_def=exploration_partitions, code_version="exploration-1", group_name="interaction",
-          description="Explored transitions of one app: before/after screens, action, target, summary.")
+@dg.asset(partitions_def=exploration_partitions, code_version="exploration-1", group_name="discovery",
+          description="One row per explored transition of one app: before/after screens, action, target element, "
+                      "one-line summary.")
 def exploration_traces(context: dg.AssetExecutionContext, config: ExplorationAssetConfig,
                        simulator: SimulatorResource, llm: LLMResource) -> pl.DataFrame:
     app = context.partition_key.keys_by_dimension["app"]
@@ -58,8 +59,7 @@ def exploration_traces(context: dg.AssetExecutionContext, config: ExplorationAss
                               goals)
     df = from_rows(transition_rows(app, transitions), "exploration_transitions")
     paths = trajectories(transitions)
-    context.add_output_metadata({
-        **lineage_metadata(context, config),
+    context.add_output_metadata(tidy({
         "transitions": len(transitions),
         "trajectories": len(paths),
         "screens_reached": len({t.after.screen for t in transitions} | {t.before.screen for t in transitions}),
@@ -67,5 +67,6 @@ def exploration_traces(context: dg.AssetExecutionContext, config: ExplorationAss
         "sample": md_table(["before", "after", "summary"],
                            [(thumbnail_md(t.before.screenshot_png), thumbnail_md(t.after.screenshot_png), t.summary)
                             for t in transitions[:6]]),
-    })
+        **lineage_metadata(context, config),
+    }))
     return df

@@ -86,7 +86,7 @@ def _trained(context: dg.AssetExecutionContext, report: Any, artifact_store: Art
     tensorboard = {"tensorboard": f"{uri}/{report.tensorboard_dir.relative_to(report.checkpoint)}"} \
         if report.tensorboard_dir else {}
     context.add_output_metadata(tidy({
-        "uri": uri, "version": checkpoint.version, "base": base.version, "steps": report.steps,
+        "weights": uri, "version": checkpoint.version, "base": base.version, "steps": report.steps,
         "train_seconds": report.runtime_s, "samples": report.samples,
         "final_metrics": dg.MetadataValue.json(last),
         **({"curves": chart_md(training_curves_chart(report.curves, method))} if last else {}),
@@ -105,7 +105,7 @@ def _unchanged(context: dg.AssetExecutionContext, method: Method, base: Checkpoi
                extra: dict | None = None) -> Checkpoint:
     """The method had no training signal: its result is the input policy, said so loudly."""
     context.log.warning(f"{method}: no training data ({reason}); the checkpoint is the unchanged base policy")
-    context.add_output_metadata(tidy({"uri": base.uri or "", "version": base.version, "trained": False,
+    context.add_output_metadata(tidy({"weights": base.uri or "", "version": base.version, "trained": False,
                                       "reason": reason, **(extra or {})}))
     return base.unchanged(method, reason)
 

@@ -57,7 +57,7 @@ class RolloutAssetConfig(dg.Config):
     outs={
         "rollout_attempts": dg.AssetOut(description="One row per attempt: outcome, critic decision, ground truth."),
         "rollout_steps": dg.AssetOut(description="One row per step: screenshot, prompt, raw output, action."),
-        "critic_feedback": dg.AssetOut(description="Hierarchical critic feedback per attempt: decision, step labels, hint."),
+        "critic_feedback": dg.AssetOut(description="One row per attempt's hierarchical critic feedback: decision, step labels, hint."),
     },
     partitions_def=experiment_partitions, group_name="interaction", code_version="rollouts-9",
 )

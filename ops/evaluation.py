@@ -13,7 +13,7 @@ import polars as pl
 from ops.attempt_store import ParquetAttemptStore, collect_tables
 from ops.benchmark import first_app_right
 from ops.critic.programmatic import JudgeOnlyCritic
-from ops.episode import Environment, Policy, TaskSpec
+from ops.episode import AttemptRecord, Environment, Policy, TaskSpec
 from ops.rollout import RolloutConfig, RolloutSummary, run_rollouts
 from ops.schemas import from_rows
 from phonesim.tasks import TaskInstance
@@ -32,14 +32,16 @@ class Evaluation:
 def evaluate_policy(policy_id: str, agent: Policy, tasks: Sequence[tuple[TaskSpec, str]],
                     make_env: Callable[[], Environment], store: ParquetAttemptStore, k: int,
                     expected_apps: dict[str, tuple[TaskInstance, str]],
-                    max_parallel_tasks: int = 64) -> Evaluation:
+                    max_parallel_tasks: int = 64,
+                    on_attempt: Callable[[AttemptRecord], None] | None = None) -> Evaluation:
     """Run `k` attempts of every (task, difficulty) with `agent`, judged by the simulator only
     (no critic, no hints), and tabulate them. `expected_apps` is `ops.benchmark.first_apps` of the
-    tasks (computed once for every policy). Attempts are staged in `store`, so a rerun resumes."""
+    tasks (computed once for every policy). Attempts are staged in `store`, so a rerun resumes;
+    `on_attempt` is called after each attempt run."""
     specs = [t for t, _ in tasks]
     difficulty = {t.task_id: d for t, d in tasks}
     summary = run_rollouts(specs, make_env, agent, JudgeOnlyCritic(), store,
-                           RolloutConfig(attempts=k, use_hints=False, max_parallel_tasks=max_parallel_tasks))
+                           RolloutConfig(attempts=k, use_hints=False, max_parallel_tasks=max_parallel_tasks), on_attempt)
     attempts, steps, _ = collect_tables(store, agent.version, [t.task_id for t in specs])
     app_right = first_app_right(expected_apps, steps)
     rows = [{

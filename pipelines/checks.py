@@ -1,11 +1,10 @@
 """Asset checks generated from ops/schemas.py: stored tables are validated against their schema."""
 
-
 import dagster as dg
 import polars as pl
 
 from ops.schemas import get_table, validate
-from resources.experiment import PartitionAddress
+from resources.experiment import UNPARTITIONED, PartitionAddress
 from resources.storage import ParquetIOManager
 
 
@@ -44,7 +43,7 @@ def schema_check(asset: dg.AssetsDefinition | dg.AssetKey | str, table: str,
         return dg.AssetCheckResult(
             passed=not problems,
             metadata={"rows": frame.height, "experiment": address.experiment,
-                      "partition": address.partition,
+                      **({"partition": address.partition} if address.partition != UNPARTITIONED else {}),
                       "problems": dg.MetadataValue.json(problems)},
         )
 

@@ -1,4 +1,4 @@
-"""The one place that assembles assets, checks, jobs, schedules and resources per profile."""
+"""The one place that assembles assets, checks, jobs, schedules, sensors and resources per profile."""
 
 import dagster as dg
 
@@ -6,12 +6,17 @@ from assets.base_policy import base_policy
 from assets.benchmark import benchmark_results
 from assets.critic_calibration import critic_calibration
 from assets.curriculum import curriculum_tasks
-from assets.exploration import exploration_traces
+from assets.exploration import APPS, exploration_traces
 from assets.learning import fork_pairs, grsd_checkpoint, hifpo_checkpoint, rft_checkpoint, step_datasets
 from assets.rollouts import rollouts
 from pipelines.checks import schema_check
-from resources.experiment import experiment_partitions
 from pipelines.resources import resources_for
+from resources.experiment import (
+    APP_DIMENSION,
+    DEFAULT_EXPERIMENT,
+    EXPERIMENT_DIMENSION,
+    experiment_partitions,
+)
 
 ASSETS = [exploration_traces, curriculum_tasks, rollouts, critic_calibration, base_policy, step_datasets,
           hifpo_checkpoint, fork_pairs, grsd_checkpoint, rft_checkpoint, benchmark_results]
@@ -27,35 +32,53 @@ CHECKS = [
     schema_check(benchmark_results, "benchmark_results"),
 ]
 
-# Nightly refresh of what the apps offer: re-explore every app of the default experiment; the
-# curriculum follows by its eager automation condition (rollouts and training are launched
-# deliberately, not on a clock).
-discovery_job = dg.define_asset_job("discovery", selection=dg.AssetSelection.assets(exploration_traces))
+
+def _stage_job(name: str, assets: list[dg.AssetsDefinition], description: str,
+               executor: dg.ExecutorDefinition = dg.in_process_executor):
+    """A job over `assets` and their checks. In-process by default: their steps run one after the
+    other anyway, and a process per step would re-import torch for each."""
+    return dg.define_asset_job(name, selection=dg.AssetSelection.assets(*assets), description=description,
+                               executor_def=executor)
+
+
+# The stages of an experiment, in data-flow order; `mobileforge run` launches them in this order
+# (pipelines/local_run.py) and each shows on the UI's Jobs page under its name. An asset job holds
+# one partitioning, so the per-app exploration is its own stage and the curriculum, mined per
+# experiment from every app's traces, opens the interaction stage.
+STAGES = [
+    _stage_job("policy", [base_policy], "The base policy the experiment adapts (the bundled tiny model by default)."),
+    _stage_job("discovery", [exploration_traces], "Explore the target apps: one run per app partition."),
+    _stage_job("interaction", [curriculum_tasks, rollouts, critic_calibration],
+               "Mine the curriculum, roll out K hint-guided attempts per task, judge them, calibrate the critic."),
+    # The three training methods read the same upstream data and each trains on one torch thread,
+    # so they run side by side, one process each.
+    _stage_job("training", [step_datasets, fork_pairs, hifpo_checkpoint, rft_checkpoint, grsd_checkpoint],
+               "Filter the step dataset, find fork pairs, train HiFPO, RFT and GRSD checkpoints in parallel.",
+               dg.multiprocess_executor.configured({"max_concurrent": 2})),
+    _stage_job("evaluation", [benchmark_results], "Benchmark the base and every trained policy: Pass@k."),
+]
+discovery_job = next(job for job in STAGES if job.name == "discovery")
 
 
 @dg.schedule(job=discovery_job, cron_schedule="0 2 * * *", execution_timezone="UTC",
-             default_status=dg.DefaultScheduleStatus.STOPPED)
+             default_status=dg.DefaultScheduleStatus.RUNNING)
 def nightly_discovery(context: dg.ScheduleEvaluationContext):
-    """Explore every app of the default experiment."""
-    from assets.exploration import APPS
-
-    for app in APPS:
-        yield dg.RunRequest(run_key=f"{context.scheduled_execution_time:%Y%m%d}-{app}",
-                            partition_key=dg.MultiPartitionKey({"experiment": "default", "app": app}),
-                            asset_selection=[exploration_traces.key])
-
-
-# The three training methods of one experiment read the same upstream data and each trains on
-# one torch thread, so they run side by side, one process each (`mobileforge run` uses this job).
-training_job = dg.define_asset_job(
-    "training", selection=dg.AssetSelection.assets(hifpo_checkpoint, rft_checkpoint, grsd_checkpoint),
-    partitions_def=experiment_partitions, executor_def=dg.multiprocess_executor.configured({"max_concurrent": 2}))
-
-defs = dg.Definitions(assets=ASSETS, asset_checks=CHECKS, resources=resources_for(),
-                      jobs=[discovery_job, training_job], schedules=[nightly_discovery])
+    """Nightly at 02:00 UTC: re-explore every app of the default experiment; the curriculum follows
+    (sensor `curriculum_refresh`). Rollouts and training are launched deliberately, not on a clock."""
+    if not context.instance.has_dynamic_partition(EXPERIMENT_DIMENSION, DEFAULT_EXPERIMENT):
+        return dg.SkipReason(f"experiment {DEFAULT_EXPERIMENT!r} does not exist yet: run `mobileforge run` once")
+    return [dg.RunRequest(run_key=f"{context.scheduled_execution_time:%Y%m%d}-{app}",
+                          partition_key=dg.MultiPartitionKey({EXPERIMENT_DIMENSION: DEFAULT_EXPERIMENT,
+                                                              APP_DIMENSION: app}))
+            for app in APPS]
 
 
-def training_job_def() -> dg.JobDefinition:
-    """The resolved training job: a module-level target for `dg.reconstructable` (its step
-    processes import this module to rebuild it)."""
-    return defs.get_job_def("training")
+# curriculum_tasks is eager: once explorations of an experiment land, this sensor re-mines its
+# curriculum. Running by default, so the nightly refresh reaches the curriculum without a click.
+curriculum_refresh = dg.AutomationConditionSensorDefinition(
+    "curriculum_refresh", target=dg.AssetSelection.assets(curriculum_tasks),
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Re-mines an experiment's curriculum after its apps were explored again (e.g. by nightly_discovery).")
+
+defs = dg.Definitions(assets=ASSETS, asset_checks=CHECKS, resources=resources_for(), jobs=STAGES,
+                      schedules=[nightly_discovery], sensors=[curriculum_refresh])

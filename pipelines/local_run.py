@@ -1,29 +1,41 @@
-"""Materialize the whole asset graph for one experiment on a persistent instance.
+"""Run every stage of one experiment as runs of the workspace's code location.
 
-Runs land in $DAGSTER_HOME (default `.mobileforge/dagster_home`), so `dagster dev` started
-with the same DAGSTER_HOME shows them. Order: shared assets that are missing (the reusable
-base policy), then every app partition of the per-app assets, then the experiment-level
-assets with their checks in one in-process run. Given a reconstructable training job, that
-last run is split in three: what training reads, the job's assets in parallel processes, and
-what reads the trained checkpoints.
+Each stage is a named job of `pipelines.definitions.STAGES` (policy, discovery, interaction,
+training, evaluation). Runs are created from the code location that workspace.yaml defines — the
+one `dagster dev` loads — and started by the instance's run launcher, so they carry that
+location's origin: the UI lists them on the timeline and the Jobs page and re-executes them.
+Stages run in order; a per-app stage runs one run per app partition, two at a time; a stage of
+unpartitioned (shared) assets is skipped while its stored materialization is current.
 """
+
+from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Protocol
 
 import dagster as dg
-
-if TYPE_CHECKING:
-    from dagster._core.definitions.reconstruct import ReconstructableJob  # what dg.reconstructable returns
+from dagster._core.definitions.selector import JobSubsetSelector
+from dagster._core.errors import DagsterUserCodeProcessError
+from dagster._core.storage.dagster_run import DagsterRun, DagsterRunStatus
+from dagster._core.workspace.context import WorkspaceProcessContext
+from dagster._core.workspace.load_target import WorkspaceFileTarget
+from dagster.version import __version__ as dagster_version
 
 from resources.experiment import APP_DIMENSION, EXPERIMENT_DIMENSION, PartitionAddress, register_experiment
 from resources.storage import ParquetIOManager
 
 CODE_VERSION_TAG = "dagster/code_version"  # Dagster tags every materialization with its asset's code version
-
 REPO = Path(__file__).resolve().parents[1]
+WORKSPACE_FILE = REPO / "workspace.yaml"
+LOCATION = "mobileforge"  # the code location workspace.yaml names
+MAX_CONCURRENT_RUNS = 2  # runs of one stage at once (one per core)
+POLL_SECONDS = 0.5
+FINISHED = {DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED}
 
 
 def default_instance() -> dg.DagsterInstance:
@@ -36,109 +48,221 @@ def default_instance() -> dg.DagsterInstance:
     return dg.DagsterInstance.get()
 
 
-def _kind(asset: dg.AssetsDefinition) -> str:
-    pd = asset.partitions_def
-    if pd is None:
-        return "shared"
-    if isinstance(pd, dg.MultiPartitionsDefinition):
-        return "per_app"
-    return "per_experiment"
+class StageFailed(RuntimeError):
+    """A run of a stage failed; finished runs stay stored and are reused by the next call."""
 
 
-def _apps(asset: dg.AssetsDefinition) -> list[str]:
-    pd = asset.partitions_def
-    assert isinstance(pd, dg.MultiPartitionsDefinition)
-    dim = next(d for d in pd.partitions_defs if d.name == APP_DIMENSION)
-    return list(dim.partitions_def.get_partition_keys())
+class Observer(Protocol):
+    """What `run_experiment` tells its caller while it works."""
+
+    def stage_started(self, stage: str, runs: int) -> None: ...
+    def run_message(self, stage: str, message: str) -> None: ...
+    def run_finished(self, stage: str, run: DagsterRun, failed_checks: list[str]) -> None: ...
+    def stage_finished(self, stage: str, seconds: float) -> None: ...
 
 
-def _run_config(config: dict[str, dict[str, Any]], selected: list[dg.AssetsDefinition]) -> dict:
-    ops = {}
-    for asset in selected:
-        name = asset.node_def.name
-        if name in config:
-            ops[name] = {"config": config[name]}
-    # INFO keeps the assets' own progress lines and drops Dagster's per-event DEBUG lines
+@dataclass
+class LineObserver:
+    """Reports as plain lines: one per stage start, failed check and stage end (messages dropped)."""
+
+    log: Any = print
+
+    def stage_started(self, stage: str, runs: int) -> None:
+        self.log(f"{stage}: {runs} run{'s' if runs != 1 else ''}")
+
+    def run_message(self, stage: str, message: str) -> None:
+        pass
+
+    def run_finished(self, stage: str, run: DagsterRun, failed_checks: list[str]) -> None:
+        for check in failed_checks:
+            self.log(f"  check failed: {check}")
+
+    def stage_finished(self, stage: str, seconds: float) -> None:
+        self.log(f"  {stage} done in {seconds:.1f}s")
+
+
+def reusable(instance: dg.DagsterInstance, job: dg.JobDefinition, key: dg.AssetKey,
+             io_manager: Any) -> bool:
+    """An unpartitioned asset materialized by its current code version whose data is still stored."""
+    event = instance.get_latest_materialization_event(key)
+    if event is None or event.asset_materialization is None:
+        return False
+    if event.asset_materialization.tags.get(CODE_VERSION_TAG) != job.asset_layer.get(key).code_version:
+        return False
+    return not isinstance(io_manager, ParquetIOManager) or io_manager.stored(key, PartitionAddress.of(None, None))
+
+
+def stage_partitions(job: dg.JobDefinition, instance: dg.DagsterInstance, experiment: str,
+                     rebuild_shared: bool, io_manager: Any) -> list[str | dg.MultiPartitionKey | None]:
+    """The partitions a stage runs for `experiment`: every app of a per-app job, the experiment
+    of a per-experiment job, and for an unpartitioned job one run unless its assets are reusable."""
+    partitions = job.partitions_def
+    if partitions is None:
+        keys = job.asset_layer.executable_asset_keys
+        current = not rebuild_shared and all(reusable(instance, job, k, io_manager) for k in keys)
+        return [] if current else [None]
+    if isinstance(partitions, dg.MultiPartitionsDefinition):
+        apps = next(d for d in partitions.partitions_defs if d.name == APP_DIMENSION).partitions_def
+        return [dg.MultiPartitionKey({EXPERIMENT_DIMENSION: experiment, APP_DIMENSION: app})
+                for app in apps.get_partition_keys(dynamic_partitions_store=instance)]
+    return [experiment]
+
+
+def stage_run_config(job: dg.JobDefinition, config: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The run config of `job`: each of its assets' config, and INFO logs (the assets' progress
+    lines without Dagster's per-event DEBUG lines)."""
+    ops = {name: {"config": fields} for name, fields in config.items() if job.has_node_named(name)}
     return {"ops": ops, "loggers": {"console": {"config": {"log_level": "INFO"}}}}
 
 
-def run_experiment(assets: list[dg.AssetsDefinition], checks: list[dg.AssetChecksDefinition],
-                   resources: dict[str, Any], experiment: str = "default",
-                   config: dict[str, dict[str, Any]] | None = None, rebuild_shared: bool = False,
-                   instance: dg.DagsterInstance | None = None, log: Callable[[str], None] = print,
-                   training_job: "ReconstructableJob | None" = None) -> dict[str, float]:
-    """Materialize every asset for `experiment`; returns wall seconds per stage.
+@dataclass
+class _Launched:
+    stage: str
+    run_id: str
+    cursor: str | None = None
+    failed_checks: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
 
-    `config` maps an asset's op name to its config. `training_job` (its assets run side by side
-    in their own processes; needs a persistent `instance`) must build the same assets with the
-    same resources as `assets` and `resources`.
-    Raises when a run fails (finished runs stay stored and are reused by the next call).
+
+class CodeLocationRunner:
+    """Creates and launches runs of the workspace's `mobileforge` code location and follows them
+    through the instance's event log."""
+
+    def __init__(self, instance: dg.DagsterInstance, process_context: WorkspaceProcessContext):
+        self.instance, self.process_context = instance, process_context
+
+    def launch(self, job: dg.JobDefinition, partition: str | dg.MultiPartitionKey | None,
+               run_config: dict[str, Any]) -> str:
+        """Create a run of `job` (one partition) with the code location's origin; launch it."""
+        workspace = self.process_context.create_request_context()
+        location = workspace.get_code_location(LOCATION)
+        (repository,) = location.get_repositories().values()
+        remote_job = location.get_job(JobSubsetSelector(location_name=LOCATION, repository_name=repository.name,
+                                                        job_name=job.name, op_selection=None))
+        plan = location.get_execution_plan(remote_job, run_config, step_keys_to_execute=None, known_state=None,
+                                           instance=self.instance)
+        tags = dict(remote_job.tags)
+        if partition is not None:
+            tags.update(job.partitions_def.get_tags_for_partition_key(str(partition)))
+        run = self.instance.create_run(
+            job_name=job.name, run_id=None, run_config=run_config, resolved_op_selection=None,
+            step_keys_to_execute=None, op_selection=None, status=None, root_run_id=None, parent_run_id=None,
+            tags=tags, job_snapshot=remote_job.job_snapshot,
+            execution_plan_snapshot=plan.execution_plan_snapshot,
+            parent_job_snapshot=remote_job.parent_job_snapshot, remote_job_origin=remote_job.get_remote_origin(),
+            job_code_origin=remote_job.get_python_origin(), asset_selection=None, asset_check_selection=None,
+            asset_graph=repository.asset_graph)
+        self.instance.launch_run(run.run_id, workspace)
+        return run.run_id
+
+    def follow(self, launched: _Launched, observer: Observer) -> DagsterRun | None:
+        """Read the run's new events (log lines, check results, errors); the run once finished."""
+        while True:
+            connection = self.instance.get_records_for_run(launched.run_id, cursor=launched.cursor, limit=500)
+            launched.cursor = connection.cursor
+            for record in connection.records:
+                _read(record.event_log_entry, launched, observer)
+            if not connection.has_more:
+                break
+        run = self.instance.get_run_by_id(launched.run_id)
+        return run if run is not None and run.status in FINISHED else None
+
+
+def _read(entry: Any, launched: _Launched, observer: Observer) -> None:
+    event = entry.dagster_event
+    if event is None:
+        if entry.user_message:
+            observer.run_message(launched.stage, entry.user_message)
+        return
+    if event.event_type == dg.DagsterEventType.ASSET_CHECK_EVALUATION:
+        evaluation = event.event_specific_data
+        if not evaluation.passed:
+            launched.failed_checks.append(f"{evaluation.asset_key.to_user_string()} {evaluation.check_name}")
+    elif event.event_type in (dg.DagsterEventType.STEP_FAILURE, dg.DagsterEventType.RUN_FAILURE):
+        error = getattr(event.event_specific_data, "error", None)
+        launched.errors.append(f"{event.step_key or 'run'}: {error.message.strip() if error else event.message}")
+
+
+@contextmanager
+def code_location_runner(instance: dg.DagsterInstance, workspace_file: Path = WORKSPACE_FILE
+                         ) -> Iterator[CodeLocationRunner]:
+    """The workspace loaded as `dagster dev` loads it (a code server process for the location)."""
+    target = WorkspaceFileTarget(paths=[str(workspace_file)])
+    # the code server's own start/stop lines say nothing a user acts on
+    with WorkspaceProcessContext(instance, target, version=dagster_version, read_only=False,
+                                 code_server_log_level="WARNING") as context:
+        errors = context.create_request_context().get_code_location_error(LOCATION)
+        if errors is not None:
+            raise StageFailed(f"code location {LOCATION!r} of {workspace_file} does not load:\n{errors.message}")
+        yield CodeLocationRunner(instance, context)
+
+
+def run_stage(runner: CodeLocationRunner, job: dg.JobDefinition,
+              partitions: list[str | dg.MultiPartitionKey | None], run_config: dict[str, Any],
+              observer: Observer) -> None:
+    """Launch one run per partition (at most MAX_CONCURRENT_RUNS at once) and wait for all."""
+    pending, active = list(partitions), []
+    failures: list[str] = []
+    try:
+        while pending or active:
+            while pending and len(active) < MAX_CONCURRENT_RUNS:
+                try:
+                    run_id = runner.launch(job, pending.pop(0), run_config)
+                except DagsterUserCodeProcessError as error:  # e.g. config the code location rejects
+                    raise StageFailed(f"stage {job.name} could not start: {str(error).split('Stack Trace')[0]}") \
+                        from None
+                active.append(_Launched(job.name, run_id))
+            time.sleep(POLL_SECONDS)
+            for launched in list(active):
+                run = runner.follow(launched, observer)
+                if run is None:
+                    continue
+                active.remove(launched)
+                observer.run_finished(job.name, run, launched.failed_checks)
+                if run.status != DagsterRunStatus.SUCCESS:
+                    failures.append(f"run {run.run_id} ({run.status.value}): " + "; ".join(launched.errors))
+                    pending.clear()  # let the running ones finish; launch nothing new
+    except KeyboardInterrupt:
+        for launched in active:
+            runner.instance.run_launcher.terminate(launched.run_id)
+        raise
+    if failures:
+        raise StageFailed(f"stage {job.name} failed: " + " | ".join(failures))
+
+
+def run_experiment(experiment: str = "default", config: dict[str, dict[str, Any]] | None = None,
+                   rebuild_shared: bool = False, instance: dg.DagsterInstance | None = None,
+                   observer: Observer | None = None, defs: dg.Definitions | None = None,
+                   workspace_file: Path = WORKSPACE_FILE) -> dict[str, float]:
+    """Run every stage of `experiment` through the code location; returns wall seconds per stage.
+
+    `config` maps an asset's op name to its config; `defs` (default: pipelines.definitions.defs,
+    what workspace.yaml loads) supplies the stage jobs and the IO manager the reuse check reads.
+    Raises StageFailed when a run fails.
     """
+    if defs is None:
+        from pipelines.definitions import defs
+    from pipelines.definitions import STAGES
+
     instance = instance or default_instance()
+    observer = observer or LineObserver()
     config = config or {}
     register_experiment(instance, experiment)
+    jobs = [defs.resolve_job_def(stage.name) for stage in STAGES]
+    unknown = sorted(name for name in config if not any(job.has_node_named(name) for job in jobs))
+    if unknown:
+        raise ValueError(f"config for unknown assets {unknown}; the stages' assets are "
+                         f"{sorted(node.name for job in jobs for node in job.nodes)}")
+    io_manager = defs.resources.get("io_manager")
     timings: dict[str, float] = {}
-
-    def materialize(selected: list[dg.AssetsDefinition], partition_key: str | None, label: str) -> None:
-        keys = [k for a in selected for k in a.keys]
-        selection = dg.AssetSelection.assets(*keys) | dg.AssetSelection.checks_for_assets(*keys)
-        log(f"[{experiment}] {label}: {', '.join(k.to_user_string() for k in keys)}")
-        start = time.perf_counter()
-        result = dg.materialize([*assets, *checks], selection=selection, instance=instance, resources=resources,
-                                partition_key=partition_key, run_config=_run_config(config, selected),
-                                raise_on_error=True)
-        report(result, label, start, len(keys) > 1)
-
-    def report(result: Any, label: str, start: float, per_step: bool) -> None:  # in-process or job result
-        timings[label] = time.perf_counter() - start
-        for event in result.all_events:
-            if event.event_type == dg.DagsterEventType.STEP_SUCCESS and per_step:
-                log(f"  {event.step_key}: {event.event_specific_data.duration_ms / 1000:.1f}s")
-        failed = [c for c in result.get_asset_check_evaluations() if not c.passed]
-        for c in failed:
-            log(f"  check failed: {c.asset_key.to_user_string()} {c.check_name}: {c.metadata}")
-        log(f"  done in {timings[label]:.1f}s")
-
-    def run_training_job(job: "ReconstructableJob", selected: list[dg.AssetsDefinition]) -> None:
-        log(f"[{experiment}] training (parallel processes): "
-            + ", ".join(k.to_user_string() for a in selected for k in a.keys))
-        start = time.perf_counter()
-        with dg.execute_job(job, instance, run_config=_run_config(config, selected), raise_on_error=True,
-                            tags={"dagster/partition": experiment}) as result:
-            report(result, "training", start, True)
-
-    io_manager = resources.get("io_manager")
-
-    def reusable(asset: dg.AssetsDefinition, key: dg.AssetKey) -> bool:
-        """Materialized by the current code version, and its data still in storage."""
-        event = instance.get_latest_materialization_event(key)
-        if event is None or event.asset_materialization is None:
-            return False
-        if event.asset_materialization.tags.get(CODE_VERSION_TAG) != asset.code_versions_by_key.get(key):
-            return False
-        return not isinstance(io_manager, ParquetIOManager) or io_manager.stored(key, PartitionAddress.of(None, None))
-
-    shared = [a for a in assets if _kind(a) == "shared"]
-    missing = [a for a in shared if rebuild_shared or not all(reusable(a, k) for k in a.keys)]
-    if missing:
-        materialize(missing, None, "shared")
-    per_app = [a for a in assets if _kind(a) == "per_app"]
-    for asset in per_app:
-        for app in _apps(asset):
-            key = dg.MultiPartitionKey({EXPERIMENT_DIMENSION: experiment, APP_DIMENSION: app})
-            materialize([asset], key, f"{asset.node_def.name}[{app}]")
-    per_experiment = [a for a in assets if _kind(a) == "per_experiment"]
-    if not per_experiment:
-        return timings
-    if training_job is None:
-        materialize(per_experiment, experiment, "experiment")
-        return timings
-    trained = set(training_job.get_definition().asset_layer.executable_asset_keys)
-    training = [a for a in per_experiment if set(a.keys) <= trained]
-    after = [a for a in per_experiment if a not in training and a.dependency_keys & trained]
-    before = [a for a in per_experiment if a not in training and a not in after]
-    materialize(before, experiment, "experiment")
-    run_training_job(training_job, training)
-    if after:
-        materialize(after, experiment, "evaluation")
+    with code_location_runner(instance, workspace_file) as runner:
+        for job in jobs:
+            partitions = stage_partitions(job, instance, experiment, rebuild_shared, io_manager)
+            if not partitions:
+                continue
+            observer.stage_started(job.name, len(partitions))
+            start = time.perf_counter()
+            run_stage(runner, job, partitions, stage_run_config(job, config), observer)
+            timings[job.name] = time.perf_counter() - start
+            observer.stage_finished(job.name, timings[job.name])
     return timings

@@ -1,6 +1,9 @@
 """`mobileforge run`: materialize the whole graph for one experiment on the active profile."""
 
 import json
+import os
+from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 import click
@@ -61,6 +64,12 @@ def print_benchmark(io_manager, experiment: str, k: int) -> None:
         click.echo(versus_baseline(results, k).filter(pl.col("policy_id") != "base"))
 
 
+def run_log_path(experiment: str) -> Path:
+    """Where this run's full log goes: $DAGSTER_HOME/logs/<experiment>-<UTC time>.log."""
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    return Path(os.environ["DAGSTER_HOME"]) / "logs" / f"{experiment}-{stamp}.log"
+
+
 @click.command()
 @click.option("--experiment", default="default", show_default=True,
               help="Experiment partition; different experiments are stored side by side.")
@@ -70,18 +79,30 @@ def print_benchmark(io_manager, experiment: str, k: int) -> None:
               help="Override one config field, e.g. --set rollouts.attempts=2 (repeatable).")
 @click.option("--rebuild-shared", is_flag=True, help="Rebuild shared assets (the base policy) even if stored.")
 def run(experiment: str, config_file, overrides: tuple[str, ...], rebuild_shared: bool) -> None:
-    """Materialize exploration → curriculum → rollouts → training → benchmark for EXPERIMENT."""
-    import dagster as dg
+    """Materialize exploration → curriculum → rollouts → training → benchmark for EXPERIMENT.
 
-    from pipelines.definitions import ASSETS, CHECKS, defs, training_job_def
-    from pipelines.local_run import run_experiment
+    Each stage is a run of a named job of the `mobileforge` code location (policy, discovery,
+    interaction, training, evaluation), visible in `dagster dev` with the same DAGSTER_HOME.
+    """
+    from rich.console import Console
+
+    from mobileforge.cli.progress import StageProgress, output_to_log
+    from pipelines.local_run import StageFailed, default_instance, run_experiment
 
     config, applied = experiment_config(experiment, yaml.safe_load(config_file) if config_file else None, overrides)
     if applied:
         click.echo(f"experiment {experiment!r} is a named ablation; applying {' '.join(applied)} "
                    "(explicit --config/--set values win)")
-    timings = run_experiment(ASSETS, CHECKS, defs.resources, experiment, config, rebuild_shared,
-                             training_job=dg.reconstructable(training_job_def))
+    instance = default_instance()
+    log_path = run_log_path(experiment)
+    click.echo(f"Experiment {experiment!r}; full log: {log_path}")
+    try:
+        with output_to_log(log_path) as terminal, StageProgress(Console(file=terminal)) as progress:
+            timings = run_experiment(experiment, config, rebuild_shared, instance=instance, observer=progress)
+    except (StageFailed, ValueError) as error:  # a failed run, or config naming no asset of a stage
+        raise click.ClickException(f"{error}\nFull log: {log_path}") from None
+    from pipelines.definitions import defs
+
     print_benchmark(defs.resources["io_manager"], experiment, config.get("benchmark_results", {}).get("k", 3))
-    click.echo(json.dumps({"experiment": experiment, "seconds": {k: round(v, 1) for k, v in timings.items()},
-                           "total_seconds": round(sum(timings.values()), 1)}, indent=2))
+    click.echo("\nStage seconds: " + ", ".join(f"{stage} {seconds:.0f}" for stage, seconds in timings.items())
+               + f" (total {sum(timings.values()):.0f}). Full log: {log_path}")

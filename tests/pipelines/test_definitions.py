@@ -5,7 +5,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from pipelines.definitions import defs, nightly_discovery
+from pipelines.definitions import STAGES, curriculum_refresh, defs, nightly_discovery
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -21,8 +21,34 @@ def test_definitions_hold_exactly_the_expected_assets_in_stage_groups():
     keys = sorted(k.to_user_string() for k in graph.get_all_asset_keys())
     assert keys == EXPECTED_ASSETS
     groups = {k.to_user_string(): graph.get(k).group_name for k in graph.get_all_asset_keys()}
-    assert groups["exploration_traces"] == groups["rollout_attempts"] == "interaction"
+    assert groups["exploration_traces"] == groups["curriculum_tasks"] == "discovery"
+    assert groups["base_policy"] == "policy" and groups["rollout_attempts"] == "interaction"
     assert groups["hifpo_checkpoint"] == "learning" and groups["benchmark_results"] == "evaluation"
+
+
+def test_groups_follow_the_data_flow():
+    """No edge runs from a later group back to an earlier one, so the group view reads left to right."""
+    order = ["policy", "discovery", "interaction", "learning", "evaluation"]
+    graph = defs.resolve_asset_graph()
+    for key in graph.get_all_asset_keys():
+        for parent in graph.get(key).parent_keys:
+            assert order.index(graph.get(parent).group_name) <= order.index(graph.get(key).group_name), (parent, key)
+
+
+def test_every_asset_belongs_to_exactly_one_named_stage_job():
+    assert [job.name for job in STAGES] == ["policy", "discovery", "interaction", "training", "evaluation"]
+    owners: dict[str, list[str]] = {}
+    for job in STAGES:
+        for key in defs.resolve_job_def(job.name).asset_layer.executable_asset_keys:
+            owners.setdefault(key.to_user_string(), []).append(job.name)
+    assert sorted(owners) == EXPECTED_ASSETS and all(len(jobs) == 1 for jobs in owners.values())
+
+
+def test_every_asset_says_what_a_row_is():
+    graph = defs.resolve_asset_graph()
+    for key in graph.get_all_asset_keys():
+        description = graph.get(key).description or ""
+        assert description.startswith(("One row per", "One checkpoint", "One report")), key
 
 
 def test_every_table_asset_has_a_schema_check():
@@ -32,9 +58,26 @@ def test_every_table_asset_has_a_schema_check():
                        "critic_feedback", "step_datasets", "fork_pairs", "benchmark_results"}
 
 
+def test_the_nightly_refresh_is_on_by_default_and_reaches_the_curriculum():
+    assert nightly_discovery.default_status == dg.DefaultScheduleStatus.RUNNING
+    assert curriculum_refresh.default_status == dg.DefaultSensorStatus.RUNNING
+    graph = defs.resolve_asset_graph()
+    automated = {k.to_user_string() for k in graph.get_all_asset_keys() if graph.get(k).automation_condition}
+    assert automated == {"curriculum_tasks"}
+    assert {k.to_user_string() for k in curriculum_refresh.asset_selection.resolve(graph)} == automated
+
+
+def test_nightly_schedule_skips_until_the_default_experiment_exists():
+    with dg.instance_for_test() as instance:
+        with dg.build_schedule_context(instance=instance, scheduled_execution_time=datetime(2026, 1, 2)) as ctx:
+            assert isinstance(nightly_discovery(ctx), dg.SkipReason)
+
+
 def test_nightly_schedule_explores_every_app_of_the_default_experiment():
-    with dg.build_schedule_context(scheduled_execution_time=datetime(2026, 1, 2)) as ctx:
-        requests = list(nightly_discovery(ctx))
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("experiment", ["default"])
+        with dg.build_schedule_context(instance=instance, scheduled_execution_time=datetime(2026, 1, 2)) as ctx:
+            requests = list(nightly_discovery(ctx))
     from phonesim.apps import load_apps
 
     assert sorted(r.partition_key.keys_by_dimension["app"] for r in requests) == sorted(load_apps())

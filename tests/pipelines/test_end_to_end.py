@@ -1,16 +1,24 @@
 """The whole asset graph on the embedded defaults, shrunk to CI size, then the analysis notebook.
 
-Real Dagster runs on a temporary persistent instance (the training methods in parallel
-processes, as `mobileforge run` does), real Parquet under a temporary storage root, real TRL
-training steps; only sizes are smaller than `mobileforge run` (see FAST).
+Real Dagster runs of the workspace's code location on a temporary persistent instance, launched
+as `mobileforge run` launches them (named stage jobs, the training methods in parallel
+processes), real Parquet under a temporary storage root, real TRL training steps; only sizes are
+smaller than `mobileforge run` (see FAST).
 """
 
+import base64
+import io
 import json
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 from nbclient import NotebookClient
+from PIL import Image
 from safetensors.torch import load_file
 
 import dagster as dg
@@ -37,16 +45,14 @@ def materialized(tmp_path_factory):
     root = tmp_path_factory.mktemp("storage")
     mp = pytest.MonkeyPatch()
     mp.setenv("MOBILEFORGE_STORAGE_ROOT", str(root))
-    from pipelines.definitions import ASSETS, CHECKS, training_job_def
-    from pipelines.local_run import run_experiment
+    from pipelines.local_run import LineObserver, run_experiment
     from pipelines.resources import resources_for
 
     resources = resources_for("local")
     lines: list[str] = []
-    # as `mobileforge run` does: a persistent instance, the training methods in parallel processes
+    # as `mobileforge run` does: a persistent instance, runs launched through workspace.yaml's code location
     with dg.instance_for_test(temp_dir=str(tmp_path_factory.mktemp("dagster_home"))) as instance:
-        timings = run_experiment(ASSETS, CHECKS, resources, "ci", FAST, instance=instance, log=lines.append,
-                                 training_job=dg.reconstructable(training_job_def))
+        timings = run_experiment("ci", FAST, instance=instance, observer=LineObserver(lines.append))
         yield root, resources, instance, timings, lines
     mp.undo()
 
@@ -66,7 +72,61 @@ def test_every_asset_is_materialized_and_every_check_passes(materialized):
         for key in asset.keys:
             assert instance.get_latest_materialization_event(key) is not None, key
     assert not [line for line in lines if "check failed" in line]
-    assert {"experiment", "training", "evaluation"} <= set(timings)
+    assert {"discovery", "interaction", "training", "evaluation"} <= set(timings)
+
+
+def test_runs_are_listed_by_the_graphql_api_under_the_code_location_with_stage_job_names(materialized):
+    """What the UI's timeline and Jobs page read: runs with the `mobileforge` location's origin."""
+    instance = materialized[2]
+    query = "{ runsOrError { ... on Runs { results { jobName status repositoryOrigin { repositoryLocationName } } } } }"
+    result = subprocess.run([str(Path(sys.executable).parent / "dagster-graphql"), "-w", "workspace.yaml", "-t", query],
+                            cwd=REPO, capture_output=True, text=True, timeout=300,
+                            env={**os.environ, "DAGSTER_HOME": instance.root_directory})
+    assert result.returncode == 0, result.stderr[-2000:]
+    runs = json.loads(result.stdout.strip().splitlines()[-1])["data"]["runsOrError"]["results"]
+    assert {r["repositoryOrigin"]["repositoryLocationName"] for r in runs} == {"mobileforge"}
+    assert {r["jobName"] for r in runs} == {"policy", "discovery", "interaction", "training", "evaluation"}
+    assert {r["status"] for r in runs} == {"SUCCESS"}
+
+
+def _inline_pngs(markdown: str) -> list[Image.Image]:
+    images = [Image.open(io.BytesIO(base64.b64decode(data)))
+              for data in re.findall(r"data:image/png;base64,([A-Za-z0-9+/=]+)", markdown)]
+    for image in images:
+        image.verify()  # a complete, valid PNG
+    return images
+
+
+def test_the_benchmark_metadata_carries_its_chart_inline_and_lineage_last(materialized):
+    instance = materialized[2]
+    meta = instance.get_latest_materialization_event(dg.AssetKey("benchmark_results")).asset_materialization.metadata
+    (chart,) = _inline_pngs(meta["pass@2_chart"].value)
+    assert chart.format == "PNG" and chart.width > 300
+    keys = list(meta)  # what the asset computed, then its lineage (the IO manager's storage lines follow)
+    assert keys.index("pass@2_chart") < keys.index("code_version") < keys.index("config") < keys.index("upstream")
+    assert all(len(line) < 400 for line in meta["by_difficulty"].value.splitlines())
+    for key, curves in (("rollout_attempts", "success_by_attempt"), ("step_datasets", "sr_histogram")):
+        event = instance.get_latest_materialization_event(dg.AssetKey(key)).asset_materialization
+        assert len(_inline_pngs(event.metadata[curves].value)) == 1, key
+
+
+def test_the_charts_render_from_the_small_runs_data(materialized):
+    _, resources, instance, _, _ = materialized
+    from ops.benchmark import pass_at_k
+    from ops.plots import pass_at_k_chart, training_curves_chart
+
+    chart = pass_at_k_chart(pass_at_k(_load(resources, "benchmark_results"), 2), 2)
+    assert chart.series == ("base", "grsd", "hifpo", "rft") and _inline_pngs(
+        f"data:image/png;base64,{base64.b64encode(chart.png).decode()}")
+    trained = [m for m in ("hifpo_checkpoint", "rft_checkpoint", "grsd_checkpoint")
+               if Checkpoint.model_validate(_load(resources, m)).trained]
+    for method in trained:
+        meta = instance.get_latest_materialization_event(dg.AssetKey(method)).asset_materialization.metadata
+        assert len(_inline_pngs(meta["curves"].value)) == 1
+        manifest = json.loads((resources["artifact_store"].local_path(meta["weights"].value) / "manifest.json").read_text())
+        assert set(training_curves_chart(manifest["curves"], method).series) == {
+            name for name, points in manifest["curves"].items() if points}
+        assert list(Path(meta["tensorboard"].value).glob("events.out.tfevents.*"))  # TensorBoard reads them
 
 
 def test_rollouts_curriculum_and_benchmark_hold_real_rows(materialized):

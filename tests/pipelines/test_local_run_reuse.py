@@ -1,46 +1,66 @@
-"""The local runner reuses shared assets only while their data is still in storage."""
+"""The local runner plans a stage of shared (unpartitioned) assets only when their stored copy is
+missing, gone from storage, or made by another code version; per-app stages run every app."""
 
 import shutil
 
 import dagster as dg
 
 from assets.base_policy import base_policy
-from pipelines.local_run import run_experiment
+from pipelines.definitions import defs
+from pipelines.local_run import stage_partitions, stage_run_config
 from pipelines.resources import resources_for
 
 
-def _shared_probe(code_version: str) -> dg.AssetsDefinition:
+def _shared_stage(code_version: str, resources: dict) -> dg.JobDefinition:
     @dg.asset(name="probe", code_version=code_version)
     def probe() -> dict:
         return {"code_version": code_version}
 
-    return probe
+    stage = dg.define_asset_job("policy", selection=[probe])
+    return dg.Definitions(assets=[probe], jobs=[stage], resources=resources).resolve_job_def("policy")
 
 
-def test_a_shared_asset_whose_files_were_deleted_is_materialized_again(tmp_path, monkeypatch):
+def _materialize(job: dg.JobDefinition, instance: dg.DagsterInstance) -> None:
+    assert job.execute_in_process(instance=instance).success
+
+
+def test_a_shared_stage_runs_again_when_its_stored_files_are_gone(tmp_path, monkeypatch):
     monkeypatch.setenv("MOBILEFORGE_STORAGE_ROOT", str(tmp_path))
     resources = resources_for("local")
     instance = dg.DagsterInstance.ephemeral()
-    probe = _shared_probe("1")
-    for expected_runs in (1, 0):  # first run materializes, the second reuses
-        lines: list[str] = []
-        run_experiment([probe], [], resources, "x", instance=instance, log=lines.append)
-        assert sum("shared: probe" in line for line in lines) == expected_runs
+    job = _shared_stage("1", resources)
+    plan = lambda rebuild=False: stage_partitions(job, instance, "x", rebuild, resources["io_manager"])  # noqa: E731
+    assert plan() == [None]
+    _materialize(job, instance)
+    assert plan() == [] and plan(rebuild=True) == [None]
     shutil.rmtree(tmp_path / "_shared" / "probe")  # e.g. storage wiped, DAGSTER_HOME kept
-    lines = []
-    run_experiment([probe], [], resources, "x", instance=instance, log=lines.append)
-    assert sum("shared: probe" in line for line in lines) == 1
-    assert (tmp_path / "_shared" / "probe").is_dir()
+    assert plan() == [None]
 
 
-def test_a_shared_asset_stored_by_another_code_version_is_materialized_again(tmp_path, monkeypatch):
+def test_a_shared_stage_runs_again_after_a_code_version_change(tmp_path, monkeypatch):
     monkeypatch.setenv("MOBILEFORGE_STORAGE_ROOT", str(tmp_path))
     resources = resources_for("local")
     instance = dg.DagsterInstance.ephemeral()
-    for version, expected_runs in (("1", 1), ("1", 0), ("2", 1), ("2", 0)):
-        lines: list[str] = []
-        run_experiment([_shared_probe(version)], [], resources, "x", instance=instance, log=lines.append)
-        assert sum("shared: probe" in line for line in lines) == expected_runs, (version, lines)
+    _materialize(_shared_stage("1", resources), instance)
+    assert stage_partitions(_shared_stage("1", resources), instance, "x", False, resources["io_manager"]) == []
+    assert stage_partitions(_shared_stage("2", resources), instance, "x", False, resources["io_manager"]) == [None]
+
+
+def test_partitioned_stages_run_every_app_or_the_experiment():
+    instance = dg.DagsterInstance.ephemeral()
+    discovery = stage_partitions(defs.resolve_job_def("discovery"), instance, "x", False, None)
+    from phonesim.apps import load_apps
+
+    assert sorted(k.keys_by_dimension["app"] for k in discovery) == sorted(load_apps())
+    assert {k.keys_by_dimension["experiment"] for k in discovery} == {"x"}
+    assert stage_partitions(defs.resolve_job_def("evaluation"), instance, "x", False, None) == ["x"]
+
+
+def test_a_stage_gets_only_its_own_assets_config_and_info_logs():
+    config = {"rollouts": {"attempts": 2}, "benchmark_results": {"k": 2}}
+    run_config = stage_run_config(defs.resolve_job_def("evaluation"), config)
+    assert run_config["ops"] == {"benchmark_results": {"config": {"k": 2}}}
+    assert run_config["loggers"]["console"]["config"]["log_level"] == "INFO"
 
 
 def test_the_base_policy_code_version_follows_the_bundled_checkpoint(tmp_path):

@@ -10,6 +10,7 @@ so they are logged per step beside R without changing the optimised reward.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -20,6 +21,7 @@ from trl import GRPOConfig, GRPOTrainer
 from ops.reward import COMPONENTS, RewardConfig, make_trl_reward
 from training.trainers.runs import (
     PreparedRun,
+    TrainProgress,
     TrainReport,
     TrainSettings,
     drop_overlong,
@@ -263,12 +265,14 @@ def prepare_hifpo(
 
 
 def train_hifpo(
-    base_checkpoint: str | Path, dataset: Dataset | str | Path, out_dir: str | Path, config: HiFPOConfig
+    base_checkpoint: str | Path, dataset: Dataset | str | Path, out_dir: str | Path, config: HiFPOConfig,
+    *, progress: Callable[[TrainProgress], None] | None = None,
 ) -> TrainReport:
     """Step-level GRPO from `base_checkpoint` on a step dataset (or its saved path); saves the
     trained model, processor and `manifest.json` to `out_dir`. Curves: overall / type / arg /
     format reward, reward std, KL, loss, completion length per logged step."""
     out = Path(out_dir)
     return train_and_save(
-        prepare_hifpo(base_checkpoint, dataset, out, config), method="hifpo", out_dir=out, config=config
+        prepare_hifpo(base_checkpoint, dataset, out, config), method="hifpo", out_dir=out, config=config,
+        progress=progress,
     )

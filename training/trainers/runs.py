@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,11 +14,15 @@ from typing import Any, Literal
 import torch
 from datasets import Dataset
 from pydantic import BaseModel, ConfigDict, Field
-from transformers import AutoProcessor, ProcessorMixin, Trainer
+from transformers import AutoProcessor, PrinterCallback, ProcessorMixin, Trainer, TrainerCallback
+from transformers.integrations import TensorBoardCallback
 from trl.data_utils import prepare_multimodal_messages
 
 from training.trainers.step_datasets import dataset_fingerprint, load_step_dataset
 from training.trainers.manifest import Manifest, write_manifest
+
+TENSORBOARD_DIR = "tensorboard"  # inside the saved checkpoint directory, so it is stored with the weights
+PROGRESS_REPORTS = 10  # progress lines per training run when no interval is given
 
 
 class TrainSettings(BaseModel):
@@ -83,7 +87,9 @@ class TrainSettings(BaseModel):
         "10-20x faster than 2 (busy threads spin-wait for each other).",
     )
     report_to: list[str] = Field(
-        default_factory=list, description="Experiment trackers (e.g. ['wandb']); none by default."
+        default_factory=lambda: ["tensorboard"],
+        description="Experiment trackers of TRL's `report_to` (tensorboard, mlflow, wandb, ...). TensorBoard "
+        f"event files are written offline into the checkpoint's `{TENSORBOARD_DIR}/` directory.",
     )
 
     def trainer_kwargs(self, out_dir: Path) -> dict[str, Any]:
@@ -128,6 +134,7 @@ class TrainReport:
     curves: dict[str, list[list[float]]]
     samples: int
     dropped: dict[str, int] = field(default_factory=dict)
+    tensorboard_dir: Path | None = None  # TensorBoard event files of the run, inside `checkpoint`
 
     @property
     def seconds_per_step(self) -> float:
@@ -251,9 +258,69 @@ def curves_from_history(
     return curves
 
 
-def train_and_save(run: PreparedRun, *, method: str, out_dir: Path, config: TrainSettings) -> TrainReport:
-    """Train, save model + processor to `out_dir`, write `manifest.json`, report."""
+@dataclass(frozen=True)
+class TrainProgress:
+    """Where a training run is: optimizer step of total, latest loss and reward, seconds so far."""
+
+    step: int
+    total: int
+    loss: float | None
+    reward: float | None
+    elapsed_s: float
+
+    def __str__(self) -> str:
+        parts = [f"step {self.step}/{self.total}"]
+        if self.loss is not None:
+            parts.append(f"loss {self.loss:.3g}")
+        if self.reward is not None:
+            parts.append(f"reward {self.reward:.3g}")
+        if 0 < self.step < self.total:
+            parts.append(f"ETA {self.elapsed_s / self.step * (self.total - self.step):.0f}s")
+        return ", ".join(parts)
+
+
+class ProgressCallback(TrainerCallback):
+    """Forwards a `TrainProgress` to `progress` every `every` optimizer steps and at the last one
+    (None: about PROGRESS_REPORTS times per run)."""
+
+    def __init__(self, progress: Callable[[TrainProgress], None], every: int | None = None):
+        self.progress, self.every = progress, every
+        self.start = time.perf_counter()
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        self.start = time.perf_counter()
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        logs = logs or {}
+        every = self.every or max(1, state.max_steps // PROGRESS_REPORTS)
+        if "train_runtime" in logs or (state.global_step % every and state.global_step != state.max_steps):
+            return  # the closing summary log repeats the last step
+        self.progress(TrainProgress(step=state.global_step, total=state.max_steps, loss=logs.get("loss"),
+                                    reward=logs.get("reward"), elapsed_s=time.perf_counter() - self.start))
+
+
+def _quiet_and_tracked(trainer: Trainer, out_dir: Path) -> Path | None:
+    """Drop the trainer's per-step printing and point its TensorBoard writer into `out_dir`.
+
+    With tqdm disabled, transformers prints every log dict to stdout (PrinterCallback); the same
+    numbers reach the curves, the progress callback and the trackers, so printing them only
+    floods the terminal. Returns the TensorBoard directory, if the run reports to TensorBoard.
+    """
+    trainer.remove_callback(PrinterCallback)
+    writers = [c for c in trainer.callback_handler.callbacks if isinstance(c, TensorBoardCallback)]
+    for writer in writers:  # the callback takes its directory from an attribute, else $TENSORBOARD_LOGGING_DIR
+        writer.logging_dir = str(out_dir / TENSORBOARD_DIR)
+    return out_dir / TENSORBOARD_DIR if writers else None
+
+
+def train_and_save(run: PreparedRun, *, method: str, out_dir: Path, config: TrainSettings,
+                   progress: Callable[[TrainProgress], None] | None = None) -> TrainReport:
+    """Train, save model + processor to `out_dir`, write `manifest.json`, report; `progress`
+    receives a `TrainProgress` about ten times per run."""
     trainer, dataset, dropped = run.trainer, run.dataset, run.dropped
+    tensorboard_dir = _quiet_and_tracked(trainer, out_dir)
+    if progress is not None:
+        trainer.add_callback(ProgressCallback(progress))
     start = time.perf_counter()
     with torch_threads(config):
         output = trainer.train()
@@ -288,4 +355,5 @@ def train_and_save(run: PreparedRun, *, method: str, out_dir: Path, config: Trai
         curves=curves,
         samples=run.train_rows,
         dropped=dropped,
+        tensorboard_dir=tensorboard_dir,
     )

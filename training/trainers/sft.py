@@ -9,6 +9,7 @@ loop of RFT (fresh tasks, the previous round's policy generating) belongs to the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -18,6 +19,7 @@ from trl import SFTConfig, SFTTrainer
 
 from training.trainers.runs import (
     PreparedRun,
+    TrainProgress,
     TrainReport,
     TrainSettings,
     drop_overlong,
@@ -135,6 +137,7 @@ def train_sft(
     config: SFTTrainConfig,
     *,
     method: str = "sft",
+    progress: Callable[[TrainProgress], None] | None = None,
 ) -> TrainReport:
     """SFT from `base_checkpoint` on step samples with responses (a dataset or its saved path);
     saves model, processor and `manifest.json` (recording `method`: sft / rft / grsd) to `out_dir`."""
@@ -142,5 +145,6 @@ def train_sft(
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     out = Path(out_dir)
     return train_and_save(
-        prepare_sft(base_checkpoint, dataset, out, config), method=method, out_dir=out, config=config
+        prepare_sft(base_checkpoint, dataset, out, config), method=method, out_dir=out, config=config,
+        progress=progress,
     )
