@@ -75,8 +75,9 @@ def pass_at_k_chart(table: pl.DataFrame, k: int) -> Chart:
                 low.append(value - ci_low)
                 high.append(ci_high - value)
             xs = [g + (i - (len(policies) - 1) / 2) * width for g in range(len(groups))]
-            ax.bar(xs, values, width, yerr=[low, high], capsize=3, label=policy if ax is overall_ax else None,
-                   color=f"C{i}")
+            bars = ax.bar(xs, values, width, yerr=[low, high], capsize=3, label=policy if ax is overall_ax else None,
+                          color=f"C{i}")
+            ax.bar_label(bars, fmt="%.2f", fontsize=6, padding=1)  # a bar at 0 still shows its value
     overall_ax.set_xticks([0], ["all tasks"])
     levels_ax.set_xticks(range(len(levels)), levels)
     for ax, title in ((overall_ax, "overall"), (levels_ax, "by difficulty")):

@@ -83,7 +83,8 @@ def test_runs_are_listed_by_the_graphql_api_under_the_code_location_with_stage_j
                             cwd=REPO, capture_output=True, text=True, timeout=300,
                             env={**os.environ, "DAGSTER_HOME": instance.root_directory})
     assert result.returncode == 0, result.stderr[-2000:]
-    runs = json.loads(result.stdout.strip().splitlines()[-1])["data"]["runsOrError"]["results"]
+    (answer,) = [line for line in result.stdout.splitlines() if line.startswith('{"data"')]  # among code-server lines
+    runs = json.loads(answer)["data"]["runsOrError"]["results"]
     assert {r["repositoryOrigin"]["repositoryLocationName"] for r in runs} == {"mobileforge"}
     assert {r["jobName"] for r in runs} == {"policy", "discovery", "interaction", "training", "evaluation"}
     assert {r["status"] for r in runs} == {"SUCCESS"}
