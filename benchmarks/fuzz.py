@@ -282,7 +282,7 @@ def completion(rng: random.Random, fmt: str) -> Any:
         text, [{"role": "assistant", "content": text}], {"role": "assistant", "content": text},
         [{"role": "assistant", "content": [{"type": "text", "text": text}, {"type": "image", "text": None}]}],
         [{"role": "assistant", "content": [{"type": "text", "text": None}]}], [{"role": "assistant"}],
-        [{"role": "assistant", "content": None}], [], None, 5, [[[[]]]], _nested_list(DEEP), [None],
+        [{"role": "assistant", "content": None}], [], None, 5, [[[[]]]], DEEP_LIST, [None],
     ])
 
 
@@ -291,6 +291,9 @@ def _nested_list(depth: int) -> list:
     for _ in range(depth):
         value = [value]
     return value
+
+
+DEEP_LIST = _nested_list(DEEP)
 
 
 def column(rng: random.Random, n: int, make: Callable[[], Any]) -> Any:
