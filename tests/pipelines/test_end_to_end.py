@@ -149,7 +149,7 @@ def test_trained_checkpoints_differ_from_the_base_and_reload(materialized):
     store = resources["artifact_store"]
     from training.inference.local_policy import LocalPolicy
 
-    base = Checkpoint.model_validate(_load(resources, "base_policy", None))
+    base = Checkpoint.model_validate(_load(resources, "base_policy"))  # one base per experiment
     before = load_file(store.local_path(base.uri) / "model.safetensors")
     trained = []
     for method in ("hifpo_checkpoint", "rft_checkpoint", "grsd_checkpoint"):
