@@ -6,6 +6,9 @@ environment variables so no secret or host lives in the code:
 - MOBILEFORGE_STORAGE_ROOT   s3://bucket/prefix (or a local path); MOBILEFORGE_S3_ENDPOINT optional
 - MOBILEFORGE_POLICY_MODEL   litellm model of the served policy, e.g. openai/Qwen3-VL-8B-Instruct
 - MOBILEFORGE_POLICY_API_BASE / MOBILEFORGE_POLICY_API_KEY_ENV / MOBILEFORGE_POLICY_STYLE
+- MOBILEFORGE_POLICY_CHECKPOINT  the weights the served policy runs (a model directory), so the
+                             trainers can adapt it; also read by the local profile (the base to adapt)
+- MOBILEFORGE_SCREEN_SIZE    simulator screens, WIDTHxHEIGHT (default 1080x2400)
 - MOBILEFORGE_CRITIC_MODEL   litellm model of the critic/curriculum VLM
 - MOBILEFORGE_CRITIC_API_BASE / MOBILEFORGE_CRITIC_API_KEY_ENV
 """
@@ -29,6 +32,13 @@ def _env(name: str) -> str:
     return value
 
 
+def _screen_size(text: str) -> tuple[int, int]:
+    width, sep, height = text.lower().partition("x")
+    if not sep or not width.isdigit() or not height.isdigit():
+        raise ValueError(f"MOBILEFORGE_SCREEN_SIZE={text!r}: expected WIDTHxHEIGHT in pixels, e.g. 1080x2400")
+    return int(width), int(height)
+
+
 def resources_for(profile: str | None = None) -> dict[str, Any]:
     """Every resource the assets need, for `profile` (default: $MOBILEFORGE_PROFILE or local)."""
     profile = profile or os.environ.get("MOBILEFORGE_PROFILE", "local")
@@ -37,7 +47,8 @@ def resources_for(profile: str | None = None) -> dict[str, Any]:
     if profile == "local":
         location = StorageLocation(root=os.environ.get("MOBILEFORGE_STORAGE_ROOT"))
         # the tiny policy answers in a few dozen tokens
-        policy = PolicyResource(kind="local", max_new_tokens=48, batch_size=32)
+        policy = PolicyResource(kind="local", max_new_tokens=48, batch_size=32,
+                                checkpoint=os.environ.get("MOBILEFORGE_POLICY_CHECKPOINT"))
         # half-size screens: the embedded policy reads the element list; screenshots serve the
         # critic, fork detection and the UI, and cost 4x less to render and store
         simulator = SimulatorResource(screen_width=540, screen_height=1200)
@@ -48,11 +59,13 @@ def resources_for(profile: str | None = None) -> dict[str, Any]:
     else:
         location = StorageLocation(root=_env("MOBILEFORGE_STORAGE_ROOT"),
                                    s3_endpoint_override=os.environ.get("MOBILEFORGE_S3_ENDPOINT"))
-        simulator = SimulatorResource()
+        width, height = _screen_size(os.environ.get("MOBILEFORGE_SCREEN_SIZE", "1080x2400"))
+        simulator = SimulatorResource(screen_width=width, screen_height=height)
         policy = PolicyResource(kind="endpoint", model=_env("MOBILEFORGE_POLICY_MODEL"),
                                 api_base=os.environ.get("MOBILEFORGE_POLICY_API_BASE"),
                                 api_key_env=os.environ.get("MOBILEFORGE_POLICY_API_KEY_ENV"),
-                                prompt_style=os.environ.get("MOBILEFORGE_POLICY_STYLE", "qwen3vl"))
+                                prompt_style=os.environ.get("MOBILEFORGE_POLICY_STYLE", "qwen3vl"),
+                                checkpoint=os.environ.get("MOBILEFORGE_POLICY_CHECKPOINT"))
         llm = LLMResource(model=_env("MOBILEFORGE_CRITIC_MODEL"),
                           api_base=os.environ.get("MOBILEFORGE_CRITIC_API_BASE"),
                           api_key_env=os.environ.get("MOBILEFORGE_CRITIC_API_KEY_ENV"))

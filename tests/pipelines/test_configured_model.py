@@ -53,8 +53,7 @@ def _own_model(directory: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def production_run(tmp_path_factory):
-    from pipelines.definitions import ASSETS, CHECKS
-    from pipelines.local_run import run_experiment
+    from pipelines.local_run import LineObserver, run_experiment
     from pipelines.resources import resources_for
 
     model = _own_model(tmp_path_factory.mktemp("model") / "own-tiny")
@@ -73,14 +72,16 @@ def production_run(tmp_path_factory):
                 assert time.monotonic() < deadline and server.poll() is None, "mobileforge serve did not start"
                 time.sleep(0.3)
         root = tmp_path_factory.mktemp("storage")
-        for name, value in {"MOBILEFORGE_STORAGE_ROOT": str(root), "MOBILEFORGE_POLICY_MODEL": "openai/own-tiny",
+        # the code location's process, which the runs are launched through, reads the same variables
+        for name, value in {"MOBILEFORGE_PROFILE": "production", "MOBILEFORGE_STORAGE_ROOT": str(root), "MOBILEFORGE_POLICY_MODEL": "openai/own-tiny",
                             "MOBILEFORGE_POLICY_API_BASE": f"http://127.0.0.1:{port}/v1",
                             "MOBILEFORGE_POLICY_STYLE": "elements", "MOBILEFORGE_POLICY_CHECKPOINT": str(model),
-                            "MOBILEFORGE_CRITIC_MODEL": "openai/unused-critic"}.items():
+                            "MOBILEFORGE_CRITIC_MODEL": "openai/unused-critic",
+                            "MOBILEFORGE_SCREEN_SIZE": "540x1200"}.items():
             mp.setenv(name, value)
         resources = resources_for("production")
         with dg.instance_for_test(temp_dir=str(tmp_path_factory.mktemp("dagster_home"))) as instance:
-            run_experiment(ASSETS, CHECKS, resources, "own", SMALL, instance=instance, log=lambda line: None)
+            run_experiment("own", SMALL, instance=instance, observer=LineObserver(lambda line: None))
             yield model, root, resources
     finally:
         mp.undo()

@@ -98,3 +98,21 @@ def test_base_pretrain_command_sizes_the_model_and_records_the_command(tmp_path)
         bad = CliRunner().invoke(base, ["pretrain", "--out", str(tmp_path / "bad"), flag, value])
         assert bad.exit_code == 2 and says in bad.output, bad.output  # a usage error, before any work
         assert not (tmp_path / "bad").exists()
+
+
+def test_a_configured_checkpoint_is_the_base_read_in_place(tmp_path):
+    """policy.checkpoint replaces the bundled base: no copy, known by its weights' digest."""
+    from ops.checkpoint import weights_digest
+
+    own = tmp_path / "own"
+    shutil.copytree(BUNDLED_DIR, own)
+    (own / "model.safetensors").write_bytes((own / "model.safetensors").read_bytes()[:-8] + b"\0" * 8)
+    store = ArtifactStore(location=StorageLocation(root=str(tmp_path / "storage")))
+    instance = dg.DagsterInstance.ephemeral()
+    register_experiment(instance, "x")
+    result = dg.materialize([base_policy], instance=instance, partition_key="x", resources={
+        "artifact_store": store, "policy": PolicyResource(checkpoint=str(own))})
+    value = result.output_for_node("base_policy")
+    assert value.uri == f"file://{own.resolve()}" and store.local_path(value.uri) == own.resolve()
+    assert value.version == f"base:{weights_digest(own)}" != f"base:{weights_digest(BUNDLED_DIR)}"
+    assert not (tmp_path / "storage" / "_artifacts").exists()
