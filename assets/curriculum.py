@@ -24,7 +24,7 @@ class CurriculumAssetConfig(dg.Config):
     source: str = Field(default="offline", pattern="^(offline|llm|both)$",
                         description="'offline': simulator templates + navigation, toggle and entry-action variants "
                                     "grounded in the traces; "
-                                    "'llm': seed 000 prompt G.1 per trajectory; 'both': offline first, then LLM.")
+                                    "'llm': MobileForge prompt G.1 per trajectory; 'both': offline first, then LLM.")
     variants_per_template: int = Field(default=2, ge=1, description="Parameter variants per grounded template.")
     dedup_threshold: float = Field(default=0.8, gt=0, le=1, description="Instruction similarity above which a task is a duplicate.")
     entry_actions: bool = Field(default=True, description="Offline path: mine entry-action variants "

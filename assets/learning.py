@@ -30,20 +30,20 @@ GROUP = "learning"
 NO_WEIGHTS = "the base has no weights to train from: set policy.checkpoint to the weights the endpoint serves"
 FINISH_AT_GOAL = (
     "End a successful attempt that acted on after its goal held (the critic labels it: `goal_held`) at its first "
-    "such step, with 'finish the task' as that step's target (not in seeds 000 / 003). Off by default: with the "
+    "such step, with 'finish the task' as that step's target (not in MobileForge or UI-Voyager). Off by default: with the "
     "tiny base, RFT trained this way declares success after a few steps of anything (held-out false complete "
     "0.95) and HiFPO still never terminates (README).")
 
 
 class StepDatasetConfig(dg.Config):
-    sr_min: float = Field(default=0.0, ge=0, le=1, description="Keep tasks with SR(x) >= sr_min (seed 000 eq. 10).")
+    sr_min: float = Field(default=0.0, ge=0, le=1, description="Keep tasks with SR(x) >= sr_min (MobileForge eq. 10).")
     sr_max: float = Field(default=0.9, ge=0, le=1, description="Keep tasks with SR(x) <= sr_max; 0.9 drops mastered tasks.")
     best_attempt: bool = Field(default=True, description="Train on the best attempt k* only (eq. 13).")
     reasonable_only: bool = Field(default=True, description="Keep only steps the critic marked reasonable (eq. 14).")
     hint_free_copies: bool = Field(default=True, description=(
         "Also add each hinted step with its prompt as it would read without the hints, so training covers the "
         "hint-free prompts of test time (a policy that copies the hinted action learns nothing transferable from "
-        "hinted prompts alone). false = hint-contextualized prompts only, exactly seed 000's recipe."))
+        "hinted prompts alone). false = hint-contextualized prompts only, exactly MobileForge's recipe."))
     finish_at_goal: bool = Field(default=False, description=FINISH_AT_GOAL)
 
 
@@ -112,7 +112,7 @@ def _unchanged(context: dg.AssetExecutionContext, method: Method, base: Checkpoi
 
 class HiFPOAssetConfig(dg.Config):
     preset: str = Field(default="cpu_tiny", pattern="^(cpu_tiny|gpu)$",
-                        description="'cpu_tiny': the embedded CPU preset; 'gpu': seed 000 table 13 defaults.")
+                        description="'cpu_tiny': the embedded CPU preset; 'gpu': MobileForge table 13 defaults.")
     overrides: dict[str, Any] = Field(default_factory=dict, description="HiFPOConfig fields to override.")
 
 
@@ -191,7 +191,7 @@ def grsd_checkpoint(context: dg.AssetExecutionContext, config: SFTAssetConfig, f
 
 class RFTAssetConfig(SFTAssetConfig):
     rounds: int = Field(default=2, ge=1, description=(
-        "Rejection fine-tuning rounds (seed 003 §3.2); a round without a success leaves the policy as it was."))
+        "Rejection fine-tuning rounds (UI-Voyager §3.2); a round without a success leaves the policy as it was."))
     variant_seed_offset: int = Field(default=1000, ge=1,
                                      description="Round r re-instantiates template tasks with seed + r * offset (fresh variants).")
     attempts: int = Field(default=3, ge=1, description="Attempts per task in rounds after the first.")
@@ -199,7 +199,7 @@ class RFTAssetConfig(SFTAssetConfig):
         "Sampling temperature of those attempts (greedy decoding would repeat one hint-free attempt K times)."))
     use_hints: bool = Field(default=False, description=(
         "Run those attempts hint-guided like `rollouts` (attempt k reads the programmatic critic's hints of "
-        "attempts 1..k-1); seed 003 samples them without hints. hint_free_copies adds hint-free prompts."))
+        "attempts 1..k-1); UI-Voyager samples them without hints. hint_free_copies adds hint-free prompts."))
     hint_steps: int = Field(default=1, ge=1, description=(
         "With use_hints: actions of a shortest solution a hint names; 1 (default): the paper-faithful "
         "corrective hint, more: part of the oracle-plan ablation (see rollouts)."))

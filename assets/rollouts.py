@@ -26,7 +26,7 @@ from resources.storage import ArtifactStore, StorageLocation
 
 
 class RolloutAssetConfig(dg.Config):
-    attempts: int = Field(default=3, ge=1, description="K attempts per task (seed 000 §2.3.1).")
+    attempts: int = Field(default=3, ge=1, description="K attempts per task (MobileForge §2.3.1).")
     use_hints: bool = Field(default=True, description="Append hints of attempts 1..k-1 to attempt k.")
     max_parallel_tasks: int = Field(default=32, ge=1, description="Tasks stepped together in one policy batch.")
     loop_window: int = Field(default=4, ge=2, description="Identical (screen, output) steps in a row that end an attempt.")

@@ -1,10 +1,10 @@
-"""Rule-based GUI action reward for step-level GRPO (seed 000 eq. 17 and 22–24, table 12).
+"""Rule-based GUI action reward for step-level GRPO (MobileForge eq. 17 and 22–24, table 12).
 
 R = λ_type · r_type + λ_arg · r_arg, with r_type = [predicted type == target type] and
 r_arg = r_type · S_type(predicted args, target args). The format score (did the response
 parse, with every part of its template) is reported next to R but never added to it.
 
-Optional MobileWizard variants (seed 004 §3.4.2): a click distance threshold that shrinks as
+Optional MobileWizard variants (MobileWizard §3.4.2): a click distance threshold that shrinks as
 training proceeds (progressive shrinking), and text F1 gated to 0 below 0.5.
 
 Error contract: whatever the model wrote scores (0 when it is not a valid action of the
@@ -48,10 +48,10 @@ class RewardConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     lambda_type: float = Field(
-        0.2, ge=0, description="Weight of the action-type match (seed 000 eq. 22)."
+        0.2, ge=0, description="Weight of the action-type match (MobileForge eq. 22)."
     )
     lambda_arg: float = Field(
-        0.8, ge=0, description="Weight of the argument score (seed 000 eq. 22)."
+        0.8, ge=0, description="Weight of the argument score (MobileForge eq. 22)."
     )
     point_radius: float = Field(
         50.0,
@@ -68,14 +68,14 @@ class RewardConfig(BaseModel):
     )
     shrink_stages: tuple[float, ...] | None = Field(
         None,
-        description="Progressive shrinking (seed 004 §3.4.2), e.g. (0.14, 0.10, 0.07, 0.04): "
+        description="Progressive shrinking (MobileWizard §3.4.2), e.g. (0.14, 0.10, 0.07, 0.04): "
         "training is split into equal phases and phase i uses click_threshold = stages[i].",
     )
     text_f1_gate: float | None = Field(
         None,
         ge=0,
         le=1,
-        description="Gated F1 (seed 004): text scores below this become 0; e.g. 0.5.",
+        description="Gated F1 (MobileWizard §3.4.2): text scores below this become 0; e.g. 0.5.",
     )
 
     @field_validator("shrink_stages")
@@ -325,7 +325,7 @@ def score_action(
     config: RewardConfig = DEFAULT_REWARD_CONFIG,
     format_ok: bool | None = None,
 ) -> RewardBreakdown:
-    """Reward of one predicted action against the selected target (seed 000 eq. 22–24).
+    """Reward of one predicted action against the selected target (MobileForge eq. 22–24).
 
     `target_box` (x0, y0, x1, y1 on the grid) is the target element's box; `elements` the
     observation's element boxes, so element indices on either side resolve to boxes.

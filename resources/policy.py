@@ -32,7 +32,7 @@ class PolicyResource(dg.ConfigurableResource):
     )
     prompt_style: Literal["qwen3vl", "guiowl", "elements"] = Field(
         default="elements",
-        description="Step prompt: 'qwen3vl' (seed 000 prompt 6), 'guiowl' (prompt 7), or 'elements' "
+        description="Step prompt: 'qwen3vl' (MobileForge prompt 6), 'guiowl' (prompt 7), or 'elements' "
         "(compact element-list prompt of the embedded tiny model).",
     )
     version: str | None = Field(

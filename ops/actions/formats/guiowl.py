@@ -1,7 +1,7 @@
 """GUI-Owl responses: `Action: <short imperative>` then a `mobile_use` tool call.
 
 An optional leading `<think>…</think>` block (the Think variants) is kept as thinking; the
-`Action:` line is the conclusion. (seed 000, prompt 7)
+`Action:` line is the conclusion. (MobileForge prompt 7)
 """
 
 from __future__ import annotations

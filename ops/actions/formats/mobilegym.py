@@ -1,4 +1,4 @@
-"""MobileGym's 17-action space (seed 001, appendix C), written as JSON objects
+"""MobileGym's 17-action space (MobileGym appendix C), written as JSON objects
 `{"action": "CLICK", "point": [x, y]}` (parameters `point`, `point1`/`point2`, `value`), or
 in the compact trace form `CLICK[880,78]` / `BACK`.
 

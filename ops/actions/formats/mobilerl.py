@@ -6,7 +6,7 @@ Swipe (`start`/`end` points, or `direction` with optional `element` and `dist`),
 (`app`), Back, Home, Enter, Wait (`duration`, e.g. "3 seconds"). `dist` has no canonical
 counterpart and is not carried. `finish()` is a successful terminate; `finish(message=X)`
 with a non-empty X is an answer X (AndroidLab reports answers through the finish message).
-(seed 002, table 5 and appendix D)
+(MobileRL table 5 and appendix D)
 """
 
 from __future__ import annotations

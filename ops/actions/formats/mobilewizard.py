@@ -1,4 +1,4 @@
-"""MobileWizard's unified action space (seed 004, table 5) inside `<think>…</think>
+"""MobileWizard's unified action space (MobileWizard table 5) inside `<think>…</think>
 <answer>…</answer>`: CLICK(x, y), LONG_PRESS(x, y), SWIPE((x1, y1), (x2, y2)),
 TYPE(content=""), OPEN_APP(app=""), WAIT(second=""), System_Button(Back|Home|Enter|Recent),
 Terminate(status=""), Answer(content=""). Names are matched case-insensitively.

@@ -1,7 +1,7 @@
 """Qwen3-VL responses: `<thinking>…</thinking><tool_call>{mobile_use}</tool_call><conclusion>…`.
 
 Coordinates are Qwen3-VL's relative ones (per-mille of the screen), i.e. the canonical grid,
-unless the caller passes another frame. (seed 000, prompt 6)
+unless the caller passes another frame. (MobileForge prompt 6)
 """
 
 from __future__ import annotations
