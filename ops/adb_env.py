@@ -20,6 +20,11 @@
 - Ground truth: on the served simulator (`simulator=True`), the task's judge on the server's
   phonesim state (read through its `phonesim:state` service); on a real device there is none
   and `ground_truth` returns None: the critic decides.
+- Exploration (MobileForge §2.2): anchors are the package's activities (`dumpsys package`);
+  after `launch(app)` a snapshot is the action prefix since the launch, and restoring it
+  relaunches the app from a clean state and replays the prefix — a device's state is not data.
+- Safety: with a `SafetyGuard` (on by default for devices, `ops.safety_guard`), an action the
+  deny list names is not executed; the step records `blocked_by_guard: <rule>`.
 """
 
 from __future__ import annotations
@@ -39,6 +44,9 @@ from ops.a11y_tree import HierarchyError, parse_hierarchy, select_elements
 from ops.actions import GRID, Action, ActionType
 from ops.episode import EnvStep, GroundTruth, Observation, TaskSpec
 from ops.exploration import Anchor
+from ops.device_pool import health_problem
+from ops.infrastructure import DeviceError, DeviceLost
+from ops.safety_guard import SafetyGuard, elements_at
 from ops.sim_env import SimEnvironment
 from phonesim.adb import control
 
@@ -50,19 +58,8 @@ KEY_KEYCODES = {"back": 4, "escape": 4, "esc": 4, "home": 3, "enter": 66, "backs
 DUMP_FAILURES = ("ERROR", "null root node", "could not get idle state")
 _FOCUS = re.compile(r"mCurrentFocus=Window\{\S+ \S+ (?P<package>[^\s/]+)/(?P<activity>[^\s}]+)\}")
 _SIZE = re.compile(r"(?:Override|Physical) size: (\d+)x(\d+)")
-
-
-class DeviceError(RuntimeError):
-    """An adb call failed for a reason that is the device's or the connection's, not the
-    policy's: record the attempt as an infrastructure failure and run it again elsewhere."""
-
-    def __init__(self, serial: str, message: str) -> None:
-        super().__init__(f"{serial}: {message}")
-        self.serial = serial
-
-
-class DeviceLost(DeviceError):
-    """The device is gone: no longer listed by the adb server, offline, or the server is down."""
+_VERSION = re.compile(r"versionName=(\S+)")
+REPLAY = "replay"  # key of an exploration snapshot: {"replay": {"app": ..., "actions": [...]}}
 
 
 @dataclass(frozen=True)
@@ -94,6 +91,7 @@ class AdbEnvConfig:
     swipe_ms: int = 300
     wait_s: float = 1.0  # a wait action without a duration
     max_wait_s: float = 10.0
+    guard: SafetyGuard | None = None  # checks every action before it is executed
 
     def __post_init__(self) -> None:
         for name in ("command_timeout_s", "dump_timeout_s"):
@@ -143,6 +141,8 @@ class DeviceStats:
     dump_retries: int = 0
     stale_dumps: int = 0
     commands: int = 0
+    blocked: int = 0  # actions the safety guard stopped
+    replays: int = 0  # exploration restores by relaunch + replay
 
 
 @dataclass
@@ -175,6 +175,9 @@ class AdbEnvironment:
         self._last_xml: str | None = None
         self._acted = False
         self._unicode_ime: bool | None = None
+        self._foreground = ""  # package in front at the last observation
+        self._launched: str | None = None  # the app an exploration launched; None in episodes
+        self._prefix: list[Action] = []  # actions since that launch, targets resolved to points
 
     # --- adb plumbing -----------------------------------------------------------------------------
     def _failure(self, what: str, exc: Exception) -> DeviceError:
@@ -233,10 +236,11 @@ class AdbEnvironment:
     # --- Environment ---------------------------------------------------------------------------------
     def reset(self, task: TaskSpec) -> Observation:
         self._observation, self._last_xml, self._acted = None, None, False
+        self._launched, self._prefix = None, []
         if self.config.simulator:
             self._judge = SimEnvironment(size=self.size, world_seed=self.config.world_seed)
             self._judge.reset(task)
-            self.restore(self._judge.snapshot())
+            self._load_state(json.loads(self._judge.snapshot()))
         else:
             package = self._package(task.app) if task.app else None
             if package:
@@ -246,8 +250,16 @@ class AdbEnvironment:
         return self.observe()
 
     def step(self, action: Action) -> EnvStep:
+        if self.config.guard is not None:
+            block = self._guard_check(action)
+            if block is not None:
+                self.stats.blocked += 1
+                return EnvStep(False, block.reason, ends_episode=self.config.guard.config.end_episode)
+        replayable = self._replayable(action) if self._launched is not None else None
         result = self._act(action)
         self._acted = True
+        if replayable is not None and result.ok:
+            self._prefix.append(replayable)
         return result
 
     def observe(self) -> Observation:
@@ -257,6 +269,7 @@ class AdbEnvironment:
         tree = parse_hierarchy(xml)
         screenshot = self._shell("screencap -p").stdout
         package, activity = self._focus()
+        self._foreground = package
         app = self._by_package[package].name if package in self._by_package else package
         self._observation = Observation(screenshot_png=screenshot, elements=select_elements(tree, self.size),
                                         a11y=tree, app=app, screen=activity.rsplit(".", 1)[-1])
@@ -264,19 +277,69 @@ class AdbEnvironment:
         return self._observation
 
     def snapshot(self) -> str | None:
-        """The served simulator's phonesim state (as `SimEnvironment.snapshot`); None on a real
-        device, whose state is not data."""
+        """While exploring (after `launch`): the app and the action prefix since, which `restore`
+        replays. In an episode: the served simulator's phonesim state (as `SimEnvironment.snapshot`);
+        None on a real device, whose state is not data."""
+        if self._launched is not None:
+            return json.dumps({REPLAY: {"app": self._launched, "actions": [a.to_dict() for a in self._prefix]}},
+                              separators=(",", ":"), ensure_ascii=False)
         if not self.config.simulator:
             return None
         return json.dumps(self._control("state")["state"], separators=(",", ":"))
 
     def restore(self, snapshot: str) -> None:
-        """Load a served-simulator snapshot. A real device cannot: its state is not data."""
+        """Go back to a snapshot: an exploration prefix by relaunch + replay (MobileForge §2.2),
+        a served-simulator state by loading it. A real device has no state snapshots."""
+        data = json.loads(snapshot)
+        if isinstance(data, dict) and REPLAY in data:
+            self._replay(data[REPLAY]["app"], [Action.from_dict(a) for a in data[REPLAY]["actions"]])
+            return
         if not self.config.simulator:
             raise NotImplementedError(f"{self.serial}: a real device restores by relaunch and replay, "
-                                      "not from a snapshot")
-        self._control("restore", {"world_seed": self.config.world_seed, "state": json.loads(snapshot)})
+                                      "not from a state snapshot")
+        self._load_state(data)
+
+    def _load_state(self, state: Any) -> None:
+        self._control("restore", {"world_seed": self.config.world_seed, "state": state})
         self._acted = True
+
+    def _replay(self, app: str, actions: list[Action]) -> None:
+        """Relaunch `app` from a clean state and redo `actions`, then observe where that led."""
+        self.stats.replays += 1
+        self.launch(app)
+        for action in actions:
+            self._prefix.append(action)
+            result = self._act(action)
+            self._acted = True
+            if not result.ok:
+                raise DeviceError(self.serial, f"replay of {action.type.value} {action.args} in {app} failed: "
+                                               f"{result.reason}")
+            if self.config.settle_s:
+                time.sleep(self.config.settle_s)
+        self.observe()
+
+    def _replayable(self, action: Action) -> Action:
+        """`action` with an element target turned into its point on the grid, so a replay needs no
+        observation between its actions."""
+        if action.element is None or self._observation is None or action.element >= len(self._observation.elements):
+            return action
+        x1, y1, x2, y2 = self._observation.elements[action.element]["bounds"]
+        width, height = self.size
+        point = (round((x1 + x2) / 2 * GRID / width), round((y1 + y2) / 2 * GRID / height))
+        return Action.from_dict({"type": action.type.value,
+                                 "args": {**{k: v for k, v in action.args.items() if k != "element"},
+                                          "point": list(point)}})
+
+    def _guard_check(self, action: Action):
+        """The guard's verdict on `action` in the current observation."""
+        targets: list[dict[str, Any]] = []
+        elements = self._observation.elements if self._observation else []
+        if action.element is not None and action.element < len(elements):
+            targets = [elements[action.element]]
+        elif action.point is not None:
+            targets = elements_at(elements, *self._pixels(action.point))
+        app_package = self._package(action.app) if action.app else None
+        return self.config.guard.check(action, targets, self._foreground, app_package)
 
     def ground_truth(self, task: TaskSpec, answer: str | None, terminated: bool,
                      n_steps: int) -> GroundTruth | None:
@@ -294,7 +357,8 @@ class AdbEnvironment:
         if self.config.simulator:
             fresh = SimEnvironment(size=self.size, world_seed=self.config.world_seed)
             fresh.launch(app)
-            self.restore(fresh.snapshot())
+            self._load_state(json.loads(fresh.snapshot()))
+            self._launched, self._prefix = app, []
             return self.observe()
         package = self._package(app)
         if package is None:
@@ -303,6 +367,7 @@ class AdbEnvironment:
         self._shell(f"pm clear {package}")
         self._shell(f"monkey -p {package} -c android.intent.category.LAUNCHER 1")
         self._acted = True
+        self._launched, self._prefix = app, []
         return self.observe()
 
     def anchors(self, app: str) -> list[Anchor]:
@@ -314,6 +379,15 @@ class AdbEnvironment:
         table = text.split("\nPackages:", 1)[0]
         activities = dict.fromkeys(m.group(1) for m in re.finditer(rf"{re.escape(package)}/(\S+)", table))
         return [Anchor(name.rsplit(".", 1)[-1], name.rsplit(".", 1)[-1]) for name in activities]
+
+    def package_version(self, package: str) -> str | None:
+        """The installed versionName of `package` (`dumpsys package`), None when not installed."""
+        match = _VERSION.search(self._shell(f"dumpsys package {package}").text)
+        return match.group(1) if match else None
+
+    def health(self) -> str | None:
+        """Why this device should not take an episode (not booted, screen off), or None."""
+        return health_problem(lambda command: self._shell(command).text)
 
     # --- observation -------------------------------------------------------------------------------
     def _dump(self) -> str:

@@ -50,10 +50,12 @@ class GroundTruth:
 
 @dataclass(frozen=True)
 class EnvStep:
-    """Result of applying one action: `ok` False means a recorded no-op with a reason."""
+    """Result of applying one action: `ok` False means a recorded no-op with a reason;
+    `ends_episode` (a safety guard's block, when so configured) ends the attempt there."""
 
     ok: bool
     reason: str | None = None
+    ends_episode: bool = False
 
 
 class Environment(Protocol):
@@ -170,7 +172,7 @@ class AttemptRecord:
     policy_version: str
     hints: list[Hint]
     steps: list[StepRecord]
-    end_reason: str  # terminated | budget | loop | error
+    end_reason: str  # terminated | budget | loop | blocked_by_guard | error
     answer: str | None
     final_state: str | None
     final_screenshot_png: bytes | None = None  # the screen after the last action

@@ -5,6 +5,11 @@ hints they are independent and run side by side too); different tasks run side b
 lockstep so the policy sees one batch per tick (one forward pass for all active episodes
 instead of one per episode). Every finished attempt is saved before
 the next one starts, so a crash loses at most the attempts in flight.
+
+An `InfrastructureError` during an attempt (a device dropped, a connection lost) is the
+environment's failure, not the policy's: the attempt is counted as an infrastructure failure,
+its environment is discarded, and it runs again from the start on another environment. When the
+factory has no environment free, new attempts wait for a running one to finish.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Protocol
 
 from ops.actions import Action, ActionType, ParseFailure
+from ops.infrastructure import InfrastructureError
 from ops.episode import (
     AttemptRecord,
     Critic,
@@ -38,6 +44,7 @@ class RolloutConfig:
     max_parallel_tasks: int = 32  # episodes stepped together in one batch
     loop_window: int = 4  # this many identical (screen, action) steps in a row end the attempt
     max_policy_errors: int = 3  # consecutive failed policy batches before the run stops
+    max_infrastructure_retries: int = 3  # reruns of one attempt after infrastructure failures
 
 
 class AttemptStore(Protocol):
@@ -51,7 +58,8 @@ class AttemptStore(Protocol):
 class RolloutSummary:
     attempts_run: int = 0
     attempts_resumed: int = 0
-    attempts_failed: int = 0  # attempts lost to policy/critic errors (not stored; rerun retries)
+    attempts_failed: int = 0  # attempts lost to policy, critic or infrastructure errors (not stored; rerun retries)
+    infrastructure_failures: int = 0  # attempts interrupted by their environment and run again
     invalid_actions: int = 0
     errors: list[str] = field(default_factory=list)
 
@@ -113,14 +121,50 @@ def run_rollouts(
     free_envs: list[Environment] = []
     active: list[_Episode] = []
     consecutive_errors = 0
+    env_limit: int | None = None  # environments the factory could give, once it ran out
+    interruptions: dict[tuple[str, int], int] = {}
 
-    def start(task: TaskSpec, attempt: int, hints: list[Hint]) -> None:
-        env = free_envs.pop() if free_envs else env_factory()
-        active.append(_Episode(task, attempt, hints, env, env.reset(task)))
+    def interrupted(task: TaskSpec, attempt: int, hints: list[Hint], exc: InfrastructureError) -> None:
+        """Count an infrastructure failure; queue the attempt again unless it ran out of reruns."""
+        nonlocal env_limit
+        env_limit = None  # the factory may have another environment in place of the lost one
+        summary.infrastructure_failures += 1
+        key = (task.task_id, attempt)
+        interruptions[key] = interruptions.get(key, 0) + 1
+        if interruptions[key] > config.max_infrastructure_retries:
+            summary.attempts_failed += 1
+            summary.errors.append(f"infrastructure: {task.task_id}#{attempt} given up after "
+                                  f"{interruptions[key]} interruptions, last: {exc}")
+        else:
+            summary.errors.append(f"infrastructure: {task.task_id}#{attempt} interrupted, run again: {exc}")
+            pending.appendleft((task, attempt, hints))
+        log.warning(summary.errors[-1])
+
+    def start(task: TaskSpec, attempt: int, hints: list[Hint]) -> bool:
+        """Start an attempt; False when no environment is free (it waits at the head of the queue)."""
+        nonlocal env_limit
+        if free_envs:
+            env = free_envs.pop()
+        else:
+            try:
+                env = env_factory()
+            except InfrastructureError as exc:
+                if not active:
+                    raise RolloutAborted(f"no environment to run on: {exc}; {summary.attempts_run} attempts "
+                                         "were stored and will be resumed") from exc
+                env_limit = len(active)
+                pending.appendleft((task, attempt, hints))
+                return False
+        try:
+            observation = env.reset(task)
+        except InfrastructureError as exc:
+            interrupted(task, attempt, hints, exc)
+            return True
+        active.append(_Episode(task, attempt, hints, env, observation))
+        return True
 
     def finish(ep: _Episode, end_reason: str) -> None:
-        active.remove(ep)
-        free_envs.append(ep.env)
+        # the environment is read before the episode lets go of it: a failure here is an interruption
         record = AttemptRecord(
             task=ep.task, attempt=ep.attempt, policy_version=policy.version, hints=ep.hints,
             steps=ep.steps, end_reason=end_reason, answer=ep.answer,
@@ -128,6 +172,8 @@ def run_rollouts(
         )
         terminated = end_reason == "terminated"
         record.ground_truth = ep.env.ground_truth(ep.task, ep.answer, terminated, len(ep.steps))
+        active.remove(ep)
+        free_envs.append(ep.env)
         try:
             record.feedback = critic.evaluate(record)
         except Exception as exc:  # a critic failure loses this attempt only; rerun retries it
@@ -144,8 +190,12 @@ def run_rollouts(
             pending.appendleft((ep.task, ep.attempt + 1, hints))
 
     while pending or active:
-        while pending and len(active) < config.max_parallel_tasks:
-            start(*pending.popleft())
+        while pending and len(active) < config.max_parallel_tasks and (
+                free_envs or env_limit is None or len(active) < env_limit):
+            if not start(*pending.popleft()):
+                break
+        if not active:
+            continue
         requests = [
             PolicyRequest(ep.observation, ep.task.instruction, list(ep.history), ep.hints)
             for ep in active
@@ -165,7 +215,12 @@ def run_rollouts(
             continue
         consecutive_errors = 0
         for ep, out in zip(list(active), outputs):
-            _advance(ep, out, policy.parse, summary, finish, config)
+            try:
+                _advance(ep, out, policy.parse, summary, finish, config)
+            except InfrastructureError as exc:
+                if ep in active:
+                    active.remove(ep)
+                interrupted(ep.task, ep.attempt, ep.hints, exc)
     return summary
 
 
@@ -176,7 +231,7 @@ def _advance(ep: _Episode, out, parse: Callable, summary: RolloutSummary,
     parsed, conclusion = parsed_output.action, parsed_output.conclusion or ""
     obs = ep.observation
     state = ep.env.snapshot()
-    env_ok, env_reason = False, None
+    env_ok, env_reason, blocked = False, None, False
     if isinstance(parsed, ParseFailure):
         summary.invalid_actions += 1
         env_reason = f"invalid action: {parsed.reason}"
@@ -185,7 +240,7 @@ def _advance(ep: _Episode, out, parse: Callable, summary: RolloutSummary,
         if parsed.type == ActionType.ANSWER:
             ep.answer = parsed.text
         result = ep.env.step(parsed)
-        env_ok, env_reason = result.ok, result.reason
+        env_ok, env_reason, blocked = result.ok, result.reason, result.ends_episode
     ep.steps.append(StepRecord(
         step=len(ep.steps), screenshot_png=obs.screenshot_png, elements=obs.elements,
         a11y=obs.a11y, app=obs.app, screen=obs.screen, prompt=out.prompt,
@@ -198,6 +253,9 @@ def _advance(ep: _Episode, out, parse: Callable, summary: RolloutSummary,
     ep.history.append(conclusion or describe_action(parsed))
     if isinstance(parsed, Action) and parsed.type == ActionType.TERMINATE:
         finish(ep, "terminated")
+        return
+    if blocked:
+        finish(ep, "blocked_by_guard")
         return
     if len(ep.steps) >= ep.task.step_budget:
         finish(ep, "budget")

@@ -93,7 +93,7 @@ _STRINGS = pl.List(pl.String)
 
 VARIATION_TYPES = ("simplification", "parameter_change", "scenario_application",
                    "step_progression")  # MobileForge prompt 1
-END_REASONS = ("terminated", "budget", "loop", "error")  # ops.episode.AttemptRecord.end_reason
+END_REASONS = ("terminated", "budget", "loop", "blocked_by_guard", "error")  # ops.episode.AttemptRecord.end_reason
 DIFFICULTIES = ("L1", "L2", "L3", "L4")  # MobileGym §4.4 difficulty strata
 
 EXPLORATION_TRANSITIONS = TableSchema(

@@ -1,13 +1,17 @@
 """The environment backend as a resource: the embedded simulator by default, or Android
 devices over adb (emulators, phones, or the simulator served by `mobileforge sim adb-server`).
-Both twins offer `make_env()` / `apps()` / `packages()`.
+Both twins offer what the assets use: `make_env()`, `apps()`, `packages()`, `app_versions()`,
+`world_seed`, `screen_width` / `screen_height`.
 """
 
 import dagster as dg
 from pydantic import Field, PrivateAttr
 
 from ops.adb_env import AdbEnvConfig, AdbEnvironment, DeviceApp, connected_serials
+from ops.device_pool import DevicePool, lock_directory
+from ops.safety_guard import DENY_LABELS, GuardConfig, SafetyGuard
 from ops.sim_env import SimEnvironment
+from phonesim.adb.commands import app_version
 from phonesim.apps import load_apps
 
 
@@ -27,9 +31,15 @@ class SimulatorResource(dg.ConfigurableResource):
     def packages(self) -> dict[str, str]:
         return {name: app.package for name, app in load_apps().items()}
 
+    def app_versions(self) -> dict[str, str]:
+        """App name -> the code version of its simulator module (a digest of its source)."""
+        return {name: app_version(name) for name in self.apps()}
+
 
 class AdbDeviceResource(dg.ConfigurableResource):
-    """Android devices over adb, one environment per device (docs/devices.md)."""
+    """Android devices over adb, one episode per device at a time across processes, each checked
+    for health before use (`ops.device_pool`); a safety guard on every action unless switched off
+    (docs/devices.md)."""
 
     serials: list[str] = Field(default_factory=list,
                                description="Device serials to use; empty: every device the adb server lists.")
@@ -47,8 +57,18 @@ class AdbDeviceResource(dg.ConfigurableResource):
     settle_s: float = Field(default=0.5, ge=0, description="Wait after an action before observing (animations); "
                             "0 suits the served simulator.")
     retry_delay_s: float = Field(default=0.5, ge=0, description="Wait before retrying a failed or stale dump.")
+    guard: bool = Field(default=True, description="Safety guard (ops.safety_guard): actions on its deny list "
+                        "(pay, buy, delete account, factory reset, uninstall, send in messaging apps, leaving the "
+                        "target apps, ...) are not executed and are recorded as blocked_by_guard.")
+    guard_end_episode: bool = Field(default=False, description="A blocked action ends the episode "
+                                    "(end_reason blocked_by_guard); false: the episode goes on.")
+    guard_deny_labels: list[str] = Field(default_factory=lambda: list(DENY_LABELS), description=(
+        "Element labels (text or content-desc, whole words) the guard blocks."))
+    guard_deny_action_types: list[str] = Field(default_factory=list, description=(
+        "Canonical action types the guard blocks outright, e.g. ['long_press']."))
 
-    _handed_out: list[str] = PrivateAttr(default_factory=list)
+    _pool: DevicePool | None = PrivateAttr(default=None)
+    _size: tuple[int, int] | None = PrivateAttr(default=None)
 
     def _apps(self) -> tuple[DeviceApp, ...]:
         if self.target_apps or not self.simulator:
@@ -58,18 +78,55 @@ class AdbDeviceResource(dg.ConfigurableResource):
     def device_serials(self) -> list[str]:
         return list(self.serials) or connected_serials(self.adb_host, self.adb_port, self.command_timeout_s)
 
-    def make_env(self) -> AdbEnvironment:
-        """An environment on the next device not handed out yet (one episode per device)."""
-        free = [s for s in self.device_serials() if s not in self._handed_out]
-        if not free:
-            raise RuntimeError(f"all {len(self._handed_out)} adb devices are in use ({self._handed_out}); "
-                               "run fewer episodes in parallel or add devices")
-        self._handed_out.append(free[0])
+    def _env(self, serial: str) -> AdbEnvironment:
+        guard = SafetyGuard(GuardConfig(
+            deny_labels=tuple(self.guard_deny_labels), deny_action_types=tuple(self.guard_deny_action_types),
+            target_packages=tuple(a.package for a in self._apps()), end_episode=self.guard_end_episode)) \
+            if self.guard else None
         return AdbEnvironment(AdbEnvConfig(
-            serial=free[0], host=self.adb_host, port=self.adb_port, apps=self._apps(), simulator=self.simulator,
+            serial=serial, host=self.adb_host, port=self.adb_port, apps=self._apps(), simulator=self.simulator,
             world_seed=self.world_seed, command_timeout_s=self.command_timeout_s,
             dump_timeout_s=self.dump_timeout_s, dump_retries=self.dump_retries, settle_s=self.settle_s,
-            retry_delay_s=self.retry_delay_s))
+            retry_delay_s=self.retry_delay_s, guard=guard))
+
+    def pool(self) -> DevicePool:
+        """The device pool of this process (built on first use)."""
+        if self._pool is None:
+            self._pool = DevicePool(self.device_serials, lambda serial: self._env(serial).health(), self._env,
+                                    lock_directory(self.adb_host, self.adb_port))
+        return self._pool
+
+    def make_env(self) -> AdbEnvironment:
+        """An environment on a free, healthy device; `NoDeviceFree` when every device is busy
+        (another episode, here or in another run), unhealthy or gone."""
+        return self.pool().acquire()
+
+    def _probe(self) -> AdbEnvironment:
+        """An environment on the first listed device for read-only questions (size, versions)."""
+        serials = self.device_serials()
+        if not serials:
+            raise RuntimeError(f"no adb device listed by the server at {self.adb_host}:{self.adb_port}")
+        return self._env(serials[0])
+
+    @property
+    def screen_width(self) -> int:
+        """Screen width of the devices in pixels (`wm size` of the first one)."""
+        return self._screen()[0]
+
+    @property
+    def screen_height(self) -> int:
+        return self._screen()[1]
+
+    def _screen(self) -> tuple[int, int]:
+        if self._size is None:
+            self._size = self._probe().size
+        return self._size
+
+    def app_versions(self) -> dict[str, str]:
+        """App name -> the versionName installed on the first device (`dumpsys package`);
+        'not installed' when it is not."""
+        probe = self._probe()
+        return {a.name: probe.package_version(a.package) or "not installed" for a in self._apps()}
 
     def apps(self) -> list[str]:
         return sorted(a.name for a in self._apps())

@@ -267,6 +267,11 @@ def cmd_dumpsys(device: SimDevice, args: list[str]) -> ShellResult:
         return _out(_dumpsys_window(device))
     if service == "package" and len(args) > 1:
         return _out(_dumpsys_package(device, args[-1]))
+    if service == "power":
+        awake = device.screen_on
+        return _out(f"POWER MANAGER (dumpsys power)\n  mWakefulness={'Awake' if awake else 'Asleep'}\n"
+                    f"  mInteractive={'true' if awake else 'false'}\n"
+                    f"Display Power: state={'ON' if awake else 'OFF'}\n")
     if service == "display":
         width, height = device.phone.size
         return _out(f"DISPLAY MANAGER (dumpsys display)\n  mViewports=[DisplayViewport{{type=INTERNAL, valid=true, "
@@ -289,7 +294,7 @@ def cmd_wm(device: SimDevice, args: list[str]) -> ShellResult:
 
 
 def cmd_getprop(device: SimDevice, args: list[str]) -> ShellResult:
-    props = {**PROPERTIES, "ro.serialno": device.serial}
+    props = {**PROPERTIES, "ro.serialno": device.serial, "sys.boot_completed": "1" if device.booted else ""}
     if args:
         return _out(props.get(args[0], args[1] if len(args) > 1 else "") + "\n")
     return _out("".join(f"[{k}]: [{v}]\n" for k, v in sorted(props.items())))

@@ -50,6 +50,8 @@ class SimDevice:
         self.dump_faults: list[str] = []  # messages the next `uiautomator dump`s fail with
         self.stale_dumps = 0  # how many next dumps write the previous dump again
         self.last_dump: str | None = None
+        self.booted = True  # `getprop sys.boot_completed` says 1 (a device still booting says nothing)
+        self.screen_on = True  # `dumpsys power`: awake, display on
 
     def write_file(self, path: str, data: bytes) -> None:
         with self.lock:

@@ -6,13 +6,13 @@ import time
 import pytest
 
 from ops.actions import Action
-from ops.adb_env import AdbEnvConfig, AdbEnvironment, DeviceApp, DeviceError, DeviceLost
+from ops.adb_env import AdbEnvConfig, AdbEnvironment, DeviceApp
+from ops.infrastructure import DeviceError, DeviceLost
 from ops.episode import TaskSpec
 from ops.sim_env import SimEnvironment
 from phonesim import instantiate
 from phonesim.apps import load_apps
 from phonesim.solver import shortest_path
-from resources.environment import AdbDeviceResource
 from tests.adb.conftest import SIZE
 
 APPS = tuple(DeviceApp(name, app.package, app.label) for name, app in load_apps().items())
@@ -130,9 +130,3 @@ def test_a_real_device_has_no_ground_truth_and_resets_by_clearing(server):
     assert env.launch("contacts").app == "contacts"
 
 
-def test_resource_hands_out_each_device_once(server):
-    resource = AdbDeviceResource(adb_port=server.port, simulator=True, settle_s=0.0)
-    assert resource.packages()["contacts"] == "com.android.contacts"
-    assert [resource.make_env().serial for _ in range(2)] == ["phonesim-1", "phonesim-2"]
-    with pytest.raises(RuntimeError, match="in use"):
-        resource.make_env()
