@@ -1,14 +1,17 @@
 """Durable per-attempt storage that makes rollouts resumable.
 
 Each finished attempt becomes `<root>/<policy>/<task>/attempt_<k>.parquet` (its steps) and then
-`attempt_<k>.json` (attempt-level record). The JSON is written last, so its presence means the
-attempt is complete; a crash between the two leaves an orphan Parquet that is overwritten on
-rerun. Works on any pyarrow filesystem (local or S3).
+`attempt_<k>.json` (attempt-level record with the sha256 of its steps, its final screenshot and
+itself). The JSON is written last, so its presence means the attempt is complete; a crash between
+the two leaves an orphan Parquet that is overwritten on rerun. An attempt whose files no longer
+match its digests is not trusted: it is left out of what is resumed (so it runs again), counted
+in `ParquetAttemptStore.damaged` and logged. Works on any pyarrow filesystem (local or S3).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import re
 from dataclasses import asdict
 from typing import Any
@@ -20,6 +23,9 @@ import pyarrow.parquet as pq
 
 from ops.episode import AttemptRecord, CriticFeedback, GroundTruth, Hint, StepRecord, TaskSpec
 from ops.schemas import PARQUET_WRITE_OPTIONS, from_rows
+from ops.stored_files import DamagedFileError, check_digest, file_sha256, read_bytes, sha256_hex, write_bytes_atomic
+
+log = logging.getLogger(__name__)
 
 _SAFE = re.compile(r"[^A-Za-z0-9._=-]+")
 
@@ -61,6 +67,13 @@ def attempt_summary(record: AttemptRecord) -> dict[str, Any]:
 
 
 _SUMMARY_FILE = re.compile(r"attempt_(\d+)\.json")
+DIGESTS = "digests"  # summary key: sha256 of the steps Parquet, the final screenshot and the summary itself
+
+
+def _summary_digest(summary: dict[str, Any]) -> str:
+    """sha256 of a summary's canonical JSON, without its digests entry."""
+    rest = {k: v for k, v in summary.items() if k != DIGESTS}
+    return sha256_hex(json.dumps(rest, ensure_ascii=False, sort_keys=True).encode())
 
 
 class ParquetAttemptStore:
@@ -69,6 +82,7 @@ class ParquetAttemptStore:
     def __init__(self, fs: pafs.FileSystem, root: str):
         self.fs, self.root = fs, root.rstrip("/")
         self.fs.create_dir(self.root, recursive=True)
+        self.damaged: dict[str, str] = {}  # summary path -> why the attempt was not trusted
 
     @classmethod
     def from_uri(cls, root_uri: str) -> ParquetAttemptStore:
@@ -78,22 +92,21 @@ class ParquetAttemptStore:
     def _dir(self, policy_version: str, task_id: str) -> str:
         return f"{self.root}/{_safe(policy_version)}/{_safe(task_id)}"
 
-    def _write(self, path: str, data: bytes) -> None:
-        tmp = path + ".tmp"
-        with self.fs.open_output_stream(tmp) as f:
-            f.write(data)
-        self.fs.move(tmp, path)
-
     def save(self, record: AttemptRecord) -> None:
         base = self._dir(record.policy_version, record.task.task_id)
-        self.fs.create_dir(base, recursive=True)
         sink = pa.BufferOutputStream()
         pq.write_table(from_rows(step_rows(record), "steps").to_arrow(), sink, **PARQUET_WRITE_OPTIONS)
-        self._write(f"{base}/attempt_{record.attempt}.parquet", sink.getvalue().to_pybytes())
-        if record.final_screenshot_png is not None:
-            self._write(f"{base}/attempt_{record.attempt}.png", record.final_screenshot_png)
-        summary = json.dumps(attempt_summary(record), ensure_ascii=False).encode()
-        self._write(f"{base}/attempt_{record.attempt}.json", summary)
+        steps = sink.getvalue()
+        write_bytes_atomic(self.fs, f"{base}/attempt_{record.attempt}.parquet", steps)
+        png = record.final_screenshot_png
+        if png is not None:
+            write_bytes_atomic(self.fs, f"{base}/attempt_{record.attempt}.png", png)
+        # through JSON once, so the digest is of what a reader parses back
+        summary = json.loads(json.dumps(attempt_summary(record), ensure_ascii=False))
+        summary[DIGESTS] = {"steps": sha256_hex(steps), "final_screenshot": None if png is None else sha256_hex(png),
+                            "summary": _summary_digest(summary)}
+        write_bytes_atomic(self.fs, f"{base}/attempt_{record.attempt}.json",
+                           json.dumps(summary, ensure_ascii=False).encode())
 
     def attempt_path(self, policy_version: str, task_id: str, attempt: int, ext: str) -> str:
         """Path of one stored attempt's file: ext is json (summary), parquet (steps) or png (final screen)."""
@@ -103,24 +116,52 @@ class ParquetAttemptStore:
         path = self.attempt_path(policy_version, task_id, attempt, "png")
         if self.fs.get_file_info(path).type != pafs.FileType.File:
             return None
-        with self.fs.open_input_stream(path) as f:
-            return f.read()
+        return read_bytes(self.fs, path)
 
-    def summaries(self, policy_version: str, task_id: str) -> list[dict[str, Any]]:
-        """Stored attempt summaries of one task, in attempt order (attempts run without hints
-        finish in any order, so an interrupted run can leave gaps)."""
+    def verified_summary(self, path: str, remedy: str) -> dict[str, Any]:
+        """The summary at `path` once it and its attempt's files match the digests it records;
+        raises DamagedFileError naming the file that differs and `remedy`."""
+        try:
+            summary = json.loads(read_bytes(self.fs, path))
+            digests = summary.get(DIGESTS) or {}
+        except (ValueError, AttributeError) as error:
+            raise DamagedFileError(f"{path} is unreadable ({error}); {remedy}") from None
+        check_digest(path, _summary_digest(summary), digests.get("summary"), remedy)
+        stem = path.removesuffix(".json")
+        check_digest(f"{stem}.parquet", file_sha256(self.fs, f"{stem}.parquet"), digests.get("steps"), remedy)
+        if digests.get("final_screenshot") is not None:
+            check_digest(f"{stem}.png", file_sha256(self.fs, f"{stem}.png"), digests["final_screenshot"], remedy)
+        return summary
+
+    def _summary_paths(self, policy_version: str, task_id: str) -> list[str]:
         infos = self.fs.get_file_info(pafs.FileSelector(self._dir(policy_version, task_id), allow_not_found=True))
         numbered = sorted((int(m[1]), info.path) for info in infos
                           if info.type == pafs.FileType.File and (m := _SUMMARY_FILE.fullmatch(info.base_name)))
+        return [path for _, path in numbered]
+
+    def summaries(self, policy_version: str, task_id: str) -> list[dict[str, Any]]:
+        """Stored attempt summaries of one task, in attempt order, as written (unchecked: see
+        `intact_summaries`). Attempts run without hints finish in any order, so an interrupted
+        run can leave gaps."""
+        return [json.loads(read_bytes(self.fs, path)) for path in self._summary_paths(policy_version, task_id)]
+
+    def intact_summaries(self, policy_version: str, task_id: str) -> list[dict[str, Any]]:
+        """The summaries of one task's attempts whose files match their digests, in attempt
+        order; a damaged attempt is left out (a gap the rerun fills) and recorded in `damaged`."""
         out = []
-        for _, path in numbered:
-            with self.fs.open_input_stream(path) as f:
-                out.append(json.loads(f.read()))
+        for path in self._summary_paths(policy_version, task_id):
+            try:
+                out.append(self.verified_summary(path, "it is not trusted: the rerun runs this attempt again"))
+            except (DamagedFileError, FileNotFoundError) as error:
+                if path not in self.damaged:
+                    self.damaged[path] = str(error)
+                    log.warning(f"staged attempt damaged: {error}")
         return out
 
     def completed(self, task_id: str, policy_version: str) -> dict[int, CriticFeedback]:
+        """Feedback of each intact stored attempt of a task, by attempt number: what a rerun resumes."""
         return {s["attempt"]: CriticFeedback.from_json(json.dumps(s["feedback"]))
-                for s in self.summaries(policy_version, task_id)}
+                for s in self.intact_summaries(policy_version, task_id)}
 
     def read_steps(self, policy_version: str, task_id: str, attempt: int) -> pl.DataFrame:
         """The `steps` table rows of one stored attempt."""
@@ -161,10 +202,10 @@ def feedback_row(task_id: str, attempt: int, fb: dict[str, Any]) -> dict[str, An
 
 def collect_tables(store: ParquetAttemptStore, policy_version: str,
                    task_ids: list[str]) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
-    """The `attempts`, `steps` and `critic_feedback` tables of every stored attempt of these tasks."""
+    """The `attempts`, `steps` and `critic_feedback` tables of every intact stored attempt of these tasks."""
     attempts, feedback, steps = [], [], []
     for task_id in task_ids:
-        for s in store.summaries(policy_version, task_id):
+        for s in store.intact_summaries(policy_version, task_id):
             attempts.append(attempt_row(s, store.read_final_screenshot(policy_version, task_id, s["attempt"])))
             feedback.append(feedback_row(task_id, s["attempt"], s["feedback"]))
             steps.append(store.read_steps(policy_version, task_id, s["attempt"]))
@@ -179,13 +220,13 @@ def _unjson(text: str | None) -> Any:
 def load_attempt(store: ParquetAttemptStore, policy_version: str, task_id: str, attempt: int) -> AttemptRecord:
     """The full record of one stored attempt (steps from its Parquet, the rest from its JSON):
     the inverse of `ParquetAttemptStore.save`. Raises FileNotFoundError for an attempt that was
-    never completed and ValueError when its two files disagree."""
+    never completed, DamagedFileError when a file differs from its digest and ValueError when its
+    two files disagree."""
     path = store.attempt_path(policy_version, task_id, attempt, "json")
     if store.fs.get_file_info(path).type != pafs.FileType.File:
         raise FileNotFoundError(f"no completed attempt {attempt} of task {task_id!r} for policy "
                                 f"{policy_version!r} (missing {path})")
-    with store.fs.open_input_stream(path) as f:
-        summary = json.loads(f.read())
+    summary = store.verified_summary(path, "rerun the stage that staged it: it runs this attempt again")
     rows = store.read_steps(policy_version, task_id, attempt).sort("step").iter_rows(named=True)
     steps = [StepRecord(
         step=r["step"], screenshot_png=r["screenshot_png"], elements=_unjson(r["elements"]),

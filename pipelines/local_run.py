@@ -10,6 +10,7 @@ unpartitioned (shared) assets is skipped while its stored materialization is cur
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections.abc import Iterator
@@ -26,6 +27,7 @@ from dagster._core.workspace.context import WorkspaceProcessContext
 from dagster._core.workspace.load_target import WorkspaceFileTarget
 from dagster.version import __version__ as dagster_version
 
+from ops.stored_files import DamagedFileError
 from resources.experiment import APP_DIMENSION, EXPERIMENT_DIMENSION, PartitionAddress, register_experiment
 from resources.storage import ParquetIOManager
 
@@ -36,6 +38,8 @@ LOCATION = "mobileforge"  # the code location workspace.yaml names
 MAX_CONCURRENT_RUNS = 2  # runs of one stage at once (one per core)
 POLL_SECONDS = 0.5
 FINISHED = {DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED}
+
+log = logging.getLogger(__name__)
 
 
 def default_instance() -> dg.DagsterInstance:
@@ -83,13 +87,24 @@ class LineObserver:
 
 def reusable(instance: dg.DagsterInstance, job: dg.JobDefinition, key: dg.AssetKey,
              io_manager: Any) -> bool:
-    """An unpartitioned asset materialized by its current code version whose data is still stored."""
+    """An unpartitioned asset materialized by its current code version whose data is still stored
+    and matches its manifest's digest (a damaged copy is rebuilt, with a warning)."""
     event = instance.get_latest_materialization_event(key)
     if event is None or event.asset_materialization is None:
         return False
     if event.asset_materialization.tags.get(CODE_VERSION_TAG) != job.asset_layer.get(key).code_version:
         return False
-    return not isinstance(io_manager, ParquetIOManager) or io_manager.stored(key, PartitionAddress.of(None, None))
+    if not isinstance(io_manager, ParquetIOManager):
+        return True
+    address = PartitionAddress.of(None, None)
+    if not io_manager.stored(key, address):
+        return False
+    try:
+        io_manager.verify(key, address)
+    except DamagedFileError as error:
+        log.warning(f"{key.to_user_string()} is not reused, it is rebuilt: {error}")
+        return False
+    return True
 
 
 def stage_partitions(job: dg.JobDefinition, instance: dg.DagsterInstance, experiment: str,

@@ -17,16 +17,26 @@ import tempfile
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import dagster as dg
 import polars as pl
+import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from pydantic import BaseModel, Field
 
 from ops.attempt_store import ParquetAttemptStore
 from ops.schemas import PARQUET_WRITE_OPTIONS
+from ops.stored_files import (
+    DamagedFileError,
+    check_digest,
+    exists,
+    file_sha256,
+    read_bytes,
+    sha256_hex,
+    write_bytes_atomic,
+)
 from resources.experiment import PartitionAddress, check_segment, collect_lineage, staging_path
 
 DATA_PARQUET = "data.parquet"
@@ -97,44 +107,6 @@ class StorageLocation(dg.ConfigurableResource):
         return uri.removeprefix("s3://") if self.is_s3 else str(Path(uri).resolve())
 
 
-def write_atomic(fs: pafs.FileSystem, path: str, write: Callable[[str], None]) -> None:
-    """Write `path` so readers see the old or the new file, never a partial one.
-
-    Local: `write` fills a temp file in the same directory, which is then renamed over `path`.
-    S3: `write` writes `path` directly: an object appears only once its upload completes.
-    """
-    parent = path.rsplit("/", 1)[0]
-    fs.create_dir(parent, recursive=True)
-    if not isinstance(fs, pafs.LocalFileSystem):
-        write(path)
-        return
-    tmp = f"{parent}/.tmp-{uuid.uuid4().hex}-{path.rsplit('/', 1)[1]}"
-    try:
-        write(tmp)
-        fs.move(tmp, path)
-    except BaseException:
-        if fs.get_file_info(tmp).type != pafs.FileType.NotFound:
-            fs.delete_file(tmp)
-        raise
-
-
-def write_bytes_atomic(fs: pafs.FileSystem, path: str, data: bytes) -> None:
-    def write(target: str) -> None:
-        with fs.open_output_stream(target) as out:
-            out.write(data)
-
-    write_atomic(fs, path, write)
-
-
-def read_bytes(fs: pafs.FileSystem, path: str) -> bytes:
-    with fs.open_input_stream(path) as f:
-        return f.read()
-
-
-def exists(fs: pafs.FileSystem, path: str) -> bool:
-    return fs.get_file_info(path).type != pafs.FileType.NotFound
-
-
 def _metadata_plain(value: Any) -> Any:
     """A metadata entry as plain JSON data (MetadataValue wrappers unwrapped)."""
     return value.value if isinstance(value, dg.MetadataValue) else value
@@ -145,7 +117,8 @@ class ParquetIOManager(dg.ConfigurableIOManager):
     storage root; an input annotated with a pydantic model loads as that model.
 
     Every write is atomic and leaves `_manifest.json` beside the data: asset key, experiment,
-    partition, rows and columns, run id, code version, run config and upstream data versions.
+    partition, rows and columns, the data file's size and sha256, run id, code version, run
+    config and upstream data versions. Reads check the data file against that digest.
     An input spanning several upstream partitions (e.g. every app of one experiment) loads as
     one concatenated DataFrame, or as `{partition_key: value}` when the input is annotated
     `dict` or the stored values are JSON.
@@ -177,20 +150,20 @@ class ParquetIOManager(dg.ConfigurableIOManager):
             "written_at": datetime.now(timezone.utc).isoformat(),
         }
         if isinstance(obj, pl.DataFrame):
-            table = obj.to_arrow()
-            write_atomic(fs, f"{directory}/{DATA_PARQUET}",
-                         lambda p: pq.write_table(table, p, filesystem=fs,
-                                                  **PARQUET_WRITE_OPTIONS))
+            sink = pa.BufferOutputStream()
+            pq.write_table(obj.to_arrow(), sink, **PARQUET_WRITE_OPTIONS)
+            data = sink.getvalue()
+            write_bytes_atomic(fs, f"{directory}/{DATA_PARQUET}", data)
             stale = f"{directory}/{DATA_JSON}"
-            manifest.update(format="parquet", rows=obj.height,
+            manifest.update(format="parquet", rows=obj.height, bytes=data.size, sha256=sha256_hex(data),
                             columns={n: str(t) for n, t in obj.schema.items()})
             context.add_output_metadata({"rows": obj.height})
         elif isinstance(obj, (dict, list, BaseModel)):
             value = obj.model_dump(mode="json") if isinstance(obj, BaseModel) else obj
-            write_bytes_atomic(fs, f"{directory}/{DATA_JSON}",
-                               json.dumps(value, ensure_ascii=False, sort_keys=True).encode())
+            data = json.dumps(value, ensure_ascii=False, sort_keys=True).encode()
+            write_bytes_atomic(fs, f"{directory}/{DATA_JSON}", data)
             stale = f"{directory}/{DATA_PARQUET}"
-            manifest.update(format="json")
+            manifest.update(format="json", bytes=len(data), sha256=sha256_hex(data))
         else:
             raise TypeError(
                 f"{context.asset_key.to_user_string()}: ParquetIOManager stores polars frames "
@@ -236,17 +209,38 @@ class ParquetIOManager(dg.ConfigurableIOManager):
         return exists(fs, f"{directory}/{DATA_PARQUET}") or exists(fs, f"{directory}/{DATA_JSON}")
 
     def load(self, asset_key: dg.AssetKey, address: PartitionAddress) -> Any:
-        """Load one stored partition (a DataFrame, or the stored JSON value)."""
+        """Load one stored partition (a DataFrame, or the stored JSON value), checked against the
+        digest and row count its manifest recorded; raises DamagedFileError naming the file and
+        what to rematerialize when they differ."""
+        path, data = self._read_verified(asset_key, address)
+        if path.endswith(DATA_PARQUET):
+            return pl.from_arrow(pq.read_table(pa.BufferReader(data)))
+        return json.loads(data)
+
+    def verify(self, asset_key: dg.AssetKey, address: PartitionAddress) -> None:
+        """Check one stored partition against its manifest without parsing it (see `load`)."""
+        self._read_verified(asset_key, address)
+
+    def _read_verified(self, asset_key: dg.AssetKey, address: PartitionAddress) -> tuple[str, bytes]:
         fs, _ = self.location.filesystem()
         directory = self.partition_dir(asset_key, address)
-        if exists(fs, f"{directory}/{DATA_PARQUET}"):
-            return pl.from_arrow(pq.read_table(f"{directory}/{DATA_PARQUET}", filesystem=fs))
-        if exists(fs, f"{directory}/{DATA_JSON}"):
-            return json.loads(read_bytes(fs, f"{directory}/{DATA_JSON}"))
-        raise FileNotFoundError(
-            f"no stored data for asset {asset_key.to_user_string()!r}, experiment "
-            f"{address.experiment!r}, partition {address.partition!r} at "
-            f"{self.location.uri(directory)}; materialize it first")
+        path = next((p for p in (f"{directory}/{DATA_PARQUET}", f"{directory}/{DATA_JSON}") if exists(fs, p)), None)
+        if path is None:
+            raise FileNotFoundError(
+                f"no stored data for asset {asset_key.to_user_string()!r}, experiment "
+                f"{address.experiment!r}, partition {address.partition!r} at "
+                f"{self.location.uri(directory)}; materialize it first")
+        data = read_bytes(fs, path)
+        remedy = (f"delete {self.location.uri(directory)} and rematerialize {asset_key.to_user_string()} "
+                  f"(experiment {address.experiment!r}, partition {address.partition!r})")
+        try:
+            manifest = json.loads(read_bytes(fs, f"{directory}/{MANIFEST}"))
+        except (FileNotFoundError, ValueError) as error:
+            raise DamagedFileError(f"{self.location.uri(path)}: its manifest is missing or unreadable "
+                                   f"({error}); {remedy}") from None
+        check_digest(self.location.uri(path), sha256_hex(data), manifest.get("sha256"), remedy,
+                     _rows_detail(data, manifest) if path.endswith(DATA_PARQUET) else "")
+        return path, data
 
     def manifest(self, asset_key: dg.AssetKey, address: PartitionAddress) -> dict[str, Any]:
         """The `_manifest.json` of one stored partition."""
@@ -254,13 +248,51 @@ class ParquetIOManager(dg.ConfigurableIOManager):
         return json.loads(read_bytes(fs, f"{self.partition_dir(asset_key, address)}/{MANIFEST}"))
 
 
+# directory -> (marker, sizes and mtimes) of its last successful check in this process: a file
+# changed since (rewritten, truncated, replaced) has another mtime or size and is hashed again
+_verified_dirs: dict[str, tuple[bytes, tuple[tuple[str, int, int], ...]]] = {}
+
+
+def verify_artifact_dir(directory: Path, marker: bytes, uri: str) -> Path:
+    """`directory` once every file its marker lists has the recorded size and sha256; raises
+    DamagedFileError naming the first file that differs."""
+    recorded = json.loads(marker)
+    remedy = f"the artifact {uri} is damaged: delete it and rematerialize the asset that stored it"
+    stats = []
+    for rel, size in sorted(recorded["files"].items()):
+        path = directory / rel
+        if not path.is_file() or path.stat().st_size != size:
+            actual = path.stat().st_size if path.is_file() else "no file"
+            raise DamagedFileError(f"{path}: expected {size} bytes, found {actual}; {remedy}")
+        stats.append((rel, size, path.stat().st_mtime_ns))
+    fingerprint = (marker, tuple(stats))
+    if _verified_dirs.get(str(directory)) == fingerprint:
+        return directory
+    digests = recorded.get("sha256") or {}
+    local = pafs.LocalFileSystem()
+    for rel, _, _ in stats:
+        check_digest(str(directory / rel), file_sha256(local, str(directory / rel)), digests.get(rel), remedy)
+    _verified_dirs[str(directory)] = fingerprint
+    return directory
+
+
+def _rows_detail(data: bytes, manifest: dict[str, Any]) -> str:
+    """What a damaged Parquet file holds against its manifest, for the error message."""
+    try:
+        rows = pq.read_metadata(pa.BufferReader(data)).num_rows
+    except (pa.ArrowException, OSError):
+        return f" and it is no readable Parquet file (the manifest records {manifest.get('rows')} rows)"
+    return f" (the manifest records {manifest.get('rows')} rows, the file holds {rows})"
+
+
 class ArtifactStore(dg.ConfigurableResource):
     """Directories too large for the IO manager (checkpoints, `datasets.save_to_disk` output).
 
     Local and S3 roots share this code through pyarrow.fs. A directory counts as stored only
-    once its `_COMPLETE.json` marker (file list, sizes, a fresh version id) is written, last.
-    Replacing a key is not atomic for a reader copying it at that moment: give each run its own
-    key (e.g. `<experiment>/checkpoints/<stage>/<run_id>`).
+    once its `_COMPLETE.json` marker (file list, sizes, sha256 digests, a fresh version id) is
+    written, last; readers (`get_dir`, `local_path`) check the files against it. Replacing a key
+    is not atomic for a reader copying it at that moment: give each run its own key (e.g.
+    `<experiment>/checkpoints/<stage>/<run_id>`).
     """
 
     location: StorageLocation
@@ -296,56 +328,61 @@ class ArtifactStore(dg.ConfigurableResource):
         if exists(fs, target):
             fs.delete_dir(target)
         fs.create_dir(target, recursive=True)
-        files = {str(p.relative_to(source)): p.stat().st_size
-                 for p in sorted(source.rglob("*")) if p.is_file()}
-        pafs.copy_files(str(source), target, source_filesystem=pafs.LocalFileSystem(),
-                        destination_filesystem=fs)
+        local = pafs.LocalFileSystem()
+        paths = {str(p.relative_to(source)): p for p in sorted(source.rglob("*")) if p.is_file()}
+        files = {rel: p.stat().st_size for rel, p in paths.items()}
+        digests = {rel: file_sha256(local, str(p)) for rel, p in paths.items()}
+        pafs.copy_files(str(source), target, source_filesystem=local, destination_filesystem=fs)
         write_bytes_atomic(fs, f"{target}/{ARTIFACT_MARKER}",
-                           json.dumps({"files": files, "version": uuid.uuid4().hex,
+                           json.dumps({"files": files, "sha256": digests, "version": uuid.uuid4().hex,
                                        "written_at": datetime.now(timezone.utc).isoformat()},
                                       sort_keys=True).encode())
         return self.location.uri(target)
 
-    def get_dir(self, uri: str, local_dir: str | os.PathLike[str]) -> Path:
-        """Copy a stored directory to `local_dir`; raises if it is missing or incomplete."""
+    def _marker(self, uri: str) -> bytes:
         fs, _ = self.location.filesystem()
         source = self._resolve(uri)
         if not exists(fs, f"{source}/{ARTIFACT_MARKER}"):
             raise FileNotFoundError(f"artifact {uri} is missing or incomplete (no marker)")
-        files = json.loads(read_bytes(fs, f"{source}/{ARTIFACT_MARKER}"))["files"]
+        return read_bytes(fs, f"{source}/{ARTIFACT_MARKER}")
+
+    def get_dir(self, uri: str, local_dir: str | os.PathLike[str]) -> Path:
+        """Copy a stored directory to `local_dir`, checked against its marker's digests; raises if
+        it is missing, incomplete or damaged."""
+        fs, _ = self.location.filesystem()
+        source = self._resolve(uri)
+        marker = self._marker(uri)
         dest = Path(local_dir)
-        for rel in files:
+        for rel in json.loads(marker)["files"]:
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)
             pafs.copy_files(f"{source}/{rel}", str((dest / rel).resolve()),
                             source_filesystem=fs, destination_filesystem=pafs.LocalFileSystem())
+        verify_artifact_dir(dest, marker, uri)
         return dest
 
     def local_path(self, uri: str) -> Path:
-        """A local directory holding the artifact: itself when local, else a download cached
-        under `cache_dir` (refreshed when the stored directory's marker changes). A `file://` URI
-        names a directory outside the store (weights read in place) and is returned as it is."""
+        """A local directory holding the artifact, checked against its marker's digests: itself
+        when local, else a download cached under `cache_dir` (refreshed when the stored directory's
+        marker changes). A `file://` URI names a directory outside the store (weights read in
+        place) and is returned as it is."""
         if uri.startswith("file://"):
             path = Path(uri.removeprefix("file://"))
             if not path.is_dir():
                 raise FileNotFoundError(f"{uri}: no such directory")
             return path
+        marker = self._marker(uri)
         source = self._resolve(uri)
         if not self.location.is_s3:
-            if not (Path(source) / ARTIFACT_MARKER).exists():
-                raise FileNotFoundError(f"artifact {uri} is missing or incomplete (no marker)")
-            return Path(source)
-        fs, _ = self.location.filesystem()
-        if not exists(fs, f"{source}/{ARTIFACT_MARKER}"):
-            raise FileNotFoundError(f"artifact {uri} is missing or incomplete (no marker)")
-        marker = read_bytes(fs, f"{source}/{ARTIFACT_MARKER}")
+            return verify_artifact_dir(Path(source), marker, uri)
         cache = Path(self.cache_dir or Path(tempfile.gettempdir()) / "mobileforge-artifacts")
         dest = cache / source
         cached = dest / ARTIFACT_MARKER
-        if not (cached.exists() and cached.read_bytes() == marker):
-            if dest.exists():
-                shutil.rmtree(dest)
-            self.get_dir(uri, dest)
-            cached.write_bytes(marker)  # written last: a cache without it is re-downloaded
+        if cached.exists() and cached.read_bytes() == marker:
+            return verify_artifact_dir(dest, marker, uri)
+        if dest.exists():
+            shutil.rmtree(dest)
+        self.get_dir(uri, dest)
+        cached.write_bytes(marker)  # written last: a cache without it is re-downloaded
         return dest
 
     def put_hf_dataset(self, dataset: Any, key: str, scratch_dir: str | os.PathLike[str]) -> str:

@@ -66,7 +66,7 @@ def test_load_attempt_rejects_a_summary_that_disagrees_with_its_steps(tmp_path):
     summary = json.loads(path.read_text())
     summary["n_steps"] = 5
     path.write_text(json.dumps(summary))
-    with pytest.raises(ValueError, match="summary says 5 steps"):
+    with pytest.raises(ValueError, match="attempt_1.json is damaged"):  # its digest no longer matches
         load_attempt(store, "p0", "wifi", 1)
 
 

@@ -8,6 +8,7 @@ import dagster as dg
 import polars as pl
 import pytest
 
+from ops.stored_files import write_atomic
 from resources.experiment import (
     APPS_OF_EXPERIMENT,
     SHARED_EXPERIMENT,
@@ -15,7 +16,7 @@ from resources.experiment import (
     experiment_partitions,
     register_experiment,
 )
-from resources.storage import MANIFEST, StorageLocation, write_atomic
+from resources.storage import MANIFEST, StorageLocation
 from tests.storage.graph import ALL_ASSETS, APPS, experiment_by_app, materialize_experiment
 
 TASKS = dg.AssetKey("curriculum_tasks")

@@ -1,0 +1,83 @@
+"""Files stored on any pyarrow filesystem (local or S3): atomic writes under unique temporary
+names, and content digests that readers check before trusting what they read.
+
+A digest is the sha256 of a file's bytes, recorded by the writer beside the file (a manifest, a
+marker, an attempt summary); about 2 ms per 4 MB, against ~130 ms to parse the same Parquet.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from typing import Callable
+
+import pyarrow.fs as pafs
+
+_CHUNK = 1 << 20
+
+
+class DamagedFileError(ValueError):
+    """A stored file differs from the digest its writer recorded (flipped bytes, truncation, a
+    file replaced behind the store's back) or has no digest to check."""
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def file_sha256(fs: pafs.FileSystem, path: str) -> str:
+    """sha256 of a stored file, read in chunks."""
+    digest = hashlib.sha256()
+    with fs.open_input_stream(path) as stream:
+        while chunk := stream.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def check_digest(location: str, actual: str, recorded: str | None, remedy: str, detail: str = "") -> None:
+    """Raise DamagedFileError naming `location` and `remedy` unless `actual` is the recorded digest."""
+    if recorded is None:
+        raise DamagedFileError(f"{location}: no content digest was recorded when it was written, so it "
+                               f"cannot be trusted; {remedy}")
+    if actual != recorded:
+        raise DamagedFileError(f"{location} is damaged: its sha256 is {actual[:12]}…, the writer recorded "
+                               f"{recorded[:12]}…{detail}; {remedy}")
+
+
+def exists(fs: pafs.FileSystem, path: str) -> bool:
+    return fs.get_file_info(path).type != pafs.FileType.NotFound
+
+
+def read_bytes(fs: pafs.FileSystem, path: str) -> bytes:
+    with fs.open_input_stream(path) as f:
+        return f.read()
+
+
+def write_atomic(fs: pafs.FileSystem, path: str, write: Callable[[str], None]) -> None:
+    """Write `path` so readers see the old or the new file, never a partial one.
+
+    Local: `write` fills a temp file of a unique name in the same directory (so concurrent
+    writers never share one), which is then renamed over `path`. S3: `write` writes `path`
+    directly: an object appears only once its upload completes.
+    """
+    parent, name = path.rsplit("/", 1)
+    fs.create_dir(parent, recursive=True)
+    if not isinstance(fs, pafs.LocalFileSystem):
+        write(path)
+        return
+    tmp = f"{parent}/.tmp-{uuid.uuid4().hex}-{name}"
+    try:
+        write(tmp)
+        fs.move(tmp, path)
+    except BaseException:
+        if exists(fs, tmp):
+            fs.delete_file(tmp)
+        raise
+
+
+def write_bytes_atomic(fs: pafs.FileSystem, path: str, data: bytes) -> None:
+    def write(target: str) -> None:
+        with fs.open_output_stream(target) as out:
+            out.write(data)
+
+    write_atomic(fs, path, write)
