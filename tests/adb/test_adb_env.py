@@ -1,6 +1,7 @@
 """AdbEnvironment against the served simulator: the same observations and verdicts as the
 in-process SimEnvironment, dump retries, and a dropped device as an infrastructure failure."""
 
+import json
 import time
 
 import pytest
@@ -130,3 +131,31 @@ def test_a_real_device_has_no_ground_truth_and_resets_by_clearing(server):
     assert env.launch("contacts").app == "contacts"
 
 
+
+
+def test_exploration_restores_by_relaunch_and_replay_of_the_action_prefix(server):
+    env = _env(server)
+    first = env.launch("contacts")
+    row = next(e for e in first.elements if e.get("clickable") and e["text"])
+    env.step(Action(type="click", element=row["index"]))
+    inside = env.observe()
+    snapshot = env.snapshot()
+    assert json.loads(snapshot)["replay"]["app"] == "contacts"  # an action prefix, not device state
+    env.step(Action(type="system_button", button="back"))
+    env.step(Action(type="system_button", button="home"))
+    env.restore(snapshot)
+    again = env.observe()
+    assert (again.screen, again.elements) == (inside.screen, inside.elements) and env.stats.replays == 1
+
+
+def test_explore_app_on_a_device_anchors_on_activities_and_replays(server):
+    from ops.exploration import ExplorationConfig, explore_app
+
+    env = _env(server)
+    transitions = explore_app(env, "clock", ExplorationConfig(max_depth=2, max_transitions=6, max_branches=3))
+    assert len(transitions) == 6 and env.stats.replays >= 6
+    assert transitions[0].goal.startswith("In clock, open '")  # a goal per activity of `dumpsys package`
+    by_id = {t.transition_id: t for t in transitions}
+    for t in transitions:  # a child starts where its parent ended: the replay restored that state
+        if t.parent_id:
+            assert t.before.elements == by_id[t.parent_id].after.elements
