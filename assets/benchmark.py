@@ -59,13 +59,15 @@ RATE_HEADERS = {"progress": "progress", "false_complete": "false complete", "sid
                       "instances of the curriculum's): success, progress, false complete, side effects, overdue.")
 def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig, base_policy: Checkpoint,
                       hifpo_checkpoint: Checkpoint, rft_checkpoint: Checkpoint, grsd_checkpoint: Checkpoint,
+                      adagrpo_checkpoint: Checkpoint,
                       simulator: SimulatorResource, policy: PolicyResource, storage: StorageLocation,
                       artifact_store: ArtifactStore) -> pl.DataFrame:
     tasks = (held_out_tasks(config.seeds_per_template, config.max_templates, simulator.world_seed, config.first_seed)
              if config.split == "test" else
              unseen_train_tasks(config.seeds_per_template, config.first_seed, config.max_templates, simulator.world_seed))
     specs = [t for t, _ in tasks]
-    candidates = {"base": base_policy, "hifpo": hifpo_checkpoint, "rft": rft_checkpoint, "grsd": grsd_checkpoint}
+    candidates = {"base": base_policy, "hifpo": hifpo_checkpoint, "rft": rft_checkpoint, "grsd": grsd_checkpoint,
+                  "adagrpo": adagrpo_checkpoint}
     expected_apps = first_apps(specs, simulator.world_seed)
     evaluated: dict[str, pl.DataFrame] = {}  # checkpoint URI -> its episodes (untrained methods reuse the base's)
     frames = []

@@ -2,7 +2,7 @@
 prompt style and output format they speak, and where they came from.
 
 Every policy-valued asset (`base_policy`, `hifpo_checkpoint`, `rft_checkpoint`,
-`grsd_checkpoint`) returns a `Checkpoint`; the policy resource turns one into an acting policy
+`grsd_checkpoint`, `adagrpo_checkpoint`) returns a `Checkpoint`; the policy resource turns one into an acting policy
 (`resources.policy.PolicyResource.acting_policy`), the only place that does.
 """
 
@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ops.prompts import PromptStyle
 
-Method = Literal["base", "hifpo", "rft", "grsd"]
+Method = Literal["base", "hifpo", "rft", "grsd", "adagrpo"]
 
 
 class Checkpoint(BaseModel):

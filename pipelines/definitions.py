@@ -8,6 +8,7 @@ from assets.critic_calibration import critic_calibration
 from assets.curriculum import curriculum_tasks
 from assets.exploration import APPS, exploration_traces
 from assets.learning import fork_pairs, grsd_checkpoint, hifpo_checkpoint, rft_checkpoint, step_datasets
+from assets.online_rl import adagrpo_checkpoint
 from assets.rollouts import rollouts
 from pipelines.checks import schema_check
 from pipelines.resources import resources_for
@@ -19,7 +20,7 @@ from resources.experiment import (
 )
 
 ASSETS = [exploration_traces, curriculum_tasks, rollouts, critic_calibration, base_policy, step_datasets,
-          hifpo_checkpoint, fork_pairs, grsd_checkpoint, rft_checkpoint, benchmark_results]
+          hifpo_checkpoint, fork_pairs, grsd_checkpoint, rft_checkpoint, adagrpo_checkpoint, benchmark_results]
 
 CHECKS = [
     schema_check(exploration_traces, "exploration_transitions"),
@@ -50,10 +51,12 @@ STAGES = [
     _stage_job("discovery", [exploration_traces], "Explore the target apps: one run per app partition."),
     _stage_job("interaction", [curriculum_tasks, rollouts, critic_calibration],
                "Mine the curriculum, roll out K hint-guided attempts per task, judge them, calibrate the critic."),
-    # The three training methods read the same upstream data and each trains on one torch thread,
+    # The training methods read the same upstream data and each trains on one torch thread,
     # so they run side by side, one process each.
-    _stage_job("training", [step_datasets, fork_pairs, hifpo_checkpoint, rft_checkpoint, grsd_checkpoint],
-               "Filter the step dataset, find fork pairs, train HiFPO, RFT and GRSD checkpoints in parallel.",
+    _stage_job("training", [step_datasets, fork_pairs, hifpo_checkpoint, rft_checkpoint, grsd_checkpoint,
+                            adagrpo_checkpoint],
+               "Filter the step dataset, find fork pairs, train HiFPO, RFT and GRSD checkpoints and AdaGRPO "
+               "online in the simulator, in parallel.",
                dg.multiprocess_executor.configured({"max_concurrent": 2})),
     _stage_job("evaluation", [benchmark_results], "Benchmark the base and every trained policy: Pass@k."),
 ]

@@ -10,7 +10,7 @@ from pipelines.definitions import STAGES, curriculum_refresh, defs, nightly_disc
 REPO = Path(__file__).resolve().parents[2]
 
 EXPECTED_ASSETS = [
-    "base_policy", "benchmark_results", "critic_calibration", "critic_feedback", "curriculum_tasks",
+    "adagrpo_checkpoint", "base_policy", "benchmark_results", "critic_calibration", "critic_feedback", "curriculum_tasks",
     "exploration_traces", "fork_pairs", "grsd_checkpoint", "hifpo_checkpoint", "rft_checkpoint",
     "rollout_attempts", "rollout_steps", "step_datasets",
 ]

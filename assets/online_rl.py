@@ -1,0 +1,107 @@
+"""adagrpo_checkpoint: the base trained online in the simulator by AdaGRPO (MobileRL §2.2)."""
+
+import tempfile
+from pathlib import Path
+from typing import Any, ContextManager
+
+import dagster as dg
+import polars as pl
+import pyarrow.fs as pafs
+from pydantic import Field
+
+from assets.learning import NO_WEIGHTS, _progress, _trained, _unchanged
+from assets.metadata import chart_md
+from ops.adagrpo import FailureCurriculum
+from ops.checkpoint import Checkpoint
+from ops.curriculum import task_specs
+from ops.episode import Policy
+from ops.plots import training_curves_chart
+from phonesim.tasks import all_templates
+from resources.environment import SimulatorResource
+from resources.experiment import check_segment, experiment_of, experiment_partitions, lineage_metadata
+from resources.policy import PolicyResource
+from resources.storage import ArtifactStore, StorageLocation
+
+HISTORY_FILE = "_state/adagrpo_failure_history.json"
+
+
+class AdaGRPOAssetConfig(dg.Config):
+    preset: str = Field(default="cpu_tiny", pattern="^(cpu_tiny|paper)$", description=(
+        "'cpu_tiny': the default run's small CPU budget; 'paper': MobileRL table 5 (G = 16, 20 epochs of 16 tasks)."))
+    overrides: dict[str, Any] = Field(default_factory=dict, description=(
+        "AdaGRPOConfig fields to override, e.g. {'epochs': 30}, {'spa': false} (ablations: spa, adapr, fcf), "
+        "{'reward': 'shaped'}."))
+    keep_history: bool = Field(default=True, description=(
+        "Read and update the experiment's FCF failure history (MobileRL keeps it across training runs); "
+        "false starts from none and stores nothing."))
+
+
+def _history_path(storage: StorageLocation, experiment: str) -> tuple[pafs.FileSystem, str]:
+    fs, root = storage.filesystem()
+    return fs, f"{root}/{check_segment(experiment, 'experiment')}/{HISTORY_FILE}"
+
+
+def _read_history(fs: pafs.FileSystem, path: str) -> str | None:
+    if fs.get_file_info(path).type == pafs.FileType.NotFound:
+        return None
+    with fs.open_input_stream(path) as f:
+        return f.read().decode()
+
+
+def _write_history(fs: pafs.FileSystem, path: str, text: str) -> None:
+    fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
+    with fs.open_output_stream(path) as f:
+        f.write(text.encode())
+
+
+@dg.asset(partitions_def=experiment_partitions, group_name="learning", code_version="adagrpo-1",
+          description="One checkpoint (not a table): the base trained online by trajectory-level GRPO on the "
+                      "curriculum's train-split templates at fresh seeds, with SPA, AdaPR and FCF (MobileRL §2.2).")
+def adagrpo_checkpoint(context: dg.AssetExecutionContext, config: AdaGRPOAssetConfig,
+                       curriculum_tasks: pl.DataFrame, base_policy: Checkpoint, simulator: SimulatorResource,
+                       policy: PolicyResource, storage: StorageLocation, artifact_store: ArtifactStore) -> Checkpoint:
+    from training.trainers.adagrpo import AdaGRPOConfig, run_adagrpo
+
+    if base_policy.uri is None:
+        return _unchanged(context, "adagrpo", base_policy, NO_WEIGHTS, lineage_metadata(context, config))
+    known = all_templates()
+    pool = sorted({t.template_id for t in task_specs(curriculum_tasks, True, None)
+                   if t.template_id and known[t.template_id].split == "train"})
+    if not pool:
+        return _unchanged(context, "adagrpo", base_policy, "the curriculum has no train-split template task",
+                          lineage_metadata(context, config))
+    train_config = (AdaGRPOConfig.cpu_tiny(**config.overrides) if config.preset == "cpu_tiny"
+                    else AdaGRPOConfig(**config.overrides))
+    experiment, run = experiment_of(context), context.run_id
+    fs, history_path = _history_path(storage, experiment)
+    failures = FailureCurriculum.from_json(_read_history(fs, history_path) if config.keep_history else None,
+                                           train_config.fcf_fail_epochs, train_config.fcf_cooldown_epochs)
+
+    def act(checkpoint_dir: Path | None, epoch: int) -> ContextManager[Policy]:
+        """Epoch e's policy: the previous epoch's weights, read in place, sampling at the config's temperature."""
+        acting = base_policy if checkpoint_dir is None else base_policy.trained_from(
+            "adagrpo", f"adagrpo-e{epoch - 1}:{run[:8]}", f"file://{checkpoint_dir}", 0)
+        return policy.acting_policy(acting, artifact_store, temperature=train_config.temperature,
+                                    seed=train_config.seed + epoch, version=f"adagrpo-e{epoch - 1}:{run[:8]}")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        result = run_adagrpo(pool, base_dir=artifact_store.local_path(base_policy.uri), workdir=Path(tmp),
+                             config=train_config, act=act, failures=failures, world_seed=simulator.world_seed,
+                             screen_size=(simulator.screen_width, simulator.screen_height), log=context.log.info,
+                             progress=_progress(context, "adagrpo"))
+        if config.keep_history:
+            _write_history(fs, history_path, failures.to_json())
+        extra = {"pool": len(pool), "episodes": result.episodes,
+                 "rollout_seconds": result.rollout_seconds, "update_seconds": result.update_seconds,
+                 "episode_errors": len(result.episode_errors),
+                 "failure_history": dg.MetadataValue.json({**failures.counts(), "epochs_seen": failures.epochs_seen}),
+                 "ablation": dg.MetadataValue.json({k: getattr(train_config, k) for k in ("spa", "adapr", "fcf",
+                                                                                            "reward")}),
+                 "final_epoch": dg.MetadataValue.json({k: v[-1][1] for k, v in result.curves.items() if v}),
+                 **lineage_metadata(context, config)}
+        if result.report is None:  # the curves still show what the episodes did
+            curves = {"curves": chart_md(training_curves_chart(result.curves, "adagrpo"))} \
+                if any(result.curves.values()) else {}
+            return _unchanged(context, "adagrpo", base_policy, "no trajectory group had reward variance: every "
+                              "group's G episodes scored alike, so every advantage was 0", {**curves, **extra})
+        return _trained(context, result.report, artifact_store, "adagrpo", base_policy, extra)
