@@ -1,0 +1,1 @@
+"""STAND-IN for the android_world package (see ../README.md): not AndroidWorld."""
