@@ -12,6 +12,7 @@ from assets.online_rl import adagrpo_checkpoint
 from assets.rollouts import rollouts
 from pipelines.checks import schema_check
 from pipelines.resources import resources_for
+from pipelines.sensors import app_updates
 from resources.experiment import (
     APP_DIMENSION,
     DEFAULT_EXPERIMENT,
@@ -84,4 +85,4 @@ curriculum_refresh = dg.AutomationConditionSensorDefinition(
     description="Re-mines an experiment's curriculum after its apps were explored again (e.g. by nightly_discovery).")
 
 defs = dg.Definitions(assets=ASSETS, asset_checks=CHECKS, resources=resources_for(), jobs=STAGES,
-                      schedules=[nightly_discovery], sensors=[curriculum_refresh])
+                      schedules=[nightly_discovery], sensors=[curriculum_refresh, app_updates])

@@ -11,18 +11,31 @@ environment variables so no secret or host lives in the code:
 - MOBILEFORGE_SCREEN_SIZE    simulator screens, WIDTHxHEIGHT (default 1080x2400)
 - MOBILEFORGE_CRITIC_MODEL   litellm model of the critic/curriculum VLM
 - MOBILEFORGE_CRITIC_API_BASE / MOBILEFORGE_CRITIC_API_KEY_ENV
+
+The environment, in either profile, from MOBILEFORGE_ENV (read where the runs' code location
+loads the definitions, so `mobileforge run` and `dagster dev` started with it both use it):
+
+- `simulator` (default)  the embedded phonesim, in-process
+- `adb`                  Android devices over adb; MOBILEFORGE_ADB_APPS=name=package,... names the
+                         target apps; the safety guard is on
+- `adb-simulator`        the simulator served as adb devices (`mobileforge sim adb-server`): its
+                         apps, its judges; no guard (nothing real to harm, and its world data
+                         holds labels like a to-do "Buy milk" that the deny list would stop)
+- MOBILEFORGE_ADB_HOST / MOBILEFORGE_ADB_PORT (default 127.0.0.1:5037), MOBILEFORGE_ADB_SERIALS
+  (comma-separated; default: every device the adb server lists)
 """
 
 import os
 from typing import Any
 
 from resources.catalog import DuckDBCatalog
-from resources.environment import SimulatorResource
+from resources.environment import AdbDeviceResource, SimulatorResource
 from resources.llm import LLMResource
 from resources.policy import PolicyResource
 from resources.storage import ArtifactStore, ParquetIOManager, StorageLocation
 
 PROFILES = ("local", "production")
+ENVIRONMENTS = ("simulator", "adb", "adb-simulator")
 
 
 def _env(name: str) -> str:
@@ -37,6 +50,35 @@ def _screen_size(text: str) -> tuple[int, int]:
     if not sep or not width.isdigit() or not height.isdigit():
         raise ValueError(f"MOBILEFORGE_SCREEN_SIZE={text!r}: expected WIDTHxHEIGHT in pixels, e.g. 1080x2400")
     return int(width), int(height)
+
+
+def _target_apps(text: str) -> dict[str, str]:
+    pairs = [item.strip().partition("=") for item in text.split(",") if item.strip()]
+    if not pairs or any(not sep or not name.strip() or not package.strip() for name, sep, package in pairs):
+        raise ValueError(f"MOBILEFORGE_ADB_APPS={text!r}: expected name=package,..., "
+                         "e.g. contacts=com.android.contacts,clock=com.google.android.deskclock")
+    return {name.strip(): package.strip() for name, _, package in pairs}
+
+
+def environment_for(simulator: SimulatorResource) -> SimulatorResource | AdbDeviceResource:
+    """The environment twin MOBILEFORGE_ENV selects; `simulator` is the profile's own."""
+    kind = os.environ.get("MOBILEFORGE_ENV", "simulator")
+    if kind not in ENVIRONMENTS:
+        raise ValueError(f"MOBILEFORGE_ENV={kind!r}: expected one of {ENVIRONMENTS}")
+    if kind == "simulator":
+        return simulator
+    port = os.environ.get("MOBILEFORGE_ADB_PORT", "5037")
+    if not port.isdigit():
+        raise ValueError(f"MOBILEFORGE_ADB_PORT={port!r}: expected a port number")
+    devices = dict(adb_host=os.environ.get("MOBILEFORGE_ADB_HOST", "127.0.0.1"), adb_port=int(port),
+                   serials=[s.strip() for s in os.environ.get("MOBILEFORGE_ADB_SERIALS", "").split(",") if s.strip()],
+                   world_seed=simulator.world_seed)
+    if kind == "adb-simulator":
+        return AdbDeviceResource(**devices, simulator=True, settle_s=0.0, retry_delay_s=0.05, guard=False)
+    apps = os.environ.get("MOBILEFORGE_ADB_APPS")
+    if not apps:
+        raise ValueError("MOBILEFORGE_ENV=adb needs MOBILEFORGE_ADB_APPS (name=package,...) naming the target apps")
+    return AdbDeviceResource(**devices, target_apps=_target_apps(apps))
 
 
 def resources_for(profile: str | None = None) -> dict[str, Any]:
@@ -74,7 +116,7 @@ def resources_for(profile: str | None = None) -> dict[str, Any]:
         "storage": location,
         "artifact_store": ArtifactStore(location=location),
         "catalog": DuckDBCatalog(location=location),
-        "simulator": simulator,
+        "simulator": environment_for(simulator),
         "policy": policy,
         "llm": llm,
     }
