@@ -12,16 +12,21 @@ from ops.curriculum.sim_mining import SimCurriculumConfig
 from ops.episode import TaskSpec
 from ops.sim_env import template_task_spec
 from phonesim.solver import solve
-from phonesim.tasks import TaskInstance, instantiate, templates
+from phonesim.tasks import TaskInstance, all_templates, instantiate, templates
 
 # The simulator curriculum tries train-split template seeds below this and no others.
 MINED_SEEDS = SimCurriculumConfig.max_seed_tries
+# Held out from every stage: the test templates (the curriculum's apps, functions it never mines)
+# and the out-of-domain ones (cross-app hand-offs, functions unlike any train template).
+HELD_OUT_SPLITS = ("test", "ood")
 
 
 def held_out_tasks(seeds_per_template: int, max_templates: int | None = None, world_seed: int = 0,
-                   first_seed: int = 0) -> list[tuple[TaskSpec, str]]:
-    """Test-split template instances as (task, difficulty stratum L1–L4); never seen in training."""
-    return template_tasks("test", seeds_per_template, max_templates, world_seed, first_seed)
+                   first_seed: int = 0, splits: tuple[str, ...] = HELD_OUT_SPLITS) -> list[tuple[TaskSpec, str]]:
+    """Held-out template instances (each split's, `max_templates` per split) as (task, difficulty
+    stratum L1–L4); never seen in training."""
+    return [task for split in splits
+            for task in template_tasks(split, seeds_per_template, max_templates, world_seed, first_seed)]
 
 
 def template_tasks(split: str, seeds_per_template: int, max_templates: int | None = None,
@@ -102,6 +107,18 @@ def pass_at_k(results: pl.DataFrame, k_max: int) -> pl.DataFrame:
         pl.len().alias("tasks"), *[pl.col(f"pass@{k}").mean() for k in range(1, k_max + 1)]
     ).join(overall_rates, on="policy_id").with_columns(pl.lit("all").alias("difficulty"))
     return pl.concat([overall.select(by_difficulty.columns), by_difficulty]).sort("policy_id", "difficulty")
+
+
+def pass_at_k_by_split(results: pl.DataFrame, k_max: int) -> pl.DataFrame:
+    """Per policy and template split (test, ood, train), side by side: tasks and Pass@1..k_max
+    over all difficulties (the `pass_at_k` overall row of each split's episodes)."""
+    split_of = {t.id: t.split for t in all_templates().values()}
+    tagged = results.with_columns(pl.col("template_id").replace_strict(split_of, return_dtype=pl.String)
+                                  .alias("split"))
+    frames = [pass_at_k(tagged.filter(pl.col("split") == split), k_max).filter(pl.col("difficulty") == "all")
+              .select("policy_id", pl.lit(split).alias("split"), "tasks", *[f"pass@{k}" for k in range(1, k_max + 1)])
+              for split in sorted(tagged["split"].unique().to_list())]
+    return pl.concat(frames).sort("policy_id", "split")
 
 
 def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:

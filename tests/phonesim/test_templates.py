@@ -44,7 +44,7 @@ def test_truncated_solution_fails_and_is_a_false_complete(template_id):
 def test_instantiation_is_deterministic(template_id):
     a, b = instantiate(template_id, 7), instantiate(template_id, 7)
     assert (a.instruction, a.params, a.initial) == (b.instruction, b.params, b.initial)
-    assert a.step_budget > 0 and 1 <= a.difficulty <= 4 and a.split in ("train", "test")
+    assert a.step_budget > 0 and 1 <= a.difficulty <= 4 and a.split in ("train", "test", "ood")
 
 
 def test_parameters_vary_with_the_seed():

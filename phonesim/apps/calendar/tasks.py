@@ -144,7 +144,7 @@ TEMPLATES = [
     # --- cross-app -----------------------------------------------------------------------------
     TaskTemplate(
         id="calendar.multi_meet_from_sms", apps=("sms", "calendar"), objective="operate", composition="transfer",
-        difficulty=4, split="test", step_budget=30,
+        difficulty=4, split="ood", step_budget=30,
         instructions=("{name} texted me the time we'd see each other. Add an event \"{title}\" on {date_long} "
                       "at that time.",
                       "Check Messages for the time {name} suggested and schedule \"{title}\" on {date_long} then."),

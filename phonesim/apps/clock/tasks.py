@@ -159,7 +159,7 @@ TEMPLATES = [
     # --- cross-app -----------------------------------------------------------------------------
     TaskTemplate(
         id="clock.multi_alarm_before_event", apps=("calendar", "clock"), objective="operate",
-        composition="transfer", difficulty=3, split="test", step_budget=30,
+        composition="transfer", difficulty=3, split="ood", step_budget=30,
         instructions=("Set an alarm {lead} minutes before \"{title}\" starts.",
                       "Look up when \"{title}\" begins and add an alarm {lead} minutes earlier."),
         sample=sample_alarm_before_event,

@@ -173,7 +173,7 @@ TEMPLATES = [
     # --- cross-app -----------------------------------------------------------------------------
     TaskTemplate(
         id="contacts.multi_bluetooth_then_call", apps=("settings", "contacts"), objective="operate",
-        composition="sequential", difficulty=3, split="test", step_budget=25,
+        composition="sequential", difficulty=3, split="ood", step_budget=25,
         instructions=("Turn on Bluetooth, then call {name}.", "Enable Bluetooth and afterwards phone {name}."),
         sample=pick(), setup=lambda phone, p: phone.state["data"]["system"].update(bluetooth=False, airplane=False),
         checks=lambda phone, p: [("bluetooth on", phone.state["data"]["system"]["bluetooth"]),
@@ -181,7 +181,7 @@ TEMPLATES = [
         expected=lambda p: ["system.bluetooth", "contacts.calls"], hints=lookup(), tags=("settings", "social")),
     TaskTemplate(
         id="contacts.multi_device_name_from_company", apps=("contacts", "settings"), objective="operate",
-        composition="transfer", difficulty=4, split="test", step_budget=30,
+        composition="transfer", difficulty=4, split="ood", step_budget=30,
         instructions=("Rename this phone to the company {name} works for.",
                       "Look up {name}'s company in Contacts and use it as the device name."),
         sample=with_company(pick(lambda c: bool(c["company"]))),

@@ -99,6 +99,37 @@ def sample_spending(rng, phone) -> dict:
     return {"category": category, "title": f"{category} budget", "total": money(total)}
 
 
+def sample_event_venue(rng, phone) -> dict:
+    from phonesim.apps.calendar.tasks import event, pick_event
+    p = pick_event()(rng, phone)
+    p.update(note_title=f"Where: {p['title']}", location=event(phone, p["eid"])["location"])
+    return p
+
+
+def sample_contact_email(rng, phone) -> dict:
+    from phonesim.apps.contacts.tasks import contact, pick
+    p = pick(lambda c: bool(c.get("email")))(rng, phone)
+    p["email"] = contact(phone, p["cid"])["email"]
+    return p
+
+
+def sample_texted(fact_key: str, note_title: str):
+    """A Messages thread carrying `fact_key` (read from the sms world, so notes does not import
+    the sms tasks, which import these), and that fact."""
+    def sample(rng, phone) -> dict:
+        threads = phone.world("sms")["threads"]
+        t = rng.choice([t for t in threads.values() if fact_key in t["facts"]])
+        return {"cid": t["cid"], "name": t["name"], "title": note_title, "value": t["facts"][fact_key]}
+    return sample
+
+
+def sample_recipe_servings(rng, phone) -> dict:
+    from phonesim.apps.recipes.tasks import attr, pick
+    r = pick(rng, phone)
+    return {"recipe": r["recipe"], "recipe_title": r["title"], "title": f"{r['title']} servings",
+            "servings": str(attr(phone, r["recipe"], "servings"))}
+
+
 def total_noted(phone, p) -> bool:
     gold = float(p["total"].lstrip("$").replace(",", ""))
     return any(any(abs(v - gold) < 0.005 for v in parse_numbers(n["body"])) for n in created(phone, p["title"]))
@@ -174,7 +205,7 @@ TEMPLATES = [
     # --- cross-app -----------------------------------------------------------------------------
     TaskTemplate(
         id="notes.multi_contact_phone", apps=("contacts", "notes"), objective="operate", composition="transfer",
-        difficulty=3, split="test", step_budget=25,
+        difficulty=3, split="ood", step_budget=25,
         instructions=("Create a note titled \"{name}\" containing {name}'s phone number from Contacts.",
                       "Look up {name} in Contacts and save their number in a new note named after them."),
         sample=sample_contact,
@@ -185,7 +216,7 @@ TEMPLATES = [
         expected=lambda p: ["notes.notes.n*"], hints=lambda p: [p["name"], p["phone"]], tags=("handoff", "create")),
     TaskTemplate(
         id="notes.multi_recipe_ingredients", apps=("recipes", "notes"), objective="operate", composition="transfer",
-        difficulty=4, split="train", step_budget=25,
+        difficulty=4, split="ood", step_budget=25,
         instructions=("Make a note titled \"{title}\" listing every ingredient of the {recipe_title} recipe.",
                       "Copy the ingredients of {recipe_title} from Recipes into a new note called \"{title}\"."),
         sample=sample_recipe,
@@ -195,11 +226,56 @@ TEMPLATES = [
         tags=("handoff", "create")),
     TaskTemplate(
         id="notes.multi_expense_total", apps=("expenses", "notes"), objective="operate", composition="transfer",
-        difficulty=4, split="test", step_budget=25,
+        difficulty=4, split="ood", step_budget=25,
         instructions=("Write a note titled \"{title}\" stating how much I have spent on {category} in total, "
                       "according to the Expenses app.",),
         sample=sample_spending,
         checks=lambda phone, p: [("created", bool(created(phone, p["title"]))), ("total", total_noted(phone, p))],
         expected=lambda p: ["notes.notes.n*"], hints=lambda p: [p["title"], p["total"]],
         tags=("handoff", "finance", "reasoning")),
+    # --- out-of-domain hand-offs (split "ood": no train template moves these facts between apps)
+    TaskTemplate(
+        id="notes.multi_event_location", apps=("calendar", "notes"), objective="operate", composition="transfer",
+        difficulty=3, split="ood", step_budget=25,
+        instructions=("Create a note titled \"{note_title}\" with the location of my \"{title}\" event.",),
+        sample=sample_event_venue,
+        checks=lambda phone, p: [("created", bool(created(phone, p["note_title"]))),
+                                 ("location", body_has(phone, p["note_title"], [p["location"]]))],
+        expected=lambda p: ["notes.notes.n*"], hints=lambda p: [p["note_title"], p["location"]],
+        tags=("handoff", "create")),
+    TaskTemplate(
+        id="notes.multi_contact_email", apps=("contacts", "notes"), objective="operate", composition="transfer",
+        difficulty=3, split="ood", step_budget=25,
+        instructions=("Save {name}'s email address from Contacts in a new note titled \"{name}\".",),
+        sample=sample_contact_email,
+        checks=lambda phone, p: [("created", bool(created(phone, p["name"]))),
+                                 ("email", body_has(phone, p["name"], [p["email"]]))],
+        expected=lambda p: ["notes.notes.n*"], hints=lambda p: [p["name"], p["email"]], tags=("handoff", "create")),
+    TaskTemplate(
+        id="notes.multi_sms_code", apps=("sms", "notes"), objective="operate", composition="transfer",
+        difficulty=3, split="ood", step_budget=25,
+        instructions=("Save the door code {name} texted me in a new note titled \"{title}\".",),
+        sample=sample_texted("code", "Door code"),
+        checks=lambda phone, p: [("created", bool(created(phone, p["title"]))),
+                                 ("code", body_has(phone, p["title"], [p["value"]]))],
+        expected=lambda p: ["notes.notes.n*"], hints=lambda p: [p["name"], p["title"], p["value"]],
+        tags=("handoff", "create")),
+    TaskTemplate(
+        id="notes.multi_sms_place", apps=("sms", "notes"), objective="operate", composition="transfer",
+        difficulty=3, split="ood", step_budget=25,
+        instructions=("Write down where {name} wants to meet in a new note titled \"{title}\".",),
+        sample=sample_texted("place", "Meeting place"),
+        checks=lambda phone, p: [("created", bool(created(phone, p["title"]))),
+                                 ("place", body_has(phone, p["title"], [p["value"]]))],
+        expected=lambda p: ["notes.notes.n*"], hints=lambda p: [p["name"], p["title"], p["value"]],
+        tags=("handoff", "create")),
+    TaskTemplate(
+        id="notes.multi_recipe_servings", apps=("recipes", "notes"), objective="operate", composition="transfer",
+        difficulty=3, split="ood", step_budget=25,
+        instructions=("Make a note titled \"{title}\" saying how many servings {recipe_title} makes.",),
+        sample=sample_recipe_servings,
+        checks=lambda phone, p: [("created", bool(created(phone, p["title"]))),
+                                 ("servings", body_has(phone, p["title"], [p["servings"]]))],
+        expected=lambda p: ["notes.notes.n*"], hints=lambda p: [p["recipe_title"], p["title"], p["servings"]],
+        tags=("handoff", "create")),
 ]

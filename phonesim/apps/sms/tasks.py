@@ -80,6 +80,51 @@ def sample_share_number(rng, phone) -> dict:
     return p
 
 
+def sample_event_location(rng, phone) -> dict:
+    from phonesim.apps.calendar.tasks import event, pick_event
+    p = pick_event()(rng, phone)
+    p.update(pick_thread()(rng, phone), location=event(phone, p["eid"])["location"])
+    return p
+
+
+def sample_contact_email(rng, phone) -> dict:
+    from phonesim.apps.contacts.tasks import contact, pick
+    other = pick(lambda c: bool(c.get("email")))(rng, phone)
+    p = pick_thread()(rng, phone)
+    p.update(other=other["name"], email=contact(phone, other["cid"])["email"])
+    return p
+
+
+def sample_recipe_servings(rng, phone) -> dict:
+    from phonesim.apps.recipes.tasks import attr, pick
+    r = pick(rng, phone)
+    p = pick_thread()(rng, phone)
+    p.update(recipe_title=r["title"], servings=str(attr(phone, r["recipe"], "servings")))
+    return p
+
+
+def sample_note_fact(rng, phone) -> dict:
+    from phonesim.apps.notes.tasks import fact as note_fact
+    from phonesim.apps.notes.tasks import pick_fact
+    p = pick_fact(rng, phone)
+    p.update(pick_thread()(rng, phone))
+    p["value"] = note_fact(phone, p)
+    return p
+
+
+def sample_spending_for(rng, phone) -> dict:
+    from phonesim.apps.notes.tasks import sample_spending
+    p = sample_spending(rng, phone)
+    p.update(pick_thread()(rng, phone))
+    return p
+
+
+def total_sent(phone, p) -> bool:
+    from phonesim.answers import parse_numbers
+    gold = float(p["total"].lstrip("$").replace(",", ""))
+    return any(any(abs(v - gold) < 0.005 for v in parse_numbers(t)) for t in sent(phone, p["cid"]))
+
+
 def digits(s: str) -> str:
     return "".join(ch for ch in s if ch.isdigit())
 
@@ -151,7 +196,7 @@ TEMPLATES = [
     # --- cross-app -----------------------------------------------------------------------------
     TaskTemplate(
         id="sms.multi_event_time", apps=("calendar", "sms"), objective="operate", composition="transfer",
-        difficulty=3, split="test", step_budget=30,
+        difficulty=3, split="ood", step_budget=30,
         instructions=("Text {name} the start time of my \"{title}\" event (just the time, e.g. 14:30).",
                       "Check when \"{title}\" starts in Calendar and send that time to {name}."),
         sample=sample_event_time,
@@ -159,7 +204,7 @@ TEMPLATES = [
         expected=sent_to, hints=lambda p: [p["name"], p["start"]], tags=("handoff", "social")),
     TaskTemplate(
         id="sms.multi_recording_name", apps=("recorder", "sms"), objective="operate", composition="transfer",
-        difficulty=4, split="test", step_budget=30,
+        difficulty=4, split="ood", step_budget=30,
         instructions=("Send {name} the name of my longest voice recording.",
                       "Find my longest recording in Recorder and text its name to {name}."),
         sample=sample_longest_recording,
@@ -168,9 +213,49 @@ TEMPLATES = [
         expected=sent_to, hints=lambda p: [p["name"], p["recording"]], tags=("handoff", "reasoning")),
     TaskTemplate(
         id="sms.multi_share_number", apps=("contacts", "sms"), objective="operate", composition="transfer",
-        difficulty=3, split="train", step_budget=30,
+        difficulty=3, split="ood", step_budget=30,
         instructions=("Text {name} the phone number of {other}.", "Send {other}'s number to {name}."),
         sample=sample_share_number,
         checks=lambda phone, p: [("number sent", any(digits(p["number"]) in digits(t) for t in sent(phone, p["cid"])))],
         expected=sent_to, hints=lambda p: [p["name"], p["number"]], tags=("handoff",)),
+    # --- out-of-domain hand-offs (split "ood": no train template moves these facts between apps)
+    TaskTemplate(
+        id="sms.multi_event_location", apps=("calendar", "sms"), objective="operate", composition="transfer",
+        difficulty=3, split="ood", step_budget=30,
+        instructions=("Tell {name} where my \"{title}\" event takes place.",
+                      "Look up the location of \"{title}\" in Calendar and text it to {name}."),
+        sample=sample_event_location,
+        checks=lambda phone, p: [("location sent", any(p["location"].casefold() in t.casefold()
+                                                       for t in sent(phone, p["cid"])))],
+        expected=sent_to, hints=lambda p: [p["name"], p["location"]], tags=("handoff", "social")),
+    TaskTemplate(
+        id="sms.multi_contact_email", apps=("contacts", "sms"), objective="operate", composition="transfer",
+        difficulty=3, split="ood", step_budget=30,
+        instructions=("Text {name} the email address of {other}.", "Send {other}'s email address to {name}."),
+        sample=sample_contact_email,
+        checks=lambda phone, p: [("email sent", any(p["email"].casefold() in t.casefold()
+                                                    for t in sent(phone, p["cid"])))],
+        expected=sent_to, hints=lambda p: [p["name"], p["email"]], tags=("handoff",)),
+    TaskTemplate(
+        id="sms.multi_recipe_servings", apps=("recipes", "sms"), objective="operate", composition="transfer",
+        difficulty=3, split="ood", step_budget=30,
+        instructions=("Text {name} how many servings the {recipe_title} recipe makes.",),
+        sample=sample_recipe_servings,
+        checks=lambda phone, p: [("servings sent", any(digits(t) == p["servings"]
+                                                       for t in sent(phone, p["cid"])))],
+        expected=sent_to, hints=lambda p: [p["name"], p["servings"]], tags=("handoff",)),
+    TaskTemplate(
+        id="sms.multi_note_fact", apps=("notes", "sms"), objective="operate", composition="transfer",
+        difficulty=4, split="ood", step_budget=30,
+        instructions=("Send {name} the {label} written in my note \"{title}\".",),
+        sample=sample_note_fact,
+        checks=lambda phone, p: [("fact sent", any(p["value"].casefold() in t.casefold()
+                                                   for t in sent(phone, p["cid"])))],
+        expected=sent_to, hints=lambda p: [p["title"], p["name"], p["value"]], tags=("handoff", "search")),
+    TaskTemplate(
+        id="sms.multi_expense_total", apps=("expenses", "sms"), objective="operate", composition="transfer",
+        difficulty=4, split="ood", step_budget=30,
+        instructions=("Text {name} how much I have spent on {category} in total, according to Expenses.",),
+        sample=sample_spending_for, checks=lambda phone, p: [("total sent", total_sent(phone, p))],
+        expected=sent_to, hints=lambda p: [p["name"], p["total"]], tags=("handoff", "finance", "reasoning")),
 ]

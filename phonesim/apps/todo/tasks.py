@@ -167,7 +167,7 @@ TEMPLATES = [
     # --- cross-app -----------------------------------------------------------------------------
     TaskTemplate(
         id="todo.multi_call_contact", apps=("contacts", "todo"), objective="operate", composition="transfer",
-        difficulty=4, split="test", step_budget=30,
+        difficulty=4, split="ood", step_budget=30,
         instructions=("Add a task to call {name}: title it \"Call {name}\" followed by their phone number.",
                       "Look up {name}'s number in Contacts and create the task \"Call {name} <number>\"."),
         sample=sample_call_task,
@@ -176,7 +176,7 @@ TEMPLATES = [
         expected=lambda p: ["todo.tasks.n*"], hints=lambda p: [p["title"]], tags=("handoff", "create")),
     TaskTemplate(
         id="todo.multi_event_task", apps=("calendar", "todo"), objective="operate", composition="transfer",
-        difficulty=3, split="test", step_budget=30,
+        difficulty=3, split="ood", step_budget=30,
         instructions=("Create a task \"{title}\" due on the day of the calendar event \"{title}\".",
                       "Check when \"{title}\" is in my calendar and add a task with that name due that day."),
         sample=sample_event_task,
