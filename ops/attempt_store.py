@@ -66,7 +66,7 @@ def attempt_summary(record: AttemptRecord) -> dict[str, Any]:
     }
 
 
-_SUMMARY_FILE = re.compile(r"attempt_(\d+)\.json")
+SUMMARY_FILE = re.compile(r"attempt_(\d+)\.json")
 DIGESTS = "digests"  # summary key: sha256 of the steps Parquet, the final screenshot and the summary itself
 
 
@@ -136,7 +136,7 @@ class ParquetAttemptStore:
     def _summary_paths(self, policy_version: str, task_id: str) -> list[str]:
         infos = self.fs.get_file_info(pafs.FileSelector(self._dir(policy_version, task_id), allow_not_found=True))
         numbered = sorted((int(m[1]), info.path) for info in infos
-                          if info.type == pafs.FileType.File and (m := _SUMMARY_FILE.fullmatch(info.base_name)))
+                          if info.type == pafs.FileType.File and (m := SUMMARY_FILE.fullmatch(info.base_name)))
         return [path for _, path in numbered]
 
     def summaries(self, policy_version: str, task_id: str) -> list[dict[str, Any]]:

@@ -5,13 +5,16 @@ training, evaluation). Runs are created from the code location that workspace.ya
 one `dagster dev` loads — and started by the instance's run launcher, so they carry that
 location's origin: the UI lists them on the timeline and the Jobs page and re-executes them.
 Stages run in order; a per-app stage runs one run per app partition, two at a time; a stage of
-unpartitioned (shared) assets is skipped while its stored materialization is current.
+unpartitioned (shared) assets is skipped while its stored materialization is current. One run at
+a time per experiment (resources.experiment_lock); runs a killed predecessor left unfinished are
+marked failed when the next one starts.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import socket
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,15 +23,26 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import dagster as dg
+import psutil
+from dagster._config import validate_config
+from dagster._core.definitions.decorators.op_decorator import DecoratedOpFunction
 from dagster._core.definitions.selector import JobSubsetSelector
 from dagster._core.errors import DagsterUserCodeProcessError
 from dagster._core.storage.dagster_run import DagsterRun, DagsterRunStatus
 from dagster._core.workspace.context import WorkspaceProcessContext
 from dagster._core.workspace.load_target import WorkspaceFileTarget
 from dagster.version import __version__ as dagster_version
+from pydantic import BaseModel, ValidationError
 
 from ops.stored_files import DamagedFileError
-from resources.experiment import APP_DIMENSION, EXPERIMENT_DIMENSION, PartitionAddress, register_experiment
+from resources.experiment import (
+    APP_DIMENSION,
+    EXPERIMENT_DIMENSION,
+    PartitionAddress,
+    check_experiment_name,
+    register_experiment,
+)
+from resources.experiment_lock import ExperimentBusy, experiment_lock
 from resources.storage import ParquetIOManager
 
 CODE_VERSION_TAG = "dagster/code_version"  # Dagster tags every materialization with its asset's code version
@@ -38,6 +52,11 @@ LOCATION = "mobileforge"  # the code location workspace.yaml names
 MAX_CONCURRENT_RUNS = 2  # runs of one stage at once (one per core)
 POLL_SECONDS = 0.5
 FINISHED = {DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED}
+UNFINISHED = [DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING, DagsterRunStatus.STARTED,
+              DagsterRunStatus.CANCELING]
+EXPERIMENT_TAG = "mobileforge/experiment"  # on every run run_experiment launches, with the host it ran on
+HOST_TAG = "mobileforge/host"
+LOCK_RUN_TAG = "mobileforge/run"  # the run of `mobileforge run` (its lock owner id) that launched it
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +82,7 @@ class Observer(Protocol):
     def run_message(self, stage: str, message: str) -> None: ...
     def run_finished(self, stage: str, run: DagsterRun, failed_checks: list[str]) -> None: ...
     def stage_finished(self, stage: str, seconds: float) -> None: ...
+    def notice(self, message: str) -> None: ...
 
 
 @dataclass
@@ -83,6 +103,9 @@ class LineObserver:
 
     def stage_finished(self, stage: str, seconds: float) -> None:
         self.log(f"  {stage} done in {seconds:.1f}s")
+
+    def notice(self, message: str) -> None:
+        self.log(message)
 
 
 def reusable(instance: dg.DagsterInstance, job: dg.JobDefinition, key: dg.AssetKey,
@@ -123,6 +146,62 @@ def stage_partitions(job: dg.JobDefinition, instance: dg.DagsterInstance, experi
     return [experiment]
 
 
+def stage_jobs(defs: dg.Definitions) -> list[dg.JobDefinition]:
+    """The stage jobs (pipelines.definitions.STAGES) of `defs`, in run order."""
+    from pipelines.definitions import STAGES
+
+    return [defs.resolve_job_def(stage.name) for stage in STAGES]
+
+
+class ConfigError(ValueError):
+    """Run config that the stages' assets would reject; raised before anything runs."""
+
+
+def config_classes(jobs: list[dg.JobDefinition]) -> dict[str, type[BaseModel]]:
+    """The Config class of every asset (op) of `jobs` that takes config, by op name."""
+    classes: dict[str, type[BaseModel]] = {}
+    for job in jobs:
+        for node in job.nodes:
+            compute = getattr(node.definition, "compute_fn", None)
+            if isinstance(compute, DecoratedOpFunction) and compute.has_config_arg():
+                annotation = compute.get_config_arg().annotation
+                if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+                    classes[node.name] = annotation
+    return classes
+
+
+def check_config(config: dict[str, Any], jobs: list[dg.JobDefinition]) -> None:
+    """Raise ConfigError naming `asset.field` for every unknown asset or field and every value the
+    asset's Config class (or Dagster's run config check at launch) would reject, by building each
+    Config class from `config`: milliseconds, so bad config fails before any stage starts."""
+    classes = config_classes(jobs)
+    problems = []
+    for asset, fields in config.items():
+        cls = classes.get(asset)
+        if cls is None:
+            problems.append(f"{asset}: no asset of the stages takes config by this name; "
+                            f"these do: {', '.join(sorted(classes))}")
+            continue
+        if not isinstance(fields, dict):
+            problems.append(f"{asset}: expected a mapping field -> value, got {type(fields).__name__} {fields!r:.80}")
+            continue
+        for name in sorted(set(fields) - set(cls.model_fields)):
+            problems.append(f"{asset}.{name}: {asset} has no such field; its fields: {', '.join(cls.model_fields)}")
+        known = {name: value for name, value in fields.items() if name in cls.model_fields}
+        try:
+            cls(**known)
+        except ValidationError as error:
+            problems += [f"{asset}.{'.'.join(map(str, e['loc']))}: {e['msg']} (got {e['input']!r:.80})"
+                         for e in error.errors()]
+            continue
+        # what pydantic's lax mode accepts and the launch would not (e.g. the string "2" for an int)
+        schema = next(job for job in jobs if job.has_node_named(asset)).graph.node_named(asset).definition
+        result = validate_config(schema.config_schema.config_type, known)
+        problems += [f"{asset}: {e.message}" for e in result.errors or []]
+    if problems:
+        raise ConfigError("invalid run config:\n  " + "\n  ".join(problems))
+
+
 def stage_run_config(job: dg.JobDefinition, config: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The run config of `job`: each of its assets' config, and INFO logs (the assets' progress
     lines without Dagster's per-event DEBUG lines)."""
@@ -143,8 +222,9 @@ class CodeLocationRunner:
     """Creates and launches runs of the workspace's `mobileforge` code location and follows them
     through the instance's event log."""
 
-    def __init__(self, instance: dg.DagsterInstance, process_context: WorkspaceProcessContext):
-        self.instance, self.process_context = instance, process_context
+    def __init__(self, instance: dg.DagsterInstance, process_context: WorkspaceProcessContext,
+                 tags: dict[str, str] | None = None):
+        self.instance, self.process_context, self.tags = instance, process_context, tags or {}
 
     def launch(self, job: dg.JobDefinition, partition: str | dg.MultiPartitionKey | None,
                run_config: dict[str, Any]) -> str:
@@ -156,7 +236,7 @@ class CodeLocationRunner:
                                                         job_name=job.name, op_selection=None))
         plan = location.get_execution_plan(remote_job, run_config, step_keys_to_execute=None, known_state=None,
                                            instance=self.instance)
-        tags = dict(remote_job.tags)
+        tags = {**remote_job.tags, **self.tags}
         if partition is not None:
             tags.update(job.partitions_def.get_tags_for_partition_key(str(partition)))
         run = self.instance.create_run(
@@ -199,9 +279,10 @@ def _read(entry: Any, launched: _Launched, observer: Observer) -> None:
 
 
 @contextmanager
-def code_location_runner(instance: dg.DagsterInstance, workspace_file: Path = WORKSPACE_FILE
-                         ) -> Iterator[CodeLocationRunner]:
-    """The workspace loaded as `dagster dev` loads it (a code server process for the location)."""
+def code_location_runner(instance: dg.DagsterInstance, workspace_file: Path = WORKSPACE_FILE,
+                         tags: dict[str, str] | None = None) -> Iterator[CodeLocationRunner]:
+    """The workspace loaded as `dagster dev` loads it (a code server process for the location);
+    `tags` go on every run it launches."""
     target = WorkspaceFileTarget(paths=[str(workspace_file)])
     # the code server's own start/stop lines say nothing a user acts on
     with WorkspaceProcessContext(instance, target, version=dagster_version, read_only=False,
@@ -209,7 +290,53 @@ def code_location_runner(instance: dg.DagsterInstance, workspace_file: Path = WO
         errors = context.create_request_context().get_code_location_error(LOCATION)
         if errors is not None:
             raise StageFailed(f"code location {LOCATION!r} of {workspace_file} does not load:\n{errors.message}")
-        yield CodeLocationRunner(instance, context)
+        yield CodeLocationRunner(instance, context, tags)
+
+
+def _worker(instance: dg.DagsterInstance, run_id: str) -> tuple[int, float] | None:
+    """(pid, time it reported) of a run's worker process, from its "Started process" event."""
+    records = instance.get_records_for_run(run_id, of_type=dg.DagsterEventType.ENGINE_EVENT, limit=50).records
+    for record in records:
+        metadata = getattr(record.event_log_entry.dagster_event.event_specific_data, "metadata", None) or {}
+        if "pid" in metadata:
+            return int(metadata["pid"].value), record.event_log_entry.timestamp
+    return None
+
+
+def _alive(pid: int, reported_at: float) -> bool:
+    """Whether process `pid` of this host is the one that reported at `reported_at` and still runs
+    (a pid reused by a later process does not count)."""
+    try:
+        process = psutil.Process(pid)
+        return process.status() != psutil.STATUS_ZOMBIE and process.create_time() <= reported_at + 1
+    except psutil.NoSuchProcess:
+        return False
+
+
+def sweep_abandoned_runs(instance: dg.DagsterInstance, experiment: str) -> list[str]:
+    """Mark failed every unfinished run `mobileforge run` launched for `experiment` on this host
+    whose process is gone (killed or crashed without cleanup: Dagster would show it STARTED
+    forever); returns one line per run marked. Call it holding the experiment's lock: a run whose
+    worker still runs then outlived its launcher, and raises ExperimentBusy rather than letting
+    two runs write at once."""
+    host = socket.gethostname()
+    lines = []
+    records = instance.get_run_records(dg.RunsFilter(statuses=UNFINISHED, tags={EXPERIMENT_TAG: experiment}))
+    for record in records:
+        run = record.dagster_run
+        if run.tags.get(HOST_TAG) != host:
+            continue
+        worker = _worker(instance, run.run_id)
+        partition = run.tags.get("dagster/partition", "")
+        what = f"run {run.run_id} ({run.job_name}{' ' + partition if partition else ''})"
+        if worker is not None and _alive(*worker):
+            raise ExperimentBusy(f"{what} of experiment {experiment!r} still runs (pid {worker[0]}) though the command "
+                                 "that launched it is gone; wait for it to finish or terminate it (dagster dev, Runs)")
+        gone = f"its process (pid {worker[0]}) is gone" if worker else "it never started a process"
+        instance.report_run_failed(run, f"marked failed by the next `mobileforge run` of {experiment!r}: {gone} "
+                                        "(killed or crashed without cleanup)")
+        lines.append(f"{what} was left {run.status.value} but {gone}: marked failed")
+    return lines
 
 
 def run_stage(runner: CodeLocationRunner, job: dg.JobDefinition,
@@ -252,32 +379,42 @@ def run_experiment(experiment: str = "default", config: dict[str, dict[str, Any]
     """Run every stage of `experiment` through the code location; returns wall seconds per stage.
 
     `config` maps an asset's op name to its config; `defs` (default: pipelines.definitions.defs,
-    what workspace.yaml loads) supplies the stage jobs and the IO manager the reuse check reads.
-    Raises StageFailed when a run fails.
+    what workspace.yaml loads) supplies the stage jobs, the storage root and the IO manager the
+    reuse check reads. The experiment's name and config are checked first (ConfigError), then its
+    lock is held for the whole run (ExperimentBusy when another run holds it) and runs a killed
+    predecessor left unfinished are marked failed, with what the rerun resumes. Raises
+    StageFailed when a run fails.
     """
     if defs is None:
         from pipelines.definitions import defs
-    from pipelines.definitions import STAGES
-
+    config = config or {}
+    check_experiment_name(experiment)
+    jobs = stage_jobs(defs)
+    check_config(config, jobs)
     instance = instance or default_instance()
     observer = observer or LineObserver()
-    config = config or {}
-    register_experiment(instance, experiment)
-    jobs = [defs.resolve_job_def(stage.name) for stage in STAGES]
-    unknown = sorted(name for name in config if not any(job.has_node_named(name) for job in jobs))
-    if unknown:
-        raise ValueError(f"config for unknown assets {unknown}; the stages' assets are "
-                         f"{sorted(node.name for job in jobs for node in job.nodes)}")
+    storage = defs.resources["storage"]
     io_manager = defs.resources.get("io_manager")
     timings: dict[str, float] = {}
-    with code_location_runner(instance, workspace_file) as runner:
-        for job in jobs:
-            partitions = stage_partitions(job, instance, experiment, rebuild_shared, io_manager)
-            if not partitions:
-                continue
-            observer.stage_started(job.name, len(partitions))
-            start = time.perf_counter()
-            run_stage(runner, job, partitions, stage_run_config(job, config), observer)
-            timings[job.name] = time.perf_counter() - start
-            observer.stage_finished(job.name, timings[job.name])
+    with experiment_lock(storage.root_uri, experiment, report=observer.notice) as owner:
+        register_experiment(instance, experiment)
+        abandoned = sweep_abandoned_runs(instance, experiment)
+        for line in abandoned:
+            observer.notice(line)
+        if abandoned:
+            staged = storage.staged_attempts(experiment)
+            observer.notice(f"resuming experiment {experiment!r}: finished attempts staged before the interruption: "
+                            + (", ".join(f"{stage} {n}" for stage, n in sorted(staged.items())) or "none")
+                            + "; the stages run again and resume those made under the same settings")
+        tags = {EXPERIMENT_TAG: experiment, HOST_TAG: socket.gethostname(), LOCK_RUN_TAG: owner.run}
+        with code_location_runner(instance, workspace_file, tags) as runner:
+            for job in jobs:
+                partitions = stage_partitions(job, instance, experiment, rebuild_shared, io_manager)
+                if not partitions:
+                    continue
+                observer.stage_started(job.name, len(partitions))
+                start = time.perf_counter()
+                run_stage(runner, job, partitions, stage_run_config(job, config), observer)
+                timings[job.name] = time.perf_counter() - start
+                observer.stage_finished(job.name, timings[job.name])
     return timings

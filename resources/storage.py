@@ -26,7 +26,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from pydantic import BaseModel, Field
 
-from ops.attempt_store import ParquetAttemptStore
+from ops.attempt_store import SUMMARY_FILE, ParquetAttemptStore
 from ops.schemas import PARQUET_WRITE_OPTIONS
 from ops.stored_files import (
     DamagedFileError,
@@ -37,7 +37,7 @@ from ops.stored_files import (
     sha256_hex,
     write_bytes_atomic,
 )
-from resources.experiment import PartitionAddress, check_segment, collect_lineage, staging_path
+from resources.experiment import STAGING_DIR, PartitionAddress, check_segment, collect_lineage, staging_path
 
 DATA_PARQUET = "data.parquet"
 DATA_JSON = "data.json"
@@ -99,6 +99,17 @@ class StorageLocation(dg.ConfigurableResource):
         """Where finished attempts of an experiment's stage are staged (and resumed from)."""
         fs, root = self.filesystem()
         return ParquetAttemptStore(fs, staging_path(root, experiment, stage))
+
+    def staged_attempts(self, experiment: str) -> dict[str, int]:
+        """Finished attempts staged for `experiment`, by stage (what a rerun can resume)."""
+        fs, root = self.filesystem()
+        base = f"{root}/{check_segment(experiment, 'experiment')}/{STAGING_DIR}"
+        counts: dict[str, int] = {}
+        for info in fs.get_file_info(pafs.FileSelector(base, recursive=True, allow_not_found=True)):
+            if info.type == pafs.FileType.File and SUMMARY_FILE.fullmatch(info.base_name):
+                stage = "/".join(info.path[len(base) + 1:].split("/")[:-3])  # <stage>/<policy>/<task>/<file>
+                counts[stage] = counts.get(stage, 0) + 1
+        return counts
 
     def path_of(self, uri: str) -> str:
         """Inverse of `uri`: the filesystem path of a URI under this location's scheme."""

@@ -75,3 +75,6 @@ class StageProgress:
 
     def stage_finished(self, stage: str, seconds: float) -> None:
         self.progress.update(self.tasks[stage], status="done")
+
+    def notice(self, message: str) -> None:
+        self.progress.console.print(message)

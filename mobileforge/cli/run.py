@@ -18,8 +18,21 @@ def parse_overrides(pairs: tuple[str, ...]) -> dict[str, dict[str, Any]]:
         asset, dot, field = target.partition(".")
         if not sep or not dot or not asset or not field:
             raise click.BadParameter(f"{pair!r}: expected ASSET.FIELD=VALUE", param_hint="--set")
-        config.setdefault(asset, {})[field] = yaml.safe_load(raw)
+        try:
+            config.setdefault(asset, {})[field] = yaml.safe_load(raw)
+        except yaml.YAMLError as error:
+            raise click.BadParameter(f"{pair!r}: the value is not valid YAML ({error})", param_hint="--set") from None
     return config
+
+
+def read_config_file(config_file: Any) -> Any:
+    """The parsed --config file (YAML or JSON); None when absent or empty."""
+    if config_file is None:
+        return None
+    try:
+        return yaml.safe_load(config_file)
+    except yaml.YAMLError as error:
+        raise click.BadParameter(f"{config_file.name}: not valid YAML/JSON ({error})", param_hint="--config") from None
 
 
 def experiment_config(experiment: str, file_config: Any, overrides: tuple[str, ...]
@@ -30,8 +43,13 @@ def experiment_config(experiment: str, file_config: Any, overrides: tuple[str, .
     from resources.experiment import ablation_overrides
 
     explicit = {} if file_config is None else file_config
-    if not isinstance(explicit, dict) or not all(isinstance(f, dict) for f in explicit.values()):
-        raise click.BadParameter("expected a mapping asset -> {field: value}", param_hint="--config")
+    if not isinstance(explicit, dict):
+        raise click.BadParameter(f"expected a mapping asset -> {{field: value}}, got a {type(explicit).__name__} "
+                                 f"({explicit!r:.60})", param_hint="--config")
+    for asset, fields in explicit.items():
+        if not isinstance(fields, dict):
+            raise click.BadParameter(f"expected a mapping asset -> {{field: value}}; {asset!r} maps to a "
+                                     f"{type(fields).__name__} ({fields!r:.60})", param_hint="--config")
     for asset, fields in parse_overrides(overrides).items():
         explicit.setdefault(asset, {}).update(fields)
     ablation = ablation_overrides(experiment)
@@ -86,10 +104,23 @@ def run(experiment: str, config_file, overrides: tuple[str, ...], rebuild_shared
     """
     from rich.console import Console
 
-    from mobileforge.cli.progress import StageProgress, output_to_log
-    from pipelines.local_run import StageFailed, default_instance, run_experiment
+    from resources.experiment import check_experiment_name
 
-    config, applied = experiment_config(experiment, yaml.safe_load(config_file) if config_file else None, overrides)
+    try:  # before anything is registered or written under its name
+        check_experiment_name(experiment)
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="--experiment") from None
+    config, applied = experiment_config(experiment, read_config_file(config_file), overrides)
+
+    from mobileforge.cli.progress import StageProgress, output_to_log
+    from pipelines.definitions import defs
+    from pipelines.local_run import ConfigError, StageFailed, check_config, default_instance, run_experiment, stage_jobs
+    from resources.experiment_lock import ExperimentBusy
+
+    try:  # before any stage starts: every asset's Config class built from the merged config
+        check_config(config, stage_jobs(defs))
+    except ConfigError as error:
+        raise click.UsageError(str(error)) from None
     if applied:
         click.echo(f"experiment {experiment!r} is a named ablation; applying {' '.join(applied)} "
                    "(explicit --config/--set values win)")
@@ -98,11 +129,10 @@ def run(experiment: str, config_file, overrides: tuple[str, ...], rebuild_shared
     click.echo(f"Experiment {experiment!r}; full log: {log_path}")
     try:
         with output_to_log(log_path) as terminal, StageProgress(Console(file=terminal)) as progress:
-            timings = run_experiment(experiment, config, rebuild_shared, instance=instance, observer=progress)
-    except (StageFailed, ValueError) as error:  # a failed run, or config naming no asset of a stage
+            timings = run_experiment(experiment, config, rebuild_shared, instance=instance, observer=progress,
+                                     defs=defs)
+    except (StageFailed, ExperimentBusy) as error:
         raise click.ClickException(f"{error}\nFull log: {log_path}") from None
-    from pipelines.definitions import defs
-
     print_benchmark(defs.resources["io_manager"], experiment, config.get("benchmark_results", {}).get("k", 3))
     click.echo("\nStage seconds: " + ", ".join(f"{stage} {seconds:.0f}" for stage, seconds in timings.items())
                + f" (total {sum(timings.values()):.0f}). Full log: {log_path}")

@@ -1,0 +1,93 @@
+"""`mobileforge run` refuses bad config before any work: unknown assets and fields, wrong types,
+bad YAML shapes and unsafe experiment names fail with the field named, before the experiment is
+registered, its log written or a stage launched.
+
+Each case runs the real command in a subprocess and records its wall time (the interpreter start
+and the import of the asset graph included: most of it on a loaded 2-core machine); the bound is
+generous, the times are printed (`pytest -s`)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from pipelines.definitions import defs
+from pipelines.local_run import ConfigError, check_config, stage_jobs
+
+REPO = Path(__file__).resolve().parents[2]
+BOUND_SECONDS = 20.0  # the whole command on a loaded machine; what is checked is that no stage ran
+
+
+def _mobileforge(tmp_path: Path, *args: str, config_text: str | None = None) -> tuple[subprocess.CompletedProcess, float]:
+    env = {**os.environ, "DAGSTER_HOME": str(tmp_path / "dagster_home"),
+           "MOBILEFORGE_STORAGE_ROOT": str(tmp_path / "storage"), "OMP_NUM_THREADS": "1"}
+    if config_text is not None:
+        (tmp_path / "config.yaml").write_text(config_text)
+        args = (*args, "--config", str(tmp_path / "config.yaml"))
+    start = time.perf_counter()
+    result = subprocess.run([sys.executable, "-m", "mobileforge.cli.main", "run", *args], cwd=REPO, env=env,
+                            capture_output=True, text=True, timeout=120)
+    return result, time.perf_counter() - start
+
+
+CASES = {
+    "unknown field": (["--set", "rollouts.nonexistent=1"], None, ["rollouts.nonexistent", "no such field"]),
+    "unknown asset": (["--set", "nonexistent.field=1"], None, ["nonexistent", "no asset"]),
+    "wrong type": (["--set", "rollouts.temperature=abc"], None, ["rollouts.temperature", "valid number", "'abc'"]),
+    "out of range": (["--set", "rollouts.attempts=0"], None, ["rollouts.attempts", "greater than or equal to 1"]),
+    "string for an int": (["--set", "rollouts.attempts='2'"], None, ["rollouts", "attempts", "Int"]),
+    "bad --set value": (["--set", "rollouts.attempts=[1"], None, ["rollouts.attempts=[1", "not valid YAML"]),
+    "scalar YAML": ([], "3\n", ["--config", "got a int"]),
+    "list YAML": ([], "- rollouts\n- attempts\n", ["--config", "got a list"]),
+    "asset mapped to a scalar": ([], "rollouts: 3\n", ["--config", "'rollouts' maps to a int"]),
+    "broken YAML": ([], "rollouts: {attempts: 2\n", ["--config", "not valid YAML"]),
+    "empty YAML with a bad --set": (["--set", "rollouts.temperature=abc"], "", ["rollouts.temperature"]),
+    "500-character name": (["--experiment", "x" * 500], None, ["--experiment", "at most 64 characters"]),
+    "pipe in the name": (["--experiment", "a|b"], None, ["--experiment", "'a|b'"]),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_bad_config_fails_before_any_work_naming_the_field(tmp_path, case):
+    args, config_text, expected = CASES[case]
+    result, seconds = _mobileforge(tmp_path, *args, config_text=config_text)
+    print(f"\n{case}: exit {result.returncode} in {seconds:.2f} s")
+    assert result.returncode == 2, result.stdout + result.stderr  # click's usage error
+    for text in expected:
+        assert text in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+    assert seconds < BOUND_SECONDS
+    # nothing was registered, logged or stored
+    assert not (tmp_path / "dagster_home" / "logs").exists() and not (tmp_path / "storage").exists()
+    assert not (tmp_path / "dagster_home" / "storage").exists()
+
+
+def test_an_empty_yaml_with_a_good_set_is_valid_config(tmp_path):
+    from mobileforge.cli.run import experiment_config, read_config_file
+
+    (tmp_path / "empty.yaml").write_text("")
+    with open(tmp_path / "empty.yaml") as empty:
+        config, _ = experiment_config("default", read_config_file(empty), ("rollouts.attempts=2",))
+    assert config == {"rollouts": {"attempts": 2}}
+    check_config(config, stage_jobs(defs))
+
+
+def test_check_config_names_every_problem_and_accepts_the_named_ablations_and_ci_config():
+    from resources.experiment import NAMED_ABLATIONS
+    from tests.pipelines.test_end_to_end import FAST
+
+    jobs = stage_jobs(defs)
+    start = time.perf_counter()
+    with pytest.raises(ConfigError) as caught:
+        check_config({"rollouts": {"temperature": "abc", "nope": 1}, "benchmark_results": {"k": "x"}}, jobs)
+    seconds = time.perf_counter() - start
+    message = str(caught.value)
+    assert "rollouts.temperature" in message and "rollouts.nope" in message and "benchmark_results.k" in message
+    assert seconds < 1.0, seconds  # the check itself, once the graph is imported
+    for config in (*NAMED_ABLATIONS.values(), FAST):
+        check_config(config, jobs)
