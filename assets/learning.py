@@ -8,16 +8,17 @@ import dagster as dg
 import polars as pl
 from pydantic import Field
 
+from assets.checkpoints import NO_WEIGHTS, trained_checkpoint, training_progress, unchanged_checkpoint
 from assets.metadata import chart_md, md_table, tidy
 from ops.attempt_store import collect_tables
-from ops.checkpoint import Checkpoint, Method
+from ops.checkpoint import Checkpoint
 from ops.critic.programmatic import ProgrammaticCritic
 from ops.curriculum import task_specs
 from ops.episode import Policy
 from ops.filtering import FilterConfig
 from ops.fork_pairs import detect_fork_pairs
 from ops.forks import ForkConfig
-from ops.plots import sr_histogram_chart, training_curves_chart
+from ops.plots import sr_histogram_chart
 from ops.prompts import OUTPUT_FORMATS, PromptStyle
 from ops.rollout import RolloutConfig, run_rollouts
 from ops.step_samples import build_step_samples, finish_response
@@ -27,7 +28,6 @@ from resources.policy import PolicyResource
 from resources.storage import ArtifactStore, StorageLocation
 
 GROUP = "learning"
-NO_WEIGHTS = "the base has no weights to train from: set policy.checkpoint to the weights the endpoint serves"
 FINISH_AT_GOAL = (
     "End a successful attempt that acted on after its goal held (the critic labels it: `goal_held`) at its first "
     "such step, with 'finish the task' as that step's target (not in MobileForge or UI-Voyager). Off by default: with the "
@@ -76,40 +76,6 @@ def step_datasets(context: dg.AssetExecutionContext, config: StepDatasetConfig, 
     return samples
 
 
-def _trained(context: dg.AssetExecutionContext, report: Any, artifact_store: ArtifactStore,
-             method: Method, base: Checkpoint, extra: dict | None = None) -> Checkpoint:
-    """Store a trained checkpoint directory and describe it (URI, version, curves, TensorBoard) for the UI."""
-    uri = artifact_store.put_dir(report.checkpoint, f"{experiment_of(context)}/{method}/{context.run_id}")
-    last = {k: v[-1][1] for k, v in report.curves.items() if v}
-    checkpoint = base.trained_from(method, f"{method}:{experiment_of(context)}:{context.run_id[:8]}", uri,
-                                   report.steps, last)
-    tensorboard = {"tensorboard": f"{uri}/{report.tensorboard_dir.relative_to(report.checkpoint)}"} \
-        if report.tensorboard_dir else {}
-    context.add_output_metadata(tidy({
-        "weights": uri, "version": checkpoint.version, "base": base.version, "steps": report.steps,
-        "train_seconds": report.runtime_s, "samples": report.samples,
-        "final_metrics": dg.MetadataValue.json(last),
-        **({"curves": chart_md(training_curves_chart(report.curves, method))} if last else {}),
-        **tensorboard,
-        **(extra or {}),
-    }))
-    return checkpoint
-
-
-def _progress(context: dg.AssetExecutionContext, method: Method):
-    """Where a trainer reports step/total, loss and reward while it trains: the run's log."""
-    return lambda progress: context.log.info(f"{method} training: {progress}")
-
-
-def _unchanged(context: dg.AssetExecutionContext, method: Method, base: Checkpoint, reason: str,
-               extra: dict | None = None) -> Checkpoint:
-    """The method had no training signal: its result is the input policy, said so loudly."""
-    context.log.warning(f"{method}: no training data ({reason}); the checkpoint is the unchanged base policy")
-    context.add_output_metadata(tidy({"weights": base.uri or "", "version": base.version, "trained": False,
-                                      "reason": reason, **(extra or {})}))
-    return base.unchanged(method, reason)
-
-
 class HiFPOAssetConfig(dg.Config):
     preset: str = Field(default="cpu_tiny", pattern="^(cpu_tiny|gpu)$",
                         description="'cpu_tiny': the embedded CPU preset; 'gpu': MobileForge table 13 defaults.")
@@ -125,17 +91,17 @@ def hifpo_checkpoint(context: dg.AssetExecutionContext, config: HiFPOAssetConfig
     from training.trainers.hifpo import HiFPOConfig, train_hifpo
 
     if base_policy.uri is None:
-        return _unchanged(context, "hifpo", base_policy, NO_WEIGHTS, lineage_metadata(context, config))
+        return unchanged_checkpoint(context, "hifpo", base_policy, NO_WEIGHTS, lineage_metadata(context, config))
     if step_datasets.height == 0:
-        return _unchanged(context, "hifpo", base_policy, "the step dataset is empty: every task was filtered out",
+        return unchanged_checkpoint(context, "hifpo", base_policy, "the step dataset is empty: every task was filtered out",
                           lineage_metadata(context, config))
     # responses are scored in the format the policy writes (overrides may still name another)
     overrides = {"action_format": OUTPUT_FORMATS[PromptStyle(policy.prompt_style)], **config.overrides}
     train_config = HiFPOConfig.cpu_tiny(**overrides) if config.preset == "cpu_tiny" else HiFPOConfig(**overrides)
     with tempfile.TemporaryDirectory() as tmp:
         report = train_hifpo(artifact_store.local_path(base_policy.uri), build_step_dataset(step_datasets),
-                             Path(tmp) / "hifpo", train_config, progress=_progress(context, "hifpo"))
-        return _trained(context, report, artifact_store, "hifpo", base_policy, lineage_metadata(context, config))
+                             Path(tmp) / "hifpo", train_config, progress=training_progress(context, "hifpo"))
+        return trained_checkpoint(context, report, artifact_store, "hifpo", base_policy, lineage_metadata(context, config))
 
 
 class SFTAssetConfig(dg.Config):
@@ -177,16 +143,16 @@ def grsd_checkpoint(context: dg.AssetExecutionContext, config: SFTAssetConfig, f
     from training.trainers.sft import train_sft
 
     if base_policy.uri is None:
-        return _unchanged(context, "grsd", base_policy, NO_WEIGHTS, lineage_metadata(context, config))
+        return unchanged_checkpoint(context, "grsd", base_policy, NO_WEIGHTS, lineage_metadata(context, config))
     samples = grsd_samples(fork_pairs, rollout_steps)
     if samples.height == 0:
-        return _unchanged(context, "grsd", base_policy, "no fork pairs: no task had both a successful and a "
+        return unchanged_checkpoint(context, "grsd", base_policy, "no fork pairs: no task had both a successful and a "
                           "failed attempt", lineage_metadata(context, config))
     with tempfile.TemporaryDirectory() as tmp:
         report = train_sft(artifact_store.local_path(base_policy.uri),
                            build_step_dataset(samples, require_response=True), Path(tmp) / "grsd",
-                           _sft_config(config), method="grsd", progress=_progress(context, "grsd"))
-        return _trained(context, report, artifact_store, "grsd", base_policy, lineage_metadata(context, config))
+                           _sft_config(config), method="grsd", progress=training_progress(context, "grsd"))
+        return trained_checkpoint(context, report, artifact_store, "grsd", base_policy, lineage_metadata(context, config))
 
 
 class RFTAssetConfig(SFTAssetConfig):
@@ -227,7 +193,7 @@ def rft_checkpoint(context: dg.AssetExecutionContext, config: RFTAssetConfig, cu
     from training.trainers.rft import RFTRoundsConfig, run_rft_rounds
 
     if base_policy.uri is None:
-        return _unchanged(context, "rft", base_policy, NO_WEIGHTS, lineage_metadata(context, config))
+        return unchanged_checkpoint(context, "rft", base_policy, NO_WEIGHTS, lineage_metadata(context, config))
     experiment, run = experiment_of(context), context.run_id
     store = storage.attempt_store(experiment, "rft")
     critic = ProgrammaticCritic(simulator.world_seed, config.hint_steps, config.direct_plans, config.hint_from_start)
@@ -254,8 +220,8 @@ def rft_checkpoint(context: dg.AssetExecutionContext, config: RFTAssetConfig, cu
                                 (rollout_attempts, rollout_steps, critic_feedback), rounds,
                                 base_dir=artifact_store.local_path(base_policy.uri), workdir=Path(tmp),
                                 finish_response=finish_response(policy.prompt_style), act=act, attempt=attempt,
-                                log=context.log.warning, progress=_progress(context, "rft"))
+                                log=context.log.warning, progress=training_progress(context, "rft"))
         extra = {"rounds": dg.MetadataValue.json(result.rounds), **lineage_metadata(context, config)}
         if result.report is None:
-            return _unchanged(context, "rft", base_policy, "no verified-successful attempt to learn from", extra)
-        return _trained(context, result.report, artifact_store, "rft", base_policy, extra)
+            return unchanged_checkpoint(context, "rft", base_policy, "no verified-successful attempt to learn from", extra)
+        return trained_checkpoint(context, result.report, artifact_store, "rft", base_policy, extra)

@@ -9,7 +9,7 @@ import polars as pl
 import pyarrow.fs as pafs
 from pydantic import Field
 
-from assets.learning import NO_WEIGHTS, _progress, _trained, _unchanged
+from assets.checkpoints import NO_WEIGHTS, trained_checkpoint, training_progress, unchanged_checkpoint
 from assets.metadata import chart_md
 from ops.adagrpo import FailureCurriculum
 from ops.checkpoint import Checkpoint
@@ -63,12 +63,12 @@ def adagrpo_checkpoint(context: dg.AssetExecutionContext, config: AdaGRPOAssetCo
     from training.trainers.adagrpo import AdaGRPOConfig, run_adagrpo
 
     if base_policy.uri is None:
-        return _unchanged(context, "adagrpo", base_policy, NO_WEIGHTS, lineage_metadata(context, config))
+        return unchanged_checkpoint(context, "adagrpo", base_policy, NO_WEIGHTS, lineage_metadata(context, config))
     known = all_templates()
     pool = sorted({t.template_id for t in task_specs(curriculum_tasks, True, None)
                    if t.template_id and known[t.template_id].split == "train"})
     if not pool:
-        return _unchanged(context, "adagrpo", base_policy, "the curriculum has no train-split template task",
+        return unchanged_checkpoint(context, "adagrpo", base_policy, "the curriculum has no train-split template task",
                           lineage_metadata(context, config))
     train_config = (AdaGRPOConfig.cpu_tiny(**config.overrides) if config.preset == "cpu_tiny"
                     else AdaGRPOConfig(**config.overrides))
@@ -88,7 +88,7 @@ def adagrpo_checkpoint(context: dg.AssetExecutionContext, config: AdaGRPOAssetCo
         result = run_adagrpo(pool, base_dir=artifact_store.local_path(base_policy.uri), workdir=Path(tmp),
                              config=train_config, act=act, failures=failures, world_seed=simulator.world_seed,
                              screen_size=(simulator.screen_width, simulator.screen_height), log=context.log.info,
-                             progress=_progress(context, "adagrpo"))
+                             progress=training_progress(context, "adagrpo"))
         if config.keep_history:
             _write_history(fs, history_path, failures.to_json())
         extra = {"pool": len(pool), "episodes": result.episodes,
@@ -102,6 +102,6 @@ def adagrpo_checkpoint(context: dg.AssetExecutionContext, config: AdaGRPOAssetCo
         if result.report is None:  # the curves still show what the episodes did
             curves = {"curves": chart_md(training_curves_chart(result.curves, "adagrpo"))} \
                 if any(result.curves.values()) else {}
-            return _unchanged(context, "adagrpo", base_policy, "no trajectory group had reward variance: every "
+            return unchanged_checkpoint(context, "adagrpo", base_policy, "no trajectory group had reward variance: every "
                               "group's G episodes scored alike, so every advantage was 0", {**curves, **extra})
-        return _trained(context, result.report, artifact_store, "adagrpo", base_policy, extra)
+        return trained_checkpoint(context, result.report, artifact_store, "adagrpo", base_policy, extra)

@@ -1,0 +1,48 @@
+"""What every training asset does with its result: store a trained checkpoint and describe it, or
+pass the base on unchanged (said loudly), and report progress while training."""
+
+from typing import Any
+
+import dagster as dg
+
+from assets.metadata import chart_md, tidy
+from ops.checkpoint import Checkpoint, Method
+from ops.plots import training_curves_chart
+from resources.experiment import experiment_of
+from resources.storage import ArtifactStore
+
+NO_WEIGHTS = "the base has no weights to train from: set policy.checkpoint to the weights the endpoint serves"
+
+
+def trained_checkpoint(context: dg.AssetExecutionContext, report: Any, artifact_store: ArtifactStore,
+                       method: Method, base: Checkpoint, extra: dict | None = None) -> Checkpoint:
+    """Store a trained checkpoint directory and describe it (URI, version, curves, TensorBoard) for the UI."""
+    uri = artifact_store.put_dir(report.checkpoint, f"{experiment_of(context)}/{method}/{context.run_id}")
+    last = {k: v[-1][1] for k, v in report.curves.items() if v}
+    checkpoint = base.trained_from(method, f"{method}:{experiment_of(context)}:{context.run_id[:8]}", uri,
+                                   report.steps, last)
+    tensorboard = {"tensorboard": f"{uri}/{report.tensorboard_dir.relative_to(report.checkpoint)}"} \
+        if report.tensorboard_dir else {}
+    context.add_output_metadata(tidy({
+        "weights": uri, "version": checkpoint.version, "base": base.version, "steps": report.steps,
+        "train_seconds": report.runtime_s, "samples": report.samples,
+        "final_metrics": dg.MetadataValue.json(last),
+        **({"curves": chart_md(training_curves_chart(report.curves, method))} if last else {}),
+        **tensorboard,
+        **(extra or {}),
+    }))
+    return checkpoint
+
+
+def training_progress(context: dg.AssetExecutionContext, method: Method):
+    """Where a trainer reports step/total, loss and reward while it trains: the run's log."""
+    return lambda progress: context.log.info(f"{method} training: {progress}")
+
+
+def unchanged_checkpoint(context: dg.AssetExecutionContext, method: Method, base: Checkpoint, reason: str,
+                         extra: dict | None = None) -> Checkpoint:
+    """The method had no training signal: its result is the input policy, said so loudly."""
+    context.log.warning(f"{method}: no training data ({reason}); the checkpoint is the unchanged base policy")
+    context.add_output_metadata(tidy({"weights": base.uri or "", "version": base.version, "trained": False,
+                                      "reason": reason, **(extra or {})}))
+    return base.unchanged(method, reason)
