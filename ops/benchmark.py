@@ -1,4 +1,4 @@
-"""Pass@k and diagnostics over benchmark episodes (seed 000 tables 1–3, seed 001 §4.3)."""
+"""Pass@k and diagnostics over benchmark episodes (MobileForge tables 1–3, MobileGym §4.3)."""
 
 from __future__ import annotations
 
