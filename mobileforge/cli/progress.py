@@ -77,4 +77,4 @@ class StageProgress:
         self.progress.update(self.tasks[stage], status="done")
 
     def notice(self, message: str) -> None:
-        self.progress.console.print(message)
+        self.progress.console.print(message, soft_wrap=True)

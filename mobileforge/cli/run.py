@@ -83,9 +83,10 @@ def print_benchmark(io_manager, experiment: str, k: int) -> None:
 
 
 def run_log_path(experiment: str) -> Path:
-    """Where this run's full log goes: $DAGSTER_HOME/logs/<experiment>-<UTC time>.log."""
+    """Where this run's full log goes: $DAGSTER_HOME/logs/<experiment>-<UTC time>-<pid>.log (two
+    commands started in the same second get their own)."""
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
-    return Path(os.environ["DAGSTER_HOME"]) / "logs" / f"{experiment}-{stamp}.log"
+    return Path(os.environ["DAGSTER_HOME"]) / "logs" / f"{experiment}-{stamp}-{os.getpid()}.log"
 
 
 @click.command()
