@@ -17,6 +17,7 @@ from ops.benchmark import (
     versus_baseline,
 )
 from ops.checkpoint import Checkpoint
+from ops.androidworld import evaluate_on_androidworld
 from ops.evaluation import evaluate_policy
 from ops.plots import pass_at_k_chart
 from ops.progress import CountdownLog
@@ -42,6 +43,14 @@ class BenchmarkConfig(dg.Config):
         "Evaluate only the first N templates of each split."))
     temperature: float = Field(default=0.7, ge=0, description="Sampling temperature, so the k attempts differ.")
     seed: int = Field(default=0, description="Sampling seed of the local policies.")
+    suite: Literal["phonesim", "androidworld"] = Field(default="phonesim", description=(
+        "'phonesim': the simulator's held-out templates (split above); 'androidworld': AndroidWorld's task suite on an "
+        "emulator (needs android_world installed; seeds_per_template = n_task_combinations; docs/devices.md)."))
+    androidworld_family: str = Field(default="android_world", description="suite=androidworld: registry family.")
+    androidworld_tasks: list[str] | None = Field(default=None, description=(
+        "suite=androidworld: task names to run; None runs the whole family."))
+    emulator_console_port: int = Field(default=5554, ge=1, le=65535, description="suite=androidworld: console port.")
+    emulator_grpc_port: int = Field(default=8554, ge=1, le=65535, description="suite=androidworld: the emulator's gRPC port.")
     max_parallel_episodes: int = Field(default=64, ge=1, description=(
         "Episodes stepped together (a local policy answers them in length-sorted chunks)."))
 
@@ -68,6 +77,19 @@ RATE_HEADERS = {"progress": "progress", "false_complete": "false complete", "sid
 @dg.asset(partitions_def=experiment_partitions, group_name="evaluation", code_version="benchmark-6",
           description="One row per benchmark episode (policy x task x attempt) on held-out templates (or unseen "
                       "instances of the curriculum's): success, progress, false complete, side effects, overdue.")
+def _androidworld(config: BenchmarkConfig):
+    """AndroidWorld's suite settings and its emulator, loaded once for every policy."""
+    from ops.androidworld import AndroidWorldConfig, available, load_env
+
+    if not available():
+        raise ValueError("benchmark_results.suite: 'androidworld' needs the android_world package (installed from its "
+                         "repository) and a running emulator; see docs/devices.md")
+    aw_config = AndroidWorldConfig(family=config.androidworld_family, n_task_combinations=config.seeds_per_template,
+                                   tasks=tuple(config.androidworld_tasks) if config.androidworld_tasks else None,
+                                   console_port=config.emulator_console_port, grpc_port=config.emulator_grpc_port)
+    return aw_config, load_env(aw_config)
+
+
 def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig, base_policy: Checkpoint,
                       hifpo_checkpoint: Checkpoint, rft_checkpoint: Checkpoint, grsd_checkpoint: Checkpoint,
                       adagrpo_checkpoint: Checkpoint,
@@ -77,6 +99,7 @@ def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig
              if config.split == "test" else
              unseen_train_tasks(config.seeds_per_template, config.first_seed, config.max_templates, simulator.world_seed))
     specs = [t for t, _ in tasks]
+    androidworld = _androidworld(config) if config.suite == "androidworld" else None
     candidates = {"base": base_policy, "hifpo": hifpo_checkpoint, "rft": rft_checkpoint, "grsd": grsd_checkpoint,
                   "adagrpo": adagrpo_checkpoint}
     expected_apps = first_apps(specs, simulator.world_seed)
@@ -88,10 +111,14 @@ def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig
             store = storage.attempt_store(experiment_of(context), f"benchmark/{name}")
             with policy.acting_policy(checkpoint, artifact_store, temperature=config.temperature,
                                       seed=config.seed) as agent:
-                to_run = sum(max(0, config.k - len(store.completed(t.task_id, agent.version))) for t in specs)
-                evaluation = evaluate_policy(name, agent, tasks, simulator.make_env, store, config.k, expected_apps,
-                                             config.max_parallel_episodes,
-                                             CountdownLog(f"benchmark {name} episodes", to_run, context.log.info))
+                if androidworld is not None:
+                    aw_config, env = androidworld
+                    evaluation = evaluate_on_androidworld(name, agent, aw_config, store, config.k, env)
+                else:
+                    to_run = sum(max(0, config.k - len(store.completed(t.task_id, agent.version))) for t in specs)
+                    evaluation = evaluate_policy(name, agent, tasks, simulator.make_env, store, config.k,
+                                                 expected_apps, config.max_parallel_episodes,
+                                                 CountdownLog(f"benchmark {name} episodes", to_run, context.log.info))
             context.log.info(f"benchmark {name}: {evaluation.summary.attempts_run} episodes run, "
                              f"{evaluation.summary.attempts_resumed} resumed")
             evaluated[key] = evaluation.results

@@ -87,7 +87,8 @@ def rollouts(context: dg.AssetExecutionContext, config: RolloutAssetConfig, curr
         summary = run_rollouts(tasks, simulator.make_env, agent, critic, store, run_config, on_attempt=progress)
     attempts, steps, feedback = collect_tables(store, agent.version, [t.task_id for t in tasks])
     context.log.info(f"rollouts: {summary.attempts_run} run, {summary.attempts_resumed} resumed, "
-                     f"{summary.attempts_failed} lost to errors, {summary.invalid_actions} invalid actions")
+                     f"{summary.attempts_failed} lost to errors, {summary.infrastructure_failures} interrupted by "
+                     f"their environment and run again, {summary.invalid_actions} invalid actions")
     lineage = lineage_metadata(context, config, dg.AssetKey("rollout_attempts"))
     sr = attempts.group_by("task_id").agg(pl.col("critic_decision").mean().alias("sr"))
     by_attempt = attempts.group_by("attempt").agg(pl.col("critic_decision").mean().alias("critic_sr"),
@@ -96,7 +97,8 @@ def rollouts(context: dg.AssetExecutionContext, config: RolloutAssetConfig, curr
         "policy_version": agent.version,
         "tasks": len(tasks), "attempts": attempts.height,
         "attempts_run": summary.attempts_run, "attempts_resumed": summary.attempts_resumed,
-        "attempts_failed": summary.attempts_failed, "invalid_actions": summary.invalid_actions,
+        "attempts_failed": summary.attempts_failed, "infrastructure_failures": summary.infrastructure_failures,
+        "invalid_actions": summary.invalid_actions,
         "errors": dg.MetadataValue.json(summary.errors[:20]),
         "mean_steps": float(attempts["n_steps"].mean() or 0.0),
         "end_reasons": counts(attempts["end_reason"]),

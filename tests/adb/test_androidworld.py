@@ -81,3 +81,21 @@ def test_a_wrong_app_fails_and_actions_reach_android_world_as_json_actions(andro
     assert evaluation.results["success"].to_list() == [False]
     assert env.executed[0]["action_type"] == "open_app" and env.executed[0]["app_name"] == "files"
     assert not evaluation.results["first_app_right"].any()
+
+
+def test_the_benchmark_asset_selects_the_suite_and_names_what_is_missing(android_world):
+    from assets.benchmark import BenchmarkConfig, _androidworld
+    from android_world.env import env_launcher
+
+    config = BenchmarkConfig(suite="androidworld", seeds_per_template=2, androidworld_tasks=["AnswerTask"],
+                             emulator_console_port=5558)
+    aw_config, env = _androidworld(config)
+    assert (aw_config.n_task_combinations, aw_config.tasks, aw_config.console_port) == (2, ("AnswerTask",), 5558)
+    assert env_launcher.launched[-1]["console_port"] == 5558 and env is not None
+
+
+def test_the_androidworld_suite_without_the_package_is_a_clear_config_error():
+    from assets.benchmark import BenchmarkConfig, _androidworld
+
+    with pytest.raises(ValueError, match="benchmark_results.suite: 'androidworld' needs the android_world package"):
+        _androidworld(BenchmarkConfig(suite="androidworld"))
