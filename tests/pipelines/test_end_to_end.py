@@ -137,11 +137,13 @@ def test_rollouts_curriculum_and_benchmark_hold_real_rows(materialized):
     assert tasks.height > 0 and tasks["verifiable"].any()
     assert attempts.height == 8 * 2 and attempts["gt_success"].is_not_null().all()
     bench = _load(resources, "benchmark_results")
-    assert set(bench["policy_id"]) == {"base", "hifpo", "rft", "grsd"}
-    assert bench.group_by("policy_id").len()["len"].to_list() == [2 * 2] * 4
+    policies = {"base", "hifpo", "rft", "grsd", "adagrpo"}
+    assert set(bench["policy_id"]) == policies
+    # 2 templates of each held-out split (test, ood) x k = 2 attempts, for every policy
+    assert bench.group_by("policy_id").len()["len"].to_list() == [2 * 2 * 2] * len(policies)
     meta = instance.get_latest_materialization_event(dg.AssetKey("benchmark_results")).asset_materialization.metadata
     versus = meta["versus_base"].value  # the paired comparison, one row per policy
-    assert all(f"| {p} | " in versus for p in ("base", "hifpo", "rft", "grsd")) and "sign test p" in versus
+    assert all(f"| {p} | " in versus for p in policies) and "sign test p" in versus
 
 
 def test_trained_checkpoints_differ_from_the_base_and_reload(materialized):
