@@ -74,9 +74,6 @@ RATE_HEADERS = {"progress": "progress", "false_complete": "false complete", "sid
                 "overdue": "overdue", "mean_steps": "steps", "first_app_right": "first app right"}
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name="evaluation", code_version="benchmark-6",
-          description="One row per benchmark episode (policy x task x attempt) on held-out templates (or unseen "
-                      "instances of the curriculum's): success, progress, false complete, side effects, overdue.")
 def _androidworld(config: BenchmarkConfig):
     """AndroidWorld's suite settings and its emulator, loaded once for every policy."""
     from ops.androidworld import AndroidWorldConfig, available, load_env
@@ -90,6 +87,9 @@ def _androidworld(config: BenchmarkConfig):
     return aw_config, load_env(aw_config)
 
 
+@dg.asset(partitions_def=experiment_partitions, group_name="evaluation", code_version="benchmark-7",
+          description="One row per benchmark episode (policy x task x attempt) on held-out templates (or unseen "
+                      "instances of the curriculum's): success, progress, false complete, side effects, overdue.")
 def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig, base_policy: Checkpoint,
                       hifpo_checkpoint: Checkpoint, rft_checkpoint: Checkpoint, grsd_checkpoint: Checkpoint,
                       adagrpo_checkpoint: Checkpoint,
