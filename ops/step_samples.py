@@ -136,7 +136,9 @@ def with_hint_free_copies(samples: pl.DataFrame, attempts: pl.DataFrame) -> pl.D
     """`samples` plus, for each row whose prompt carried hints, the same row with the prompt it
     would have had without them (`has_hint` false). Hint counts come from `attempts.hints_used`."""
     counts = attempts.select("task_id", "attempt", _n_hints=pl.col("hints_used").list.len())
-    hinted = samples.join(counts, on=["task_id", "attempt"], how="inner").filter(pl.col("_n_hints") > 0)
+    # rows keep the samples' order: polars does not promise a join's row order unless asked
+    hinted = (samples.join(counts, on=["task_id", "attempt"], how="inner", maintain_order="left")
+              .filter(pl.col("_n_hints") > 0))
     copies = hinted.with_columns(
         prompt=pl.struct("prompt", "_n_hints").map_elements(
             lambda r: messages_to_json(without_hints(json.loads(r["prompt"]), r["_n_hints"])), return_dtype=pl.String),

@@ -86,6 +86,13 @@ class TrainSettings(BaseModel):
         "None keeps torch's default. On a shared 2-core machine 1 thread ran the tiny model's steps "
         "10-20x faster than 2 (busy threads spin-wait for each other).",
     )
+    deterministic_algorithms: bool = Field(
+        True,
+        description="Train with torch.use_deterministic_algorithms (warn_only: an op without a deterministic "
+        "kernel warns instead of failing); restored afterwards. On CPU the tiny model's runs were bitwise "
+        "repeatable either way; on GPU it also needs CUBLAS_WORKSPACE_CONFIG=:4096:8 set before the process "
+        "starts, and vLLM generation stays nondeterministic (README, Reproducibility).",
+    )
     report_to: list[str] = Field(
         default_factory=lambda: ["tensorboard"],
         description="Experiment trackers of TRL's `report_to` (tensorboard, mlflow, wandb, ...). TensorBoard "
@@ -151,6 +158,17 @@ def torch_threads(settings: TrainSettings) -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(before)
+
+
+@contextmanager
+def deterministic_algorithms(settings: TrainSettings) -> Iterator[None]:
+    """Run the block with torch's deterministic-algorithms switch from the settings, then restore it."""
+    before, warn_only = torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()
+    torch.use_deterministic_algorithms(settings.deterministic_algorithms, warn_only=True)
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(before, warn_only=warn_only)
 
 
 def require_local_checkpoint(path: str | Path) -> Path:
@@ -322,7 +340,7 @@ def train_and_save(run: PreparedRun, *, method: str, out_dir: Path, config: Trai
     if progress is not None:
         trainer.add_callback(ProgressCallback(progress))
     start = time.perf_counter()
-    with torch_threads(config):
+    with torch_threads(config), deterministic_algorithms(config):
         output = trainer.train()
     runtime = time.perf_counter() - start
     trainer.save_model(str(out_dir))

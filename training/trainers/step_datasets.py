@@ -318,7 +318,9 @@ def grsd_samples(fork_pairs: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame:
             f"{first['task_id']} failed {first['failed_attempt']}/{first['failed_step']}, "
             f"success {first['success_attempt']}/{first['success_step']}"
         )
-    return joined.sort("task_id", "failed_attempt", "failed_step").select(
+    # every identifying column: a failed step paired with two successful attempts must not be ordered by
+    # chance (a sort on tied keys keeps no particular order)
+    return joined.sort("task_id", "failed_attempt", "failed_step", "success_attempt", "success_step").select(
         "prompt",
         "image",
         "target_action",
