@@ -61,13 +61,15 @@ def materialized(adb_server, tmp_path_factory):
     from pipelines.local_run import LineObserver, run_experiment
     from pipelines.resources import resources_for
 
-    resources = resources_for("local")
-    with dg.instance_for_test(temp_dir=str(tmp_path_factory.mktemp("dagster_home"))) as instance:
-        started = time.perf_counter()
-        run_experiment("adb", FAST, instance=instance, observer=LineObserver(print))
-        print(f"graph through adb: {time.perf_counter() - started:.0f} s")
-        yield root, resources, instance
-    mp.undo()
+    try:  # the variables must not outlive this module's tests, even when the run fails
+        resources = resources_for("local")
+        with dg.instance_for_test(temp_dir=str(tmp_path_factory.mktemp("dagster_home"))) as instance:
+            started = time.perf_counter()
+            run_experiment("adb", FAST, instance=instance, observer=LineObserver(print))
+            print(f"graph through adb: {time.perf_counter() - started:.0f} s")
+            yield root, resources, instance
+    finally:
+        mp.undo()
 
 
 def _load(resources, key: str, partition: str):

@@ -48,13 +48,15 @@ def materialized(tmp_path_factory):
     from pipelines.local_run import LineObserver, run_experiment
     from pipelines.resources import resources_for
 
-    resources = resources_for("local")
-    lines: list[str] = []
-    # as `mobileforge run` does: a persistent instance, runs launched through workspace.yaml's code location
-    with dg.instance_for_test(temp_dir=str(tmp_path_factory.mktemp("dagster_home"))) as instance:
-        timings = run_experiment("ci", FAST, instance=instance, observer=LineObserver(lines.append))
-        yield root, resources, instance, timings, lines
-    mp.undo()
+    try:
+        resources = resources_for("local")
+        lines: list[str] = []
+        # as `mobileforge run` does: a persistent instance, runs launched through workspace.yaml's code location
+        with dg.instance_for_test(temp_dir=str(tmp_path_factory.mktemp("dagster_home"))) as instance:
+            timings = run_experiment("ci", FAST, instance=instance, observer=LineObserver(lines.append))
+            yield root, resources, instance, timings, lines
+    finally:
+        mp.undo()
 
 
 def _load(resources, key: str, experiment: str | None = "ci"):
