@@ -21,6 +21,10 @@ import dagster as dg
 
 from tests.pipelines.test_end_to_end import FAST
 
+# a whole graph runs in this module's fixture: minutes on an idle 2-core machine, far more on a loaded one
+pytestmark = pytest.mark.timeout(1800)
+
+
 DEVICE_ID = ":id/"  # in resource ids of a device's dump only
 
 

@@ -20,6 +20,10 @@ from resources.experiment import PartitionAddress
 from resources.storage import ARTIFACT_MARKER, MANIFEST, ArtifactStore, ParquetIOManager, StorageLocation
 from tests.pipelines.test_end_to_end import FAST
 
+# a whole graph runs in this module's fixture: minutes on an idle 2-core machine, far more on a loaded one
+pytestmark = pytest.mark.timeout(1800)
+
+
 REPO = Path(__file__).resolve().parents[2]
 
 

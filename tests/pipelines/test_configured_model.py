@@ -22,6 +22,10 @@ from ops.checkpoint import Checkpoint, weights_digest
 from training.base.bundled import BUNDLED_DIR
 from training.trainers.manifest import read_manifest
 
+# a whole graph runs in this module's fixture: minutes on an idle 2-core machine, far more on a loaded one
+pytestmark = pytest.mark.timeout(1800)
+
+
 REPO = Path(__file__).resolve().parents[2]
 SMALL = {
     "exploration_traces": {"max_transitions": 15, "max_depth": 3},

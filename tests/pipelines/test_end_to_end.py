@@ -25,6 +25,10 @@ import dagster as dg
 
 from ops.checkpoint import Checkpoint
 
+# a whole graph runs in this module's fixture: minutes on an idle 2-core machine, far more on a loaded one
+pytestmark = pytest.mark.timeout(1800)
+
+
 REPO = Path(__file__).resolve().parents[2]
 
 FAST = {
