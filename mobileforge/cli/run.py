@@ -72,8 +72,8 @@ def print_benchmark(io_manager, experiment: str, k: int) -> None:
     results = io_manager.load(dg.AssetKey("benchmark_results"), PartitionAddress(experiment, UNPARTITIONED))
     table = pass_at_k(results, k).filter(pl.col("difficulty") == "all").drop("difficulty")
     with pl.Config(tbl_rows=20, tbl_cols=20, float_precision=3, tbl_hide_dataframe_shape=True, tbl_width_chars=250):
-        test_split = {t.id for t in templates(split="test")}
-        what = ("Held-out benchmark" if set(results["template_id"]) <= test_split
+        held_out = {t.id for split in ("test", "ood") for t in templates(split=split)}
+        what = ("Held-out benchmark" if set(results["template_id"]) <= held_out
                 else "Benchmark on unseen instances of the curriculum's templates")
         click.echo(f"\n{what} ({results['task_id'].n_unique()} tasks, {k} attempts each):")
         click.echo(table)

@@ -6,7 +6,6 @@ outcomes. The data says which path it came through: a device's uiautomator dump 
 resource id's `package:id/` prefix, which the in-process simulator's tree has not."""
 
 import json
-import os
 import socket
 import subprocess
 import sys

@@ -120,7 +120,7 @@ def test_trainers_start_from_the_configured_weights(production_run):
     model, _, resources = production_run
     store = resources["artifact_store"]
     trained = 0
-    for method in ("hifpo_checkpoint", "rft_checkpoint", "grsd_checkpoint"):
+    for method in ("hifpo_checkpoint", "rft_checkpoint", "grsd_checkpoint", "adagrpo_checkpoint"):
         checkpoint = Checkpoint.model_validate(_load(resources, method))
         assert checkpoint.base == f"base:{weights_digest(model)}"
         if checkpoint.trained:
@@ -132,9 +132,9 @@ def test_trainers_start_from_the_configured_weights(production_run):
 def test_the_benchmark_asks_the_base_and_the_served_trained_checkpoints(production_run):
     model, root, resources = production_run
     bench = _load(resources, "benchmark_results")
-    assert set(bench["policy_id"]) == {"base", "hifpo", "rft", "grsd"}
+    assert set(bench["policy_id"]) == {"base", "hifpo", "rft", "grsd", "adagrpo"}
     staged = {json.loads(p.read_text())["policy_version"]
               for p in (root / "own" / "_staging" / "benchmark").glob("*/*/*/attempt_*.json")}
     trained = {Checkpoint.model_validate(_load(resources, m)).version
-               for m in ("hifpo_checkpoint", "rft_checkpoint", "grsd_checkpoint")}
+               for m in ("hifpo_checkpoint", "rft_checkpoint", "grsd_checkpoint", "adagrpo_checkpoint")}
     assert f"base:{weights_digest(model)}" in staged and staged <= trained | {f"base:{weights_digest(model)}"}

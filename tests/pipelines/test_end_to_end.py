@@ -123,7 +123,7 @@ def test_the_charts_render_from_the_small_runs_data(materialized):
     from ops.plots import pass_at_k_chart, training_curves_chart
 
     chart = pass_at_k_chart(pass_at_k(_load(resources, "benchmark_results"), 2), 2)
-    assert chart.series == ("base", "grsd", "hifpo", "rft") and _inline_pngs(
+    assert chart.series == ("adagrpo", "base", "grsd", "hifpo", "rft") and _inline_pngs(
         f"data:image/png;base64,{base64.b64encode(chart.png).decode()}")
     trained = [m for m in ("hifpo_checkpoint", "rft_checkpoint", "grsd_checkpoint")
                if Checkpoint.model_validate(_load(resources, m)).trained]
@@ -207,6 +207,6 @@ def test_the_printed_table_pairs_every_adapted_policy_with_the_base(materialized
     _, resources, _, _, _ = materialized
     print_benchmark(resources["io_manager"], "ci", 2)
     out = capsys.readouterr().out
-    assert "Held-out benchmark (2 tasks, 2 attempts each)" in out and "Paired with the base" in out
+    assert "Held-out benchmark (4 tasks, 2 attempts each)" in out and "Paired with the base" in out  # test + ood
     for column in ("gained", "lost", "p_value", "ci_high"):
         assert column in out
