@@ -12,6 +12,7 @@ marked failed when the next one starts.
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
 import socket
@@ -66,9 +67,15 @@ def default_instance() -> dg.DagsterInstance:
     home = Path(os.environ.setdefault("DAGSTER_HOME", str(REPO / ".mobileforge" / "dagster_home")))
     home.mkdir(parents=True, exist_ok=True)
     settings = home / "dagster.yaml"
-    if not settings.exists():  # the project's own home runs offline: no usage telemetry
-        settings.write_text("telemetry:\n  enabled: false\n")
-    return dg.DagsterInstance.get()
+    # two commands starting on a fresh home would both create its SQLite tables ("table already exists")
+    with (home / ".instance.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not settings.exists():  # the project's own home runs offline: no usage telemetry
+            settings.write_text("telemetry:\n  enabled: false\n")
+        instance = dg.DagsterInstance.get()
+        instance.get_runs(limit=1)  # storages create their tables on first use
+        instance.get_dynamic_partitions(EXPERIMENT_DIMENSION)
+        return instance
 
 
 class StageFailed(RuntimeError):
