@@ -18,7 +18,8 @@ from ops.episode import Policy
 from ops.plots import training_curves_chart
 from phonesim.tasks import all_templates
 from resources.environment import SimulatorResource
-from resources.experiment import check_segment, experiment_of, experiment_partitions, lineage_metadata
+from resources.experiment import experiment_of, experiment_partitions, lineage_metadata
+from resources.experiment_names import check_segment
 from resources.policy import PolicyResource
 from resources.storage import ArtifactStore, StorageLocation
 

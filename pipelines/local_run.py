@@ -40,9 +40,10 @@ from resources.experiment import (
     APP_DIMENSION,
     EXPERIMENT_DIMENSION,
     PartitionAddress,
-    check_experiment_name,
     register_experiment,
 )
+from resources.experiment_names import check_experiment_name
+from resources.stage_config import config_problems, constraints_only
 from resources.experiment_lock import ExperimentBusy, experiment_lock
 from resources.storage import ParquetIOManager
 
@@ -177,33 +178,29 @@ def config_classes(jobs: list[dg.JobDefinition]) -> dict[str, type[BaseModel]]:
     return classes
 
 
+def stage_config_schemas(jobs: list[dg.JobDefinition]) -> dict[str, dict[str, Any]]:
+    """The JSON schema (constraints only) of every config-taking asset of `jobs`, by asset name:
+    what `resources/stage_config_schema.json` stores for the CLI's check before the graph loads."""
+    return {asset: constraints_only(cls.model_json_schema()) for asset, cls in sorted(config_classes(jobs).items())}
+
+
 def check_config(config: dict[str, Any], jobs: list[dg.JobDefinition]) -> None:
     """Raise ConfigError naming `asset.field` for every unknown asset or field and every value the
-    asset's Config class (or Dagster's run config check at launch) would reject, by building each
-    Config class from `config`: milliseconds, so bad config fails before any stage starts."""
+    asset's Config class (its schema, its model validators) or Dagster's run config check at launch
+    would reject: milliseconds once the graph is imported, so bad config fails before any stage."""
     classes = config_classes(jobs)
-    problems = []
-    for asset, fields in config.items():
-        cls = classes.get(asset)
-        if cls is None:
-            problems.append(f"{asset}: no asset of the stages takes config by this name; "
-                            f"these do: {', '.join(sorted(classes))}")
-            continue
-        if not isinstance(fields, dict):
-            problems.append(f"{asset}: expected a mapping field -> value, got {type(fields).__name__} {fields!r:.80}")
-            continue
-        for name in sorted(set(fields) - set(cls.model_fields)):
-            problems.append(f"{asset}.{name}: {asset} has no such field; its fields: {', '.join(cls.model_fields)}")
-        known = {name: value for name, value in fields.items() if name in cls.model_fields}
+    problems = config_problems(config, stage_config_schemas(jobs))
+    # the rules below assume known assets and well-typed fields: schema problems are reported first
+    for asset, fields in ([] if problems else config.items()):
         try:
-            cls(**known)
+            classes[asset](**fields)
         except ValidationError as error:
             problems += [f"{asset}.{'.'.join(map(str, e['loc']))}: {e['msg']} (got {e['input']!r:.80})"
                          for e in error.errors()]
             continue
-        # what pydantic's lax mode accepts and the launch would not (e.g. the string "2" for an int)
+        # what the schema admits and the launch would not (e.g. 2.0 for an int)
         schema = next(job for job in jobs if job.has_node_named(asset)).graph.node_named(asset).definition
-        result = validate_config(schema.config_schema.config_type, known)
+        result = validate_config(schema.config_schema.config_type, fields)
         problems += [f"{asset}: {e.message}" for e in result.errors or []]
     if problems:
         raise ConfigError("invalid run config:\n  " + "\n  ".join(problems))

@@ -1,6 +1,7 @@
 """Experiments: materializations with different config kept side by side.
 
-Everything the "experiment" concept means lives here: its name rules, the Dagster partitions
+What the "experiment" concept means to Dagster lives here (its name rules and the named ablations
+are plain data in `resources.experiment_names`, which the CLI checks before importing Dagster): the partitions
 (every stage asset is partitioned by the dynamic `experiment` dimension; per-app stages add an
 `app` dimension), where an experiment's data lives under the storage root (including the staging
 area of finished attempts), and the lineage record each materialization carries.
@@ -16,13 +17,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
 import dagster as dg
 from dagster._core.definitions.data_version import DATA_VERSION_TAG
 from pydantic import BaseModel
+
+from resources.experiment_names import check_experiment_name, check_segment
 
 if TYPE_CHECKING:
     from dagster._core.execution.context.system import StepExecutionContext
@@ -33,29 +35,7 @@ DEFAULT_EXPERIMENT = "default"
 SHARED_EXPERIMENT = "_shared"  # directory of assets that have no experiment dimension
 UNPARTITIONED = "_"  # partition directory of assets without a second dimension
 STAGING_DIR = "_staging"
-MAX_NAME_LENGTH = 64
 MAX_RECORDED_PARTITIONS = 256  # per upstream asset; beyond it only the combined hash is kept
-
-_SEGMENT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.=|-]*$")
-_EXPERIMENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-
-
-def check_segment(value: str, what: str) -> str:
-    """Reject names that would escape or split a storage path."""
-    if not _SEGMENT.match(value) or ".." in value:
-        raise ValueError(f"{what} {value!r} is not usable as a storage path segment "
-                         "(letters, digits, _ . = | -; not starting with . or -)")
-    return value
-
-
-def check_experiment_name(name: str) -> str:
-    """An experiment name: letters, digits, `_ . -`, starting with a letter or digit, at most
-    64 characters (it names a directory and a Dagster partition)."""
-    if len(name) > MAX_NAME_LENGTH or not _EXPERIMENT_NAME.match(name) or ".." in name:
-        raise ValueError(f"experiment {name[:80]!r}: use letters, digits, '_', '.', '-', starting with a "
-                         f"letter or digit, at most {MAX_NAME_LENGTH} characters")
-    return name
-
 
 # --- partitions ---------------------------------------------------------------------------
 
@@ -215,20 +195,3 @@ def lineage_metadata(context: dg.AssetExecutionContext, config: Any = None,
     if lineage["code_version"] is not None:
         metadata["code_version"] = dg.MetadataValue.text(lineage["code_version"])
     return metadata
-
-
-# --- named ablations ----------------------------------------------------------------------
-
-# Experiment name -> config overrides ({asset: {field: value}}) that `mobileforge run --experiment
-# NAME` applies under any explicit --config/--set value. Help a real deployment would not have
-# runs only under such a name, reported beside the faithful default.
-NAMED_ABLATIONS: dict[str, dict[str, dict[str, Any]]] = {
-    # the programmatic critic's hint is the solver's whole shortest plan from the attempt's start, an
-    # oracle demonstration, instead of MobileForge §2.3.2's corrective hint at the first wrong step
-    "oracle-plans": {"rollouts": {"hint_steps": 12, "direct_plans": True, "hint_from_start": True}},
-}
-
-
-def ablation_overrides(experiment: str) -> dict[str, dict[str, Any]]:
-    """The config overrides of named ablation `experiment`; {} for any other name."""
-    return {asset: dict(fields) for asset, fields in NAMED_ABLATIONS.get(experiment, {}).items()}

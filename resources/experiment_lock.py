@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from resources.experiment import check_experiment_name
+from resources.experiment_names import check_experiment_name
 
 LOCKS_DIR = "_locks"
 

@@ -37,7 +37,8 @@ from ops.stored_files import (
     sha256_hex,
     write_bytes_atomic,
 )
-from resources.experiment import STAGING_DIR, PartitionAddress, check_segment, collect_lineage, staging_path
+from resources.experiment import STAGING_DIR, PartitionAddress, collect_lineage, staging_path
+from resources.experiment_names import check_segment
 
 DATA_PARQUET = "data.parquet"
 DATA_JSON = "data.json"

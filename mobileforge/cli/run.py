@@ -37,10 +37,10 @@ def read_config_file(config_file: Any) -> Any:
 
 def experiment_config(experiment: str, file_config: Any, overrides: tuple[str, ...]
                       ) -> tuple[dict[str, dict[str, Any]], list[str]]:
-    """The run config of `experiment`: its named ablation's overrides (`resources.experiment.
+    """The run config of `experiment`: its named ablation's overrides (`resources.experiment_names.
     NAMED_ABLATIONS`; none for other names) under the --config mapping's values under --set
     values; and the ablation settings that took effect, as `asset.field=value`."""
-    from resources.experiment import ablation_overrides
+    from resources.experiment_names import ablation_overrides
 
     explicit = {} if file_config is None else file_config
     if not isinstance(explicit, dict):
@@ -105,20 +105,24 @@ def run(experiment: str, config_file, overrides: tuple[str, ...], rebuild_shared
     """
     from rich.console import Console
 
-    from resources.experiment import check_experiment_name
+    from resources.experiment_names import check_experiment_name
+    from resources.stage_config import config_problems, load_snapshot
 
     try:  # before anything is registered or written under its name
         check_experiment_name(experiment)
     except ValueError as error:
         raise click.BadParameter(str(error), param_hint="--experiment") from None
     config, applied = experiment_config(experiment, read_config_file(config_file), overrides)
+    problems = config_problems(config, load_snapshot())  # without importing the graph: well under a second
+    if problems:
+        raise click.UsageError("invalid run config:\n  " + "\n  ".join(problems))
 
     from mobileforge.cli.progress import StageProgress, output_to_log
     from pipelines.definitions import defs
     from pipelines.local_run import ConfigError, StageFailed, check_config, default_instance, run_experiment, stage_jobs
     from resources.experiment_lock import ExperimentBusy
 
-    try:  # before any stage starts: every asset's Config class built from the merged config
+    try:  # before any stage starts: also the Config classes' cross-field rules
         check_config(config, stage_jobs(defs))
     except ConfigError as error:
         raise click.UsageError(str(error)) from None

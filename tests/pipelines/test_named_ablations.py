@@ -10,7 +10,7 @@ from click.testing import CliRunner
 import mobileforge.cli.run as run_cli
 import pipelines.local_run
 from mobileforge.cli.run import experiment_config
-from resources.experiment import NAMED_ABLATIONS, ablation_overrides
+from resources.experiment_names import NAMED_ABLATIONS, ablation_overrides
 
 ORACLE = {"hint_steps": 12, "direct_plans": True, "hint_from_start": True}
 
