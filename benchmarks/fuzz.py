@@ -10,8 +10,11 @@ took over 1 s, and the slowest input in ms. The target is 0 crashes and 0 slow i
 Surfaces and their contracts:
   parse:<format>, parse:auto   ops.actions.parse_with_context → ParsedOutput, never raises
   parse:label_echo+labels      the same with element labels (the rollout and reward call)
+  parse:mobilewizard+structured  ops.actions.parse_structured (four-part reasoning) → ParsedOutput
+                               whose success carries the four parts, never raises
   score_action                 ops.reward.score_action → a reward in [0, 1] or RewardInputError
   trl_reward                   ops.reward.make_trl_reward batches → one finite float per completion
+  structured_reward            ops.reasoning_reward structure / reasoning rewards → 0, 0.5, 1 / [0, 1]
   parse_json_output            ops.llm.parse_json_output → a model or OutputError
 
 Run: nice python benchmarks/fuzz.py [--n 10000] [--seed 0] [--surface score_action ...]
@@ -39,19 +42,24 @@ from ops.actions import (  # noqa: E402
     DIRECTIONS,
     FORMAT_NAMES,
     FORMATS,
+    REASONING_PARTS,
     SYSTEM_BUTTONS,
     TERMINATE_STATUSES,
     Action,
     ActionType,
     ParseFailure,
+    ReasoningParts,
+    parse_structured,
     parse_with_context,
     render,
+    render_structured,
     supports,
 )
 from ops.actions.formats import label_echo  # noqa: E402
 from ops.llm import OutputError, parse_json_output  # noqa: E402
 from ops.prompts import CorrectiveHintOutput, FinalDecision, StepDescription  # noqa: E402
 from ops.prompts.curriculum import CurriculumOutput, curriculum_context  # noqa: E402
+from ops.reasoning_reward import reasoning_reward, structure_reward  # noqa: E402
 from ops.reward import RewardConfig, RewardInputError, make_trl_reward, score_action  # noqa: E402
 
 SLOW_S = 1.0
@@ -191,6 +199,58 @@ def parse_surface(fmt: str) -> Callable[[random.Random], Callable[[], None]]:
                             (rng.choice(FORMAT_NAMES) if fmt == "auto" else fmt))
         return lambda: check_parsed(parse_with_context(text, fmt))
     return case
+
+
+def reasoning_parts(rng: random.Random) -> ReasoningParts:
+    return ReasoningParts(*(rng.choice(["The tap worked.", "Wi-Fi is off", "Open Settings", "café ☕", "x" * 300,
+                                        random_unicode(rng, 30).replace("<", "") or "a"]) for _ in REASONING_PARTS))
+
+
+def structured_output(rng: random.Random) -> Any:
+    """A four-part structured response, with parts dropped, repeated or shuffled, or mutated."""
+    action = Action(type=ActionType.WAIT)
+    for _ in range(50):
+        action = random_action(rng)
+        if supports(action, "mobilewizard"):
+            break
+    parts = reasoning_parts(rng)
+    try:
+        text = render_structured(action, parts)
+    except ValueError:  # a random part the format cannot hold
+        return hostile_text(rng)
+    roll = rng.random()
+    if roll < 0.3:
+        blocks = [f"<{n}>{t}</{n}>" for n, t in zip(REASONING_PARTS, parts.texts(), strict=True)]
+        text = render(action, "mobilewizard", thinking="\n".join(rng.choice(blocks) for _ in range(rng.randrange(7))))
+    if rng.random() < 0.6:
+        text = mutate(rng, text)
+    return text if rng.random() < 0.95 else rng.choice(WRONG_TYPES)
+
+
+def structured_parse_case(rng: random.Random) -> Callable[[], None]:
+    text = structured_output(rng) if rng.random() < 0.8 else model_output(rng, "mobilewizard")
+
+    def call() -> None:
+        parsed = parse_structured(text)
+        check_parsed(parsed)
+        if (parsed.reasoning is not None) != isinstance(parsed.action, Action):
+            raise ContractBroken("a success without its four parts, or parts with a failure")
+        if parsed.reasoning is not None and not _utf8_clean(parsed.reasoning.texts()):
+            raise ContractBroken("a reasoning part is not UTF-8 encodable")
+    return call
+
+
+def structured_reward_case(rng: random.Random) -> Callable[[], None]:
+    text, annotation = structured_output(rng), reasoning_parts(rng)
+
+    def embed(texts: list[str]) -> list[list[float]]:  # stands in for the sentence model
+        return [[float(len(t) % 7), float(t.count("e")), 1.0] for t in texts]
+
+    def call() -> None:
+        structure, reasoning = structure_reward(text), reasoning_reward(text, annotation, embed)
+        if structure not in (0.0, 0.5, 1.0) or not 0.0 <= reasoning <= 1.0:
+            raise ContractBroken(f"structure {structure!r}, reasoning {reasoning!r}")
+    return call
 
 
 def labels(rng: random.Random) -> list[str]:
@@ -416,8 +476,10 @@ def run_surface(make_case: Callable[[random.Random], Callable[[], None]], n: int
 SURFACES: dict[str, Callable[[random.Random], Callable[[], None]]] = {
     **{f"parse:{fmt}": parse_surface(fmt) for fmt in [*FORMATS, "auto"]},
     "parse:label_echo+labels": label_echo_case,
+    "parse:mobilewizard+structured": structured_parse_case,
     "score_action": score_case,
     "trl_reward": trl_case,
+    "structured_reward": structured_reward_case,
     "parse_json_output": json_case,
 }
 
@@ -430,15 +492,15 @@ def main() -> None:
     args = parser.parse_args()
     signal.signal(signal.SIGALRM, _alarm)
     logging.getLogger("ops.reward").setLevel(logging.ERROR)  # its per-row warnings are the expected outcome
-    print(f"{'surface':<26} {'inputs':>7} {'crashes':>8} {'>1 s':>5} {'slowest ms':>11}  crash kinds")
+    print(f"{'surface':<30} {'inputs':>7} {'crashes':>8} {'>1 s':>5} {'slowest ms':>11}  crash kinds")
     total = Tally()
     for name in args.surface or SURFACES:
         tally = run_surface(SURFACES[name], args.n, args.seed)
         kinds = ", ".join(f"{k}×{v}" for k, v in tally.kinds.most_common())
-        print(f"{name:<26} {tally.inputs:>7} {tally.crashes:>8} {tally.slow:>5} {tally.slowest_ms:>11.1f}  {kinds}",
+        print(f"{name:<30} {tally.inputs:>7} {tally.crashes:>8} {tally.slow:>5} {tally.slowest_ms:>11.1f}  {kinds}",
               flush=True)
         for kind, example in tally.examples.items():
-            print(f"{'':<26}   {kind}: {example!r}")
+            print(f"{'':<30}   {kind}: {example!r}")
         total.crashes += tally.crashes
         total.slow += tally.slow
     sys.exit(1 if total.crashes or total.slow else 0)

@@ -34,6 +34,9 @@ class PromptedPolicy(ABC):
 
     def __init__(self, style: PromptStyle | str, version: str) -> None:
         self.style = PromptStyle(style)
+        if self.style == PromptStyle.MOBILEWIZARD:
+            raise ValueError("prompt style 'mobilewizard' needs reasoning memory carried from step to step, "
+                             "which rollouts do not do yet (docs/structured-reasoning.md)")
         self.version = version
         self.output_format = OUTPUT_FORMATS[self.style]
 

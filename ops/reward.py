@@ -5,7 +5,10 @@ r_arg = r_type · S_type(predicted args, target args). The format score (did the
 parse, with every part of its template) is reported next to R but never added to it.
 
 Optional MobileWizard variants (MobileWizard §3.4.2): a click distance threshold that shrinks as
-training proceeds (progressive shrinking), and text F1 gated to 0 below 0.5.
+training proceeds (progressive shrinking), text F1 gated to 0 below 0.5, and for the four-part
+structured output the format ("structure") and reasoning rewards of `ops.reasoning_reward`,
+added as R + w1·R_format + w2·R_reasoning (eq. 3, with R in the place of w3·(R_type + R_param)).
+Each is off by default; when on it is also a component of its own, so trainers log it apart.
 
 Error contract: whatever the model wrote scores (0 when it is not a valid action of the
 target's type). A malformed *target* side (target action, box, element list) is a data bug:
@@ -26,16 +29,19 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ops.actions import GRID, Action, ActionType, ParseFailure, parse_with_context
+from ops.actions import GRID, REASONING_PARTS, Action, ActionType, ParseFailure, ReasoningParts, parse_with_context
 from ops.actions.coords import GRID_1000, CoordFrame
 from ops.actions import POINTED_TYPES
 from ops.json_limits import loads as bounded_loads
+from ops.reasoning_reward import Embedder, reasoning_reward, structure_reward
 
 log = logging.getLogger(__name__)
 
 Box = tuple[float, float, float, float]
-Component = Literal["overall", "type", "arg", "format"]
-COMPONENTS: tuple[Component, ...] = ("overall", "type", "arg", "format")
+Component = Literal["overall", "type", "arg", "format", "structure", "reasoning"]
+COMPONENTS: tuple[Component, ...] = ("overall", "type", "arg", "format")  # always computed
+STRUCTURED_FORMAT = "mobilewizard"  # the only format whose output holds the four reasoning parts
+ANNOTATION_COLUMNS = tuple(f"target_{part}" for part in REASONING_PARTS)  # the reasoning reward's targets
 
 
 class RewardInputError(ValueError):
@@ -77,6 +83,20 @@ class RewardConfig(BaseModel):
         le=1,
         description="Gated F1 (MobileWizard §3.4.2): text scores below this become 0; e.g. 0.5.",
     )
+    structure_weight: float | None = Field(
+        None,
+        ge=0,
+        description="Weight w1 of MobileWizard's format reward (§3.4.2, eq. 3): 1 for the <think> → "
+        "<answer> envelope with the four reasoning parts in order, 0.5 for one of the two, else 0. "
+        "None leaves it out; 0 logs it without adding it. Needs the mobilewizard format.",
+    )
+    reasoning_weight: float | None = Field(
+        None,
+        ge=0,
+        description="Weight w2 of MobileWizard's reasoning reward (§3.4.2, eq. 3): mean embedding "
+        "similarity of each reasoning part to its annotation (target_<part> columns; needs an "
+        "embedder). None leaves it out; 0 logs it without adding it. Needs the mobilewizard format.",
+    )
 
     @field_validator("shrink_stages")
     @classmethod
@@ -95,6 +115,12 @@ class RewardConfig(BaseModel):
             raise ValueError("lambda_type and lambda_arg are both 0: the reward would be constant")
         return self
 
+    def components(self) -> tuple[Component, ...]:
+        """The components this config computes: `COMPONENTS` plus each MobileWizard reward turned on."""
+        extra: tuple[Component, ...] = (("structure",) if self.structure_weight is not None else ()) + (
+            ("reasoning",) if self.reasoning_weight is not None else ())
+        return COMPONENTS + extra
+
     def at_progress(self, progress: float) -> RewardConfig:
         """This config with `click_threshold` from the shrinking schedule at `progress` ∈ [0, 1]."""
         if self.shrink_stages is None:
@@ -109,22 +135,29 @@ DEFAULT_REWARD_CONFIG = RewardConfig()
 
 @dataclass(frozen=True, slots=True)
 class RewardBreakdown:
-    """R and its parts; `format_ok` is logged only, it is not part of `reward`."""
+    """R and its parts; `format_ok` is logged only, it is not part of `reward`. `structure` and
+    `reasoning` are MobileWizard's rewards, None when the config leaves them out."""
 
     reward: float
     type: float
     arg: float
     format_ok: bool
+    structure: float | None = None
+    reasoning: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The fields, without the components that are left out."""
+        return {name: value for name, value in asdict(self).items() if value is not None}
 
     def component(self, name: Component) -> float:
         if name == "overall":
             return self.reward
         if name == "format":
             return float(self.format_ok)
-        return getattr(self, name)
+        value = getattr(self, name)
+        if value is None:
+            raise ValueError(f"component {name!r} was not computed (its reward weight is None)")
+        return value
 
 
 # ------------------------------------------------------------------ argument scores
@@ -354,12 +387,16 @@ def score_output(
     elements: Sequence[Sequence[float]] | None = None,
     labels: Sequence[str] | None = None,
     config: RewardConfig = DEFAULT_REWARD_CONFIG,
+    annotation: ReasoningParts | None = None,
+    embed: Embedder | None = None,
 ) -> RewardBreakdown:
     """Parse a raw model response and score it; `format_ok` also requires the full template.
     `labels` (the prompt's element labels) let a label-echo response pick its element by the
-    row it echoed, exactly as in rollouts."""
+    row it echoed, exactly as in rollouts. With `config.reasoning_weight` set, `annotation` (the
+    step's four annotated parts; `RewardInputError` without it) and `embed` are needed."""
+    check_structured_options(fmt, config, embed)
     parsed = parse_with_context(text, fmt, frame=frame, labels=labels)
-    return score_action(
+    breakdown = score_action(
         parsed.action,
         target,
         target_box=target_box,
@@ -367,6 +404,43 @@ def score_output(
         config=config,
         format_ok=parsed.ok and parsed.envelope_ok,
     )
+    structure = reasoning = None
+    reward = breakdown.reward
+    if config.structure_weight is not None:
+        structure = structure_reward(text)
+        reward += config.structure_weight * structure
+    if config.reasoning_weight is not None:
+        if not isinstance(annotation, ReasoningParts):
+            raise RewardInputError(f"the reasoning reward needs the step's annotated parts, got {_short(annotation)}")
+        reasoning = reasoning_reward(text, annotation, embed)  # embed: checked on entry
+        reward += config.reasoning_weight * reasoning
+    return RewardBreakdown(reward, breakdown.type, breakdown.arg, breakdown.format_ok, structure, reasoning)
+
+
+def check_structured_options(fmt: str, config: RewardConfig, embed: Embedder | None) -> None:
+    """ValueError when the config turns on a MobileWizard reward that `fmt` or a missing `embed`
+    cannot give."""
+    if config.structure_weight is None and config.reasoning_weight is None:
+        return
+    if fmt != STRUCTURED_FORMAT:
+        raise ValueError(f"structure_weight / reasoning_weight score the {STRUCTURED_FORMAT!r} format's "
+                         f"four-part reasoning; the action format is {fmt!r}")
+    if config.reasoning_weight is not None and embed is None:
+        raise ValueError("reasoning_weight needs an embedder (embed=…): the reasoning reward compares "
+                         "sentence embeddings")
+
+
+def annotation_from_cells(cells: Sequence[Any]) -> ReasoningParts:
+    """The four annotated parts from the `ANNOTATION_COLUMNS` cells of one row (non-empty strings
+    that UTF-8 can encode); `RewardInputError` naming the first bad cell."""
+    for column, cell in zip(ANNOTATION_COLUMNS, cells, strict=True):
+        if not isinstance(cell, str) or not cell.strip():
+            raise RewardInputError(f"column {column!r} must be a non-empty string, got {_short(cell)}")
+        try:
+            cell.encode()
+        except UnicodeEncodeError:
+            raise RewardInputError(f"column {column!r} is not UTF-8 encodable (a lone surrogate)") from None
+    return ReasoningParts(*cells)
 
 
 # ------------------------------------------------------------------ TRL reward function
@@ -471,17 +545,21 @@ def _cell(columns: Mapping[str, Any], name: str, row: int, n_rows: int) -> Any:
 
 
 def _score_row(completion: Any, columns: Mapping[str, Any], row: int, n_rows: int, fmt: str,
-               frame: CoordFrame, config: RewardConfig) -> RewardBreakdown:
+               frame: CoordFrame, config: RewardConfig, embed: Embedder | None) -> RewardBreakdown:
     try:
         text = completion_text(completion)
     except TypeError as exc:
         raise _RowError("unreadable completion", str(exc)) from None
     cells = {name: _cell(columns, name, row, n_rows) for name in _COLUMNS}
+    with_annotation = config.reasoning_weight is not None
+    annotation_cells = [_cell(columns, name, row, n_rows) for name in ANNOTATION_COLUMNS] if with_annotation else []
     try:
         target = target_from_column(cells["target_action"])
         elements = _json_column(cells["elements"], "elements")
+        annotation = annotation_from_cells(annotation_cells) if with_annotation else None
         return score_output(text, fmt, target, frame=frame, target_box=_json_column(cells["target_box"], "target_box"),
-                            elements=element_boxes(elements), labels=element_labels(elements), config=config)
+                            elements=element_boxes(elements), labels=element_labels(elements), config=config,
+                            annotation=annotation, embed=embed)
     except RewardInputError as exc:
         raise _RowError("malformed target", str(exc)) from None
 
@@ -492,18 +570,22 @@ def make_trl_reward(
     component: Component = "overall",
     *,
     frame: CoordFrame = GRID_1000,
+    embed: Embedder | None = None,
 ) -> Callable[..., list[float]]:
     """A TRL reward function `f(completions, **columns) -> list[float]`.
 
     Columns: `target_action` (canonical action JSON), optional `target_box` and `elements`
-    (JSON strings or already-decoded lists of boxes, or of `{"box", "label"}` objects). With
+    (JSON strings or already-decoded lists of boxes, or of `{"box", "label"}` objects), and with
+    `config.reasoning_weight` the four `ANNOTATION_COLUMNS` (`embed` scores them). With
     `config.shrink_stages`, the click threshold follows TRL's `trainer_state` (global_step /
     max_steps). A batch without a `target_action` column raises `RewardInputError`; a row that
     cannot be scored (unreadable completion, malformed target cell, ragged column) gets 0, and
     its reason is counted in the function's `failures` (a Counter) and logged the first time.
+    `component` is one of `config.components()`.
     """
-    if component not in COMPONENTS:
-        raise ValueError(f"component must be one of {COMPONENTS}, got {component!r}")
+    if component not in config.components():
+        raise ValueError(f"component must be one of {config.components()}, got {component!r}")
+    check_structured_options(fmt, config, embed)
     failures: Counter[str] = Counter()
 
     def reward(completions: Sequence[Any], **columns: Any) -> list[float]:
@@ -514,7 +596,7 @@ def make_trl_reward(
         out = []
         for row, completion in enumerate(completions):
             try:
-                breakdown = _score_row(completion, columns, row, n_rows, fmt, frame, step_config)
+                breakdown = _score_row(completion, columns, row, n_rows, fmt, frame, step_config, embed)
             except _RowError as exc:
                 _count_failure(exc.reason, str(exc), row)
                 out.append(0.0)

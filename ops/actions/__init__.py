@@ -10,6 +10,8 @@ from ops.actions.codec import (
     supports,
 )
 from ops.actions.formats import FORMATS, ActionFormat, ParsedOutput, UnsupportedAction
+from ops.actions.formats.base import REASONING_PARTS, ReasoningParts
+from ops.actions.formats.mobilewizard import parse_structured, render_structured
 from phonesim.actions import (
     DIRECTIONS,
     GRID,
@@ -30,6 +32,7 @@ __all__ = [
     "FORMAT_NAMES",
     "GRID",
     "POINTED_TYPES",
+    "REASONING_PARTS",
     "SYSTEM_BUTTONS",
     "TERMINATE_STATUSES",
     "Action",
@@ -39,10 +42,13 @@ __all__ = [
     "ParseFailure",
     "ParseResult",
     "ParsedOutput",
+    "ReasoningParts",
     "UnsupportedAction",
     "detect_format",
     "parse",
+    "parse_structured",
     "parse_with_context",
     "render",
+    "render_structured",
     "supports",
 ]

@@ -45,6 +45,7 @@ from ops.prompts.policy import (
     render_hint_block,
     without_hints,
 )
+from ops.prompts.reasoning_memory import MemoryLimits, ReasoningMemory, StepOutcome
 
 __all__ = [
     "OUTPUT_FORMATS",
@@ -53,10 +54,13 @@ __all__ = [
     "CurriculumOutput",
     "CurriculumTask",
     "FinalDecision",
+    "MemoryLimits",
     "Message",
     "PromptStyle",
+    "ReasoningMemory",
     "StepDescription",
     "StepJudgement",
+    "StepOutcome",
     "StepQualityAnalysis",
     "TrajectoryEvaluation",
     "build_corrective_hint_prompt",

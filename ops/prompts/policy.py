@@ -1,6 +1,6 @@
 """Policy step prompts: the corrective-hint block and each agent's hint-contextualized step
-prompt (MobileForge appendix G.3, prompts 5–7), plus a compact element-list prompt for the
-embedded tiny policy.
+prompt (MobileForge appendix G.3, prompts 5–7), MobileWizard's structured-reasoning prompt with
+step memory (MobileWizard §3.3), plus a compact element-list prompt for the embedded tiny policy.
 
 `build_policy_prompt` is a pure function of the step's text inputs; the screenshot is a
 `{"type": "image"}` placeholder that the backend fills (see `ops.prompts.messages`).
@@ -17,12 +17,14 @@ from ops.actions import GRID, SYSTEM_BUTTONS
 from ops.episode import Hint
 from ops.prompts.hint_marks import hinted_actions, hinted_rows
 from ops.prompts.messages import IMAGE_PLACEHOLDER, Message
+from ops.prompts.reasoning_memory import ReasoningMemory
 
 
 class PromptStyle(str, Enum):
     QWEN3VL = "qwen3vl"  # MobileForge prompt 6
     GUIOWL = "guiowl"  # MobileForge prompt 7
     ELEMENTS = "elements"  # compact element-list prompt for the tiny embedded model
+    MOBILEWIZARD = "mobilewizard"  # MobileWizard §3.3: four-part reasoning, memory between steps
 
 
 # Name of the `ops.actions` format that parses each style's answers.
@@ -30,6 +32,7 @@ OUTPUT_FORMATS: dict[PromptStyle, str] = {
     PromptStyle.QWEN3VL: "qwen3vl",
     PromptStyle.GUIOWL: "guiowl",
     PromptStyle.ELEMENTS: "label_echo",
+    PromptStyle.MOBILEWIZARD: "mobilewizard",
 }
 
 HINTS_HEADER = "EVALUATION HINTS FROM PREVIOUS ATTEMPTS"
@@ -96,6 +99,17 @@ For each step, output:
 Action: <a short imperative describing the step>
 <tool_call>{{"name": "mobile_use", "arguments": {{...}}}}</tool_call>"""
 
+MOBILEWIZARD_SYSTEM = f"""You operate a mobile phone to finish the user's task, one step at a time, looking at the current screenshot.
+Reason in four parts, in this order, each in its own tag, all inside <think>:
+<self_verification>Did the previous action succeed? Did the screen change as expected, and is the task closer to done?</self_verification>
+<screen_analysis>The important elements on this screen and any information the task needs.</screen_analysis>
+<planning>The sub-task to pursue now.</planning>
+<action_guidance>The exact action to take now: its type and target.</action_guidance>
+Then give exactly one action inside <answer>, one of:
+CLICK(x, y) | LONG_PRESS(x, y) | SWIPE((x1, y1), (x2, y2)) | TYPE(content="...") | OPEN_APP(app="...") | WAIT(second="...") | System_Button(Back) | System_Button(Home) | System_Button(Enter) | System_Button(Recent) | Terminate(status="success") | Terminate(status="failure") | Answer(content="...")
+Points are on a 0-{GRID} grid over the screen. Reply with <think>...</think> followed by <answer>...</answer> and nothing else.
+Your memory of earlier steps comes with the task; if the screen and the memory disagree, believe the screen."""
+
 # Keys of phonesim's element dicts and of uiautomator dumps (adb), most telling first.
 _ELEMENT_TEXT_KEYS = ("text", "desc", "content-desc", "content_desc", "label")
 _ELEMENT_KIND_KEYS = ("class", "cls", "role")
@@ -149,6 +163,14 @@ def _guiowl(instruction: str, history: Sequence[str], hints: Sequence[Hint]) -> 
     )
     return [
         {"role": "system", "content": GUIOWL_SYSTEM},
+        {"role": "user", "content": [{"type": "text", "text": text}, dict(IMAGE_PLACEHOLDER)]},
+    ]
+
+
+def _mobilewizard(instruction: str, hints: Sequence[Hint], memory: ReasoningMemory) -> list[Message]:
+    text = f"Task: {_with_hints(instruction, hints)}\n\nMemory of earlier steps:\n{memory.render()}"
+    return [
+        {"role": "system", "content": MOBILEWIZARD_SYSTEM},
         {"role": "user", "content": [{"type": "text", "text": text}, dict(IMAGE_PLACEHOLDER)]},
     ]
 
@@ -221,10 +243,12 @@ def build_policy_prompt(
     *,
     screen: str = "",
     with_image: bool | None = None,
+    memory: ReasoningMemory | None = None,
 ) -> list[Message]:
     """Chat messages for one policy step.
 
-    `history` is the list of earlier step conclusions of this attempt, `hints` the corrective
+    `history` is the list of earlier step conclusions of this attempt (the mobilewizard style
+    carries its history in `memory` instead, and needs one: empty on the first step), `hints` the corrective
     hints of earlier attempts (rendered as the prompt-5 block, or as one-line summaries in the
     compact style; there the rows a hint names on `screen`, the observation's screen, are
     marked). The screenshot is one `{"type": "image"}` placeholder. `with_image` defaults
@@ -237,6 +261,13 @@ def build_policy_prompt(
         with_image = style != PromptStyle.ELEMENTS
     if not instruction.strip():
         raise ValueError("instruction is empty")
+    if style == PromptStyle.MOBILEWIZARD:
+        if memory is None:
+            raise ValueError("the 'mobilewizard' prompt style needs memory= (a ReasoningMemory, empty on the first step)")
+        if history:
+            raise ValueError("the 'mobilewizard' prompt style keeps its history in memory; history lines would be lost")
+    elif memory is not None:
+        raise ValueError(f"the {style.value!r} prompt style has no place for reasoning memory")
     if style == PromptStyle.ELEMENTS:
         if elements is None:
             raise ValueError("the 'elements' prompt style needs the observation's element list")
@@ -245,4 +276,6 @@ def build_policy_prompt(
         raise ValueError(f"the {style.value!r} prompt style always shows the screenshot")
     if style == PromptStyle.QWEN3VL:
         return _qwen3vl(instruction, history, hints)
+    if style == PromptStyle.MOBILEWIZARD:
+        return _mobilewizard(instruction, hints, memory)
     return _guiowl(instruction, history, hints)

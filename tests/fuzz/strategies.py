@@ -9,7 +9,7 @@ import re
 
 from hypothesis import strategies as st
 
-from ops.actions import Action, ActionType, render, supports
+from ops.actions import REASONING_PARTS, Action, ActionType, ReasoningParts, render, render_structured, supports
 from tests.actions.action_strategies import actions
 
 DEEP = 100_000
@@ -69,3 +69,29 @@ def mutated(valid: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
 def hostile_outputs(fmt: str) -> st.SearchStrategy[object]:
     """Model output for format `fmt`: mutated valid text, noise, pathological text, or a wrong type."""
     return st.one_of(mutated(valid_outputs(fmt)), snippets, valid_outputs(fmt), wrong_types)
+
+
+part_texts = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=40).filter(
+    lambda t: t.strip() and "<" not in t)
+reasoning_parts = st.builds(ReasoningParts, *[part_texts] * len(REASONING_PARTS))
+
+
+def _wizard_action(action: Action) -> Action:
+    return action if supports(action, "mobilewizard") else _fallback("mobilewizard")
+
+
+def valid_structured_outputs() -> st.SearchStrategy[str]:
+    """Well-formed four-part structured responses (mobilewizard format, MobileWizard §3.3)."""
+    return st.builds(lambda action, parts: render_structured(_wizard_action(action), parts), actions, reasoning_parts)
+
+
+def _reordered(action: Action, parts: ReasoningParts, order: list[int]) -> str:
+    blocks = [f"<{name}>{text}</{name}>" for name, text in zip(REASONING_PARTS, parts.texts(), strict=True)]
+    return render(_wizard_action(action), "mobilewizard", thinking="\n".join(blocks[i] for i in order))
+
+
+def hostile_structured_outputs() -> st.SearchStrategy[object]:
+    """Structured responses with one hostile change, parts dropped, repeated or reordered, or noise."""
+    valid = valid_structured_outputs()
+    reordered = st.builds(_reordered, actions, reasoning_parts, st.lists(st.integers(0, 3), max_size=6))
+    return st.one_of(mutated(valid), mutated(reordered), reordered, valid, snippets, wrong_types)

@@ -12,10 +12,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mobileforge.cli.actions import actions as actions_cli
-from ops.actions import AUTO, FORMAT_NAMES, FORMATS, Action, ParseFailure, parse, parse_with_context
+from ops.actions import AUTO, FORMAT_NAMES, FORMATS, Action, ParseFailure, parse, parse_structured, parse_with_context
 from ops.actions.formats import label_echo
+from ops.actions.formats.reasoning import read_layout
 from tests.actions.action_strategies import actions
-from tests.fuzz.strategies import NUMBERS, hostile_outputs, mutated, snippets, unicode_text, wrong_types
+from tests.fuzz.strategies import (
+    NUMBERS,
+    hostile_outputs,
+    hostile_structured_outputs,
+    mutated,
+    snippets,
+    unicode_text,
+    wrong_types,
+)
 
 LABELS = ["Wi-Fi", "Bluetooth", "Display"]
 
@@ -34,6 +43,19 @@ def test_every_format_reads_hostile_output_without_raising(fmt, data):
     parsed = parse_with_context(text, fmt)
     assert_contract(parsed)
     assert parse(text, fmt) == parsed.action
+
+
+@settings(max_examples=1000, deadline=None)
+@given(text=hostile_structured_outputs())
+def test_the_structured_parse_reads_hostile_output_without_raising(text):
+    parsed = parse_structured(text)
+    assert_contract(parsed)
+    assert (parsed.reasoning is not None) == parsed.ok  # a success always carries the four parts
+    if parsed.ok:
+        assert read_layout(text).ok and parse(text, "mobilewizard") == parsed.action
+        json.dumps(parsed.reasoning.texts(), ensure_ascii=False).encode()
+    else:
+        assert parsed.reasoning is None and parsed.action.reason
 
 
 @st.composite

@@ -13,9 +13,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ops.actions import FORMAT_NAMES, Action, ParseFailure, render
-from ops.reward import RewardConfig, RewardInputError, make_trl_reward, score_action
+from ops.reasoning_reward import reasoning_reward, structure_reward
+from ops.reward import ANNOTATION_COLUMNS, RewardConfig, RewardInputError, make_trl_reward, score_action
 from tests.actions.action_strategies import actions
-from tests.fuzz.strategies import DEEP, NUMBERS, hostile_outputs, snippets, wrong_types
+from tests.fuzz.strategies import (
+    DEEP,
+    NUMBERS,
+    hostile_outputs,
+    hostile_structured_outputs,
+    reasoning_parts,
+    snippets,
+    wrong_types,
+)
+from tests.support.embedders import HashingEmbedder
 
 numbers = st.one_of(st.integers(-2000, 2000), st.floats(allow_nan=True, allow_infinity=True),
                     st.sampled_from([10**5000, -(10**400), 1e308, "1", "a", None, True, [1]]))
@@ -97,6 +107,30 @@ def test_trl_reward_returns_one_finite_reward_per_completion_for_any_batch(batch
     reward = make_trl_reward(fmt, RewardConfig(shrink_stages=(0.14, 0.07)), component)
     out = reward(completions_, **columns_)
     assert len(out) == len(completions_) and all(isinstance(v, float) and math.isfinite(v) for v in out)
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=hostile_structured_outputs(), annotation=reasoning_parts)
+def test_structure_and_reasoning_rewards_score_any_output(text, annotation):
+    assert structure_reward(text) in (0.0, 0.5, 1.0)
+    assert 0.0 <= reasoning_reward(text, annotation, HashingEmbedder()) <= 1.0
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data(), component=st.sampled_from(["overall", "structure", "reasoning"]))
+def test_structured_trl_rewards_return_one_finite_reward_per_completion_for_any_batch(data, component):
+    n = data.draw(st.integers(0, 6))
+    completions_ = data.draw(st.lists(st.one_of(hostile_structured_outputs(), completions("mobilewizard")),
+                                      min_size=n, max_size=n))
+    batch = {"target_action": data.draw(columns(cells(actions.map(Action.to_dict)), n))}
+    for name in ANNOTATION_COLUMNS:
+        if data.draw(st.integers(0, 9)):  # now and then a column is missing
+            batch[name] = data.draw(columns(st.one_of(reasoning_parts.map(lambda p: p.planning), snippets, wrong_types), n))
+    reward = make_trl_reward("mobilewizard", RewardConfig(structure_weight=0.5, reasoning_weight=0.5), component,
+                             embed=HashingEmbedder())
+    out = reward(completions_, **batch)
+    assert len(out) == len(completions_) and all(isinstance(v, float) and math.isfinite(v) for v in out)
+    assert not any(reason.startswith("unexpected") for reason in reward.failures)
 
 
 def test_unscorable_rows_score_0_with_counted_reasons_and_the_rest_score():

@@ -7,7 +7,7 @@ import json
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from ops.actions import Action, ActionType
+from ops.actions import Action, ActionType, ParsedOutput, ReasoningParts
 from ops.critic.programmatic import describe_step_action
 from ops.episode import Hint
 from ops.prompts import (
@@ -16,6 +16,7 @@ from ops.prompts import (
     CurriculumOutput,
     FinalDecision,
     PromptStyle,
+    ReasoningMemory,
     StepDescription,
     build_corrective_hint_prompt,
     build_curriculum_prompt,
@@ -142,8 +143,14 @@ def test_without_hints_gives_the_prompt_of_an_unhinted_attempt(style, history):
                   hint_summary="On 'display', click 'Dark theme'.")
     elements = [{"text": "Display", "grid": [0, 0, 1000, 90]},
                 {"text": "Dark theme", "checkable": True, "checked": False, "grid": [0, 100, 1000, 190]}]
-    hinted = build_policy_prompt(style, "Turn on dark theme", history, [HINT, second], elements, screen="display")
-    plain = build_policy_prompt(style, "Turn on dark theme", history, [], elements, screen="display")
+    memory = None
+    if style == PromptStyle.MOBILEWIZARD:  # its history is the step memory, not history lines
+        memory, history = ReasoningMemory(), []
+        memory.update(ParsedOutput(Action(ActionType.WAIT), reasoning=ReasoningParts("ok", "Display", "plan", "tap")),
+                      "success")
+    hinted = build_policy_prompt(style, "Turn on dark theme", history, [HINT, second], elements, screen="display",
+                                 memory=memory)
+    plain = build_policy_prompt(style, "Turn on dark theme", history, [], elements, screen="display", memory=memory)
     assert hinted != plain
     if style == PromptStyle.ELEMENTS:
         assert "- Dark theme [off] #1 (hint)\n" in _text(hinted) and "(hint)" not in _text(plain)

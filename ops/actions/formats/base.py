@@ -26,19 +26,41 @@ class UnsupportedAction(ActionError):
     """The action cannot be written in this format without losing information."""
 
 
+REASONING_PARTS = ("self_verification", "screen_analysis", "planning", "action_guidance")
+"""The four parts of MobileWizard's structured reasoning (§3.3, eq. 1: v, o, p, g), in order."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningParts:
+    """One step's structured reasoning (MobileWizard §3.3): did the previous action work, what
+    the screen shows, the sub-task now, and the exact action to take."""
+
+    self_verification: str
+    screen_analysis: str
+    planning: str
+    action_guidance: str
+
+    def texts(self) -> tuple[str, str, str, str]:
+        """The four parts in `REASONING_PARTS` order."""
+        return self.self_verification, self.screen_analysis, self.planning, self.action_guidance
+
+
 @dataclass(frozen=True, slots=True)
 class ParsedOutput:
     """A parsed model response: the action plus the free text around it.
 
     `thinking` is the reasoning block, `conclusion` the one-line summary a rollout keeps as
     history (Qwen3-VL `<conclusion>`, GUI-Owl `Action:` line). `envelope_ok` says whether
-    the response had every part its format's template asks for.
+    the response had every part its format's template asks for. `reasoning` holds the four
+    parts when the thinking is MobileWizard's structured reasoning (only the mobilewizard
+    format reads it; see `formats.reasoning`).
     """
 
     action: Action | ParseFailure
     thinking: str | None = None
     conclusion: str | None = None
     envelope_ok: bool = False
+    reasoning: ReasoningParts | None = None
 
     @property
     def ok(self) -> bool:
@@ -86,7 +108,7 @@ class ActionFormat:
 
 
 MAX_OUTPUT_CHARS = 100_000  # a model answer is a few hundred tokens; anything longer is degenerate
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _ACTION_TEXT_FIELDS = ("direction", "text", "button", "app", "status", "key")
 
 
@@ -105,7 +127,7 @@ def parse_guarded(fmt: str, text: Any, parse: Callable[[str], ParsedOutput]) -> 
         return ParsedOutput(ParseFailure(f"expected text, got {type(text).__name__}", "", fmt))
     try:
         check_json_limits(text, max_chars=MAX_OUTPUT_CHARS)
-        if surrogate := _LONE_SURROGATE.search(text):
+        if surrogate := LONE_SURROGATE.search(text):
             raise FormatError(f"the output holds a lone surrogate U+{ord(surrogate.group()):04X} "
                               "(not encodable as UTF-8)")
         parsed = parse(text)
@@ -126,7 +148,7 @@ def parse_guarded(fmt: str, text: Any, parse: Callable[[str], ParsedOutput]) -> 
 def _reject_lone_surrogates(action: Action) -> None:
     for name in _ACTION_TEXT_FIELDS:
         value = getattr(action, name)
-        if value is not None and (surrogate := _LONE_SURROGATE.search(value)):
+        if value is not None and (surrogate := LONE_SURROGATE.search(value)):
             raise FormatError(f"{action.type.value}: {name} holds a lone surrogate U+{ord(surrogate.group()):04X} "
                               "(an unpaired \\u escape; not encodable as UTF-8)")
 

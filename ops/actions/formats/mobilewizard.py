@@ -5,28 +5,35 @@ Terminate(status=""), Answer(content=""). Names are matched case-insensitively.
 
 MobileWizard is Qwen2.5-VL based, so its checkpoints emit pixels of the resized screenshot:
 pass `coords.ResizedPixels(w, h)` as the frame for them; the default frame is the grid.
+
+`parse` accepts free-text thinking and fills `ParsedOutput.reasoning` when the thinking is the
+four-part structured reasoning (MobileWizard §3.3, `formats.reasoning`); `parse_structured`
+requires it (and the exact `<think>`/`<answer>` envelope), and `render_structured` writes it.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ops.actions.coords import CoordFrame
+from ops.actions.coords import GRID_1000, CoordFrame
 from ops.actions.formats.base import (
     ActionFormat,
     Call,
     FormatError,
     ParsedOutput,
+    ReasoningParts,
     args_within,
     duration_text,
     find_call,
     number,
+    parse_guarded,
     point,
     py_literal,
     tagged,
     text_arg,
 )
 from ops.actions.formats.qwen3vl import after_leading_block
+from ops.actions.formats.reasoning import read_layout, read_reasoning, render_reasoning
 from phonesim.actions import Action, ActionType
 
 _NAMES = {
@@ -93,9 +100,25 @@ def parse(text: str, frame: CoordFrame) -> ParsedOutput:
     region = text[answer_pos + len("<answer>") :] if answer_pos >= 0 else text[start:]
     call = find_call(region, lambda name: name.upper() in _NAMES)
     answered = answer_pos >= 0 and tagged(text[start:], "answer") is not None
+    reasoning = None if thinking is None else read_reasoning(thinking).parts
     return ParsedOutput(
-        call_to_action(call, frame), thinking, None, thinking is not None and answered
+        call_to_action(call, frame), thinking, None, thinking is not None and answered, reasoning
     )
+
+
+def _parse_structured(text: str, frame: CoordFrame) -> ParsedOutput:
+    layout = read_layout(text)
+    problem = layout.envelope_problem or layout.sections.problem
+    if problem:
+        raise FormatError(f"structured reasoning: {problem}")
+    return parse(text, frame)
+
+
+def parse_structured(text: str, frame: CoordFrame = GRID_1000) -> ParsedOutput:
+    """A structured response: `<think>` holding the four parts in order, then `<answer>`, nothing
+    else. Anything less (a missing, repeated, empty or out-of-order part, no answer, free-text
+    thinking) is a `ParseFailure` naming the first problem; never raises (`parse_guarded`)."""
+    return parse_guarded(FORMAT.name, text, lambda checked: _parse_structured(checked, frame))
 
 
 def supports(action: Action) -> bool:
@@ -146,3 +169,8 @@ def render(action: Action, frame: CoordFrame, thinking: str | None, conclusion: 
 FORMAT = ActionFormat(
     name="mobilewizard", parse_fn=parse, render_fn=render, supports=supports, holds_thinking=True
 )
+
+
+def render_structured(action: Action, parts: ReasoningParts, frame: CoordFrame = GRID_1000) -> str:
+    """`action` with its four-part reasoning, as `parse_structured` reads it back."""
+    return FORMAT.render(action, frame, thinking=render_reasoning(parts))
