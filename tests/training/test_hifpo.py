@@ -27,26 +27,9 @@ from training.trainers.launch import build_config, read_config_file
 from training.trainers.launch import main as launch
 from training.trainers.manifest import read_manifest
 from training.trainers.runs import drop_overlong, load_processor, token_count
-from training.trainers.sft import SFTTrainConfig, train_sft
-from training.models.tiny import build_tiny_model, load_tiny
+from training.models.tiny import load_tiny
 
 ACCELERATE_DIR = Path(__file__).resolve().parents[2] / "training" / "trainers" / "accelerate"
-
-
-@pytest.fixture(scope="module")
-def warm_base(tmp_path_factory) -> Path:
-    """The tiny model after a short SFT on the answer format: a random model never emits a
-    parseable action, so every GRPO group would score 0 and carry no gradient."""
-    root = tmp_path_factory.mktemp("hifpo")
-    tiny = build_tiny_model(root / "tiny")
-    samples = build_step_dataset(step_frame(8), require_response=True)
-    train_sft(tiny, samples, root / "warm", SFTTrainConfig.cpu_tiny(max_steps=20, learning_rate=1e-2))
-    return root / "warm"
-
-
-@pytest.fixture(scope="module")
-def step_dataset():
-    return build_step_dataset(step_frame(6))
 
 
 @pytest.fixture(scope="module")

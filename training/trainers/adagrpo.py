@@ -39,6 +39,7 @@ from datasets import Dataset
 from PIL import Image
 from pydantic import Field, model_validator
 from trl import GRPOConfig, GRPOTrainer
+from trl.trainer.utils import use_adapter
 
 from ops.adagrpo import (
     FailureCurriculum,
@@ -55,9 +56,12 @@ from ops.group_rollout import ForkingSimEnvironment, GroupStart, episode_reward,
 from ops.prompts.messages import count_image_placeholders
 from ops.sim_env import template_task_spec
 from phonesim.tasks import all_templates, instantiate
+from training.trainers.lora import parameter_counts
 from training.trainers.manifest import Manifest, write_manifest
-from training.trainers.runs import TrainProgress, TrainReport, TrainSettings, load_processor, torch_threads
+from training.trainers.runs import (TrainProgress, TrainReport, TrainSettings, load_processor, save_full_model,
+                                    torch_threads)
 
+MULTIMODAL_KEYS = ("pixel_values", "image_grid_thw", "num_images", "mm_token_type_ids")
 CURVES = ("reward", "success", "episode_length", "buffer_size", "pool_size", "replayed", "zero_variance_groups",
           "loss", "kl")
 
@@ -167,7 +171,7 @@ class TrajectoryGRPOLoss:
     """TRL's GRPO loss over step rows of trajectories (see the module docstring)."""
 
     def __init__(self, base_dir: Path, out_dir: Path, config: AdaGRPOConfig, updates: int):
-        self.config = config
+        self.config, self.base_dir = config, base_dir
         self.processor = load_processor(base_dir)
         # curves go to the manifest and the asset's chart: no Trainer.train() runs to feed a tracker
         args = GRPOConfig(**{**config.trainer_kwargs(out_dir), "report_to": []}, num_generations=2, temperature=config.temperature,
@@ -175,7 +179,8 @@ class TrajectoryGRPOLoss:
         # GRPOTrainer wants a dataset and a reward; the episodes bring their own, so both are placeholders.
         placeholder = Dataset.from_dict({"prompt": ["-"] * 2})
         self.trainer = GRPOTrainer(model=str(base_dir), reward_funcs=[lambda completions, **_: [0.0] * len(completions)],
-                                   args=args, train_dataset=placeholder, processing_class=self.processor)
+                                   args=args, train_dataset=placeholder, processing_class=self.processor,
+                                   peft_config=config.peft_config(base_dir))
         self.trainer.create_optimizer_and_scheduler(num_training_steps=max(updates, 1))
         self.trainer.current_gradient_accumulation_steps = 1
         self.model = self.trainer.model
@@ -198,9 +203,12 @@ class TrajectoryGRPOLoss:
                   "completion_ids": completion_ids, "completion_mask": completion_mask,
                   "advantages": torch.tensor(advantages, dtype=torch.float32),
                   "num_items_in_batch": completion_mask.sum()}
-        for key in ("pixel_values", "image_grid_thw"):
-            if key in prompt:
-                inputs[key] = prompt[key]
+        if images:  # what TRL's forward pass needs of a multimodal batch (as its own generation step builds it)
+            inputs |= {"pixel_values": prompt["pixel_values"], "image_grid_thw": prompt["image_grid_thw"],
+                       "num_images": [1 if r.screenshot_png else 0 for r in rows]}
+            if "mm_token_type_ids" in prompt:  # Qwen-VL's M-RoPE: which tokens are image tokens; none in responses
+                inputs["mm_token_type_ids"] = torch.cat(
+                    [prompt["mm_token_type_ids"], torch.zeros_like(completion_ids)], dim=1)
         return inputs
 
     def _logps(self, model, inputs: dict[str, Any]) -> torch.Tensor:
@@ -208,9 +216,15 @@ class TrajectoryGRPOLoss:
         mask = torch.cat([inputs["prompt_mask"], inputs["completion_mask"]], dim=1)
         with torch.no_grad():
             logps, _, _ = self.trainer._get_per_token_logps_and_entropies(
-                model, ids, mask, inputs["completion_ids"].size(1), pixel_values=inputs.get("pixel_values"),
-                image_grid_thw=inputs.get("image_grid_thw"))
+                model, ids, mask, inputs["completion_ids"].size(1),
+                **{k: inputs[k] for k in MULTIMODAL_KEYS if k in inputs})
         return logps
+
+    def _reference_logps(self, inputs: dict[str, Any]) -> torch.Tensor:
+        if self.trainer.ref_model is not None:
+            return self._logps(self.trainer.ref_model, inputs)
+        with use_adapter(self.model, adapter_name=None):  # LoRA: the base is the model with its adapter off
+            return self._logps(self.model, inputs)
 
     def update(self, rows: Sequence[StepRow], advantages: Sequence[float], rng: random.Random) -> dict[str, float]:
         """ppo_epochs passes of optimizer steps over `rows` (micro-batches of per_device_train_batch_size);
@@ -225,7 +239,7 @@ class TrajectoryGRPOLoss:
             inputs = self._inputs([rows[i] for i in chunk], [advantages[i] for i in chunk])
             inputs["old_per_token_logps"] = self._logps(self.model, inputs)
             if self.config.beta:
-                inputs["ref_per_token_logps"] = self._logps(trainer.ref_model, inputs)
+                inputs["ref_per_token_logps"] = self._reference_logps(inputs)
             batches.append(inputs)
         losses: list[float] = []
         trainer._metrics["train"].clear()
@@ -245,8 +259,9 @@ class TrajectoryGRPOLoss:
         return {"loss": sum(losses) / len(losses), "kl": sum(kl) / len(kl) if kl else 0.0}
 
     def save(self, out_dir: Path) -> Path:
+        """The current policy as a full model in `out_dir` (LoRA adapters merged into the base)."""
         out_dir.mkdir(parents=True, exist_ok=True)
-        self.model.save_pretrained(str(out_dir))
+        save_full_model(self.model.save_pretrained, self.base_dir, out_dir, self.config)
         self.processor.save_pretrained(str(out_dir))
         return out_dir
 
@@ -355,7 +370,8 @@ def run_adagrpo(pool: Sequence[str], *, base_dir: Path, workdir: Path, config: A
                         dataset={"fingerprint": "online", "rows": result.episodes, "path": None, "dropped": {}},
                         config=config.model_dump(mode="json"),
                         metrics={"global_step": loss.steps, "episodes": result.episodes,
-                                 "rollout_seconds": result.rollout_seconds, "update_seconds": result.update_seconds},
+                                 "rollout_seconds": result.rollout_seconds, "update_seconds": result.update_seconds,
+                                 **parameter_counts(loss.model)},
                         curves=curves)
     result.report = TrainReport(method="adagrpo", checkpoint=out_dir, manifest_path=write_manifest(out_dir, manifest),
                                 steps=loss.steps, runtime_s=runtime, metrics=manifest.metrics, curves=curves,

@@ -242,6 +242,7 @@ def prepare_hifpo(
 ) -> PreparedRun:
     """Load the processor, filter overlong prompts and build the GRPOTrainer (no training)."""
     base = require_local_checkpoint(base_checkpoint)
+    lora = config.peft_config(base)  # checked before any data or weights are loaded
     data, data_path = resolve_dataset(dataset)
     processor = load_processor(base, image_max_pixels=config.image_max_pixels)
     # GRPO samples its own responses; a completion column would also confuse TRL's format check.
@@ -258,6 +259,7 @@ def prepare_hifpo(
         args=config.grpo_args(Path(out_dir)),
         train_dataset=train,
         processing_class=processor,
+        peft_config=lora,  # with LoRA, the reference is the model with its adapter off
     )
     # TRL logs each reward function's batch mean under its __name__.
     curves = {c: f"rewards/{f.__name__}/mean" for c, f in rewards.items()} | TRAINER_CURVES

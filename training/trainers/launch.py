@@ -84,6 +84,8 @@ def _cpu_substitutes(config) -> dict[str, Any]:
 
 
 def _summary(run, config, out: Path, substituted: dict[str, Any]) -> dict[str, Any]:
+    from training.trainers.lora import parameter_counts
+
     args = run.trainer.args
     summary = {
         "out_dir": str(out),
@@ -91,7 +93,7 @@ def _summary(run, config, out: Path, substituted: dict[str, Any]) -> dict[str, A
         "train_rows": run.train_rows,
         "dropped": run.dropped,
         "trainer": type(run.trainer).__name__,
-        "model_parameters": sum(p.numel() for p in run.trainer.model.parameters()),
+        **parameter_counts(run.trainer.model),  # with LoRA, trainable_parameters are the adapters'
         "processes": args.world_size,
         "config": config.model_dump(mode="json"),
     }

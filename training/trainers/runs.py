@@ -18,6 +18,9 @@ from transformers import AutoProcessor, PrinterCallback, ProcessorMixin, Trainer
 from transformers.integrations import TensorBoardCallback
 from trl.data_utils import prepare_multimodal_messages
 
+from peft import LoraConfig
+
+from training.trainers.lora import ADAPTER_DIR, LoraSettings, lora_config, merge_adapter, parameter_counts
 from training.trainers.step_datasets import dataset_fingerprint, load_step_dataset
 from training.trainers.manifest import Manifest, write_manifest
 
@@ -98,6 +101,17 @@ class TrainSettings(BaseModel):
         description="Experiment trackers of TRL's `report_to` (tensorboard, mlflow, wandb, ...). TensorBoard "
         f"event files are written offline into the checkpoint's `{TENSORBOARD_DIR}/` directory.",
     )
+    lora: LoraSettings | None = Field(
+        None,
+        description="Train LoRA adapters on the language model instead of every weight (large models), e.g. "
+        "{r: 16, alpha: 32, dropout: 0.05, target_modules: [q_proj, v_proj]}; {} takes the defaults. The "
+        "saved checkpoint is the base with the adapters merged in. None: full fine-tuning.",
+    )
+
+    def peft_config(self, base_dir: Path) -> LoraConfig | None:
+        """The peft LoRA config for the checkpoint in `base_dir` (None: full fine-tuning); an unknown
+        target module fails here, naming it."""
+        return lora_config(self.lora, base_dir) if self.lora is not None else None
 
     def trainer_kwargs(self, out_dir: Path) -> dict[str, Any]:
         """Keyword arguments shared by `trl.GRPOConfig` and `trl.SFTConfig`."""
@@ -331,6 +345,19 @@ def _quiet_and_tracked(trainer: Trainer, out_dir: Path) -> Path | None:
     return out_dir / TENSORBOARD_DIR if writers else None
 
 
+def save_full_model(save: Callable[[str], None], base_checkpoint: Path, out_dir: Path, config: TrainSettings,
+                    *, main_process: bool = True) -> None:
+    """Save the trained model to `out_dir` as a full model. `save(directory)` saves the training model
+    (with LoRA: its adapter; every process calls it, as sharded runs need); with LoRA the main process
+    then merges the adapter into the base."""
+    if config.lora is None:
+        save(str(out_dir))
+        return
+    save(str(out_dir / ADAPTER_DIR))
+    if main_process:
+        merge_adapter(base_checkpoint, out_dir / ADAPTER_DIR, out_dir, config.model_dtype)
+
+
 def train_and_save(run: PreparedRun, *, method: str, out_dir: Path, config: TrainSettings,
                    progress: Callable[[TrainProgress], None] | None = None) -> TrainReport:
     """Train, save model + processor to `out_dir`, write `manifest.json`, report; `progress`
@@ -339,13 +366,15 @@ def train_and_save(run: PreparedRun, *, method: str, out_dir: Path, config: Trai
     tensorboard_dir = _quiet_and_tracked(trainer, out_dir)
     if progress is not None:
         trainer.add_callback(ProgressCallback(progress))
+    counts = parameter_counts(trainer.model)  # before train() shards the model across processes
     start = time.perf_counter()
     with torch_threads(config), deterministic_algorithms(config):
         output = trainer.train()
     runtime = time.perf_counter() - start
-    trainer.save_model(str(out_dir))
+    save_full_model(trainer.save_model, run.base_checkpoint, out_dir, config,
+                    main_process=trainer.accelerator.is_main_process)
     curves = curves_from_history(trainer.state.log_history, run.curve_keys)
-    metrics = {k: v for k, v in output.metrics.items() if isinstance(v, (int, float))}
+    metrics = {k: v for k, v in output.metrics.items() if isinstance(v, (int, float))} | counts
     manifest_path = None
     if trainer.accelerator.is_main_process:
         trainer.processing_class.save_pretrained(str(out_dir))

@@ -110,6 +110,7 @@ def prepare_sft(
 ) -> PreparedRun:
     """Load the processor, drop overlong samples and build the SFTTrainer (no training)."""
     base = require_local_checkpoint(base_checkpoint)
+    lora = config.peft_config(base)  # checked before any data or weights are loaded
     data, data_path = resolve_dataset(dataset)
     missing = sum(c is None for c in data["completion"])
     if missing:
@@ -126,6 +127,7 @@ def prepare_sft(
         args=config.sft_args(Path(out_dir)),
         train_dataset=train,
         processing_class=processor,
+        peft_config=lora,
     )
     return PreparedRun(trainer, base, data, data_path, len(train), {"too_long": n_long}, CURVE_KEYS)
 
