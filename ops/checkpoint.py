@@ -50,6 +50,8 @@ class Checkpoint(BaseModel):
 
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin")
+# not weights: transformers' Trainer pickles its arguments, temporary output_dir included, beside them
+NOT_WEIGHTS = frozenset({"training_args.bin"})
 
 
 def weights_digest(directory: str | Path) -> str:
@@ -57,8 +59,8 @@ def weights_digest(directory: str | Path) -> str:
     checkpoint is known by what it holds, not where it lies."""
     root = Path(directory)
     digest = hashlib.sha256()
-    for path in sorted(p for p in root.rglob("*") if p.is_file() and (p.suffix in WEIGHT_SUFFIXES
-                                                                          or p.name == "config.json")):
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and p.name not in NOT_WEIGHTS
+                       and (p.suffix in WEIGHT_SUFFIXES or p.name == "config.json")):
         digest.update(str(path.relative_to(root)).encode() + b"\0")
         with path.open("rb") as f:
             while chunk := f.read(1 << 20):
