@@ -1,9 +1,11 @@
 """What every training asset does with its result: store a trained checkpoint and describe it, or
 pass the base on unchanged (said loudly), and report progress while training."""
 
+import importlib
 from typing import Any
 
 import dagster as dg
+from pydantic import ValidationError
 
 from assets.metadata import chart_md, tidy
 from ops.checkpoint import Checkpoint, Method
@@ -46,3 +48,16 @@ def unchanged_checkpoint(context: dg.AssetExecutionContext, method: Method, base
     context.add_output_metadata(tidy({"weights": base.uri or "", "version": base.version, "trained": False,
                                       "reason": reason, **(extra or {})}))
     return base.unchanged(method, reason)
+
+
+def trainer_settings(settings: str, preset: str, overrides: dict[str, Any]) -> Any:
+    """The trainer settings class `settings` ("module:Class" under training/, imported here so that
+    loading the graph does not import torch): its CPU preset (`cpu_tiny`) or its own defaults, under
+    `overrides`. A bad override raises ValueError naming `overrides.<field>`."""
+    module, name = settings.split(":")
+    cls = getattr(importlib.import_module(module), name)
+    try:
+        return cls.cpu_tiny(**overrides) if preset == "cpu_tiny" else cls(**overrides)
+    except ValidationError as error:
+        raise ValueError("; ".join(f"overrides.{'.'.join(map(str, e['loc']))}: {e['msg']} (got {e['input']!r:.60})"
+                                   if e["loc"] else f"overrides: {e['msg']}" for e in error.errors())) from None

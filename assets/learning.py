@@ -6,9 +6,9 @@ from typing import Any, ContextManager
 
 import dagster as dg
 import polars as pl
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from assets.checkpoints import NO_WEIGHTS, trained_checkpoint, training_progress, unchanged_checkpoint
+from assets.checkpoints import NO_WEIGHTS, trained_checkpoint, trainer_settings, training_progress, unchanged_checkpoint
 from assets.metadata import chart_md, md_table, tidy
 from ops.attempt_store import collect_tables
 from ops.checkpoint import Checkpoint
@@ -76,10 +76,20 @@ def step_datasets(context: dg.AssetExecutionContext, config: StepDatasetConfig, 
     return samples
 
 
+HIFPO_SETTINGS = "training.trainers.hifpo:HiFPOConfig"
+SFT_SETTINGS = "training.trainers.sft:SFTTrainConfig"
+
+
 class HiFPOAssetConfig(dg.Config):
     preset: str = Field(default="cpu_tiny", pattern="^(cpu_tiny|gpu)$",
                         description="'cpu_tiny': the embedded CPU preset; 'gpu': MobileForge table 13 defaults.")
     overrides: dict[str, Any] = Field(default_factory=dict, description="HiFPOConfig fields to override.")
+
+    @model_validator(mode="after")
+    def _overrides_fit(self) -> "HiFPOAssetConfig":
+        if self.overrides:  # checked before any work (importing the trainer costs seconds: only when set)
+            trainer_settings(HIFPO_SETTINGS, self.preset, self.overrides)
+        return self
 
 
 @dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="hifpo-4",
@@ -88,7 +98,7 @@ class HiFPOAssetConfig(dg.Config):
 def hifpo_checkpoint(context: dg.AssetExecutionContext, config: HiFPOAssetConfig, step_datasets: pl.DataFrame,
                      base_policy: Checkpoint, policy: PolicyResource, artifact_store: ArtifactStore) -> Checkpoint:
     from training.trainers.step_datasets import build_step_dataset
-    from training.trainers.hifpo import HiFPOConfig, train_hifpo
+    from training.trainers.hifpo import train_hifpo
 
     if base_policy.uri is None:
         return unchanged_checkpoint(context, "hifpo", base_policy, NO_WEIGHTS, lineage_metadata(context, config))
@@ -97,7 +107,7 @@ def hifpo_checkpoint(context: dg.AssetExecutionContext, config: HiFPOAssetConfig
                           lineage_metadata(context, config))
     # responses are scored in the format the policy writes (overrides may still name another)
     overrides = {"action_format": OUTPUT_FORMATS[PromptStyle(policy.prompt_style)], **config.overrides}
-    train_config = HiFPOConfig.cpu_tiny(**overrides) if config.preset == "cpu_tiny" else HiFPOConfig(**overrides)
+    train_config = trainer_settings(HIFPO_SETTINGS, config.preset, overrides)
     with tempfile.TemporaryDirectory() as tmp:
         report = train_hifpo(artifact_store.local_path(base_policy.uri), build_step_dataset(step_datasets),
                              Path(tmp) / "hifpo", train_config, progress=training_progress(context, "hifpo"))
@@ -108,12 +118,15 @@ class SFTAssetConfig(dg.Config):
     preset: str = Field(default="cpu_tiny", pattern="^(cpu_tiny|gpu)$", description="Training preset.")
     overrides: dict[str, Any] = Field(default_factory=dict, description="SFTTrainConfig fields to override.")
 
+    @model_validator(mode="after")
+    def _overrides_fit(self) -> "SFTAssetConfig":
+        if self.overrides:  # checked before any work (importing the trainer costs seconds: only when set)
+            trainer_settings(SFT_SETTINGS, self.preset, self.overrides)
+        return self
+
 
 def _sft_config(config: SFTAssetConfig):
-    from training.trainers.sft import SFTTrainConfig
-
-    return SFTTrainConfig.cpu_tiny(**config.overrides) if config.preset == "cpu_tiny" \
-        else SFTTrainConfig(**config.overrides)
+    return trainer_settings(SFT_SETTINGS, config.preset, config.overrides)
 
 
 @dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="fork-pairs-1",

@@ -7,9 +7,9 @@ from typing import Any, ContextManager
 import dagster as dg
 import polars as pl
 import pyarrow.fs as pafs
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from assets.checkpoints import NO_WEIGHTS, trained_checkpoint, training_progress, unchanged_checkpoint
+from assets.checkpoints import NO_WEIGHTS, trained_checkpoint, trainer_settings, training_progress, unchanged_checkpoint
 from assets.metadata import chart_md
 from ops.adagrpo import FailureCurriculum
 from ops.checkpoint import Checkpoint
@@ -24,6 +24,7 @@ from resources.policy import PolicyResource
 from resources.storage import ArtifactStore, StorageLocation
 
 HISTORY_FILE = "_state/adagrpo_failure_history.json"
+ADAGRPO_SETTINGS = "training.trainers.adagrpo:AdaGRPOConfig"
 
 
 class AdaGRPOAssetConfig(dg.Config):
@@ -35,6 +36,12 @@ class AdaGRPOAssetConfig(dg.Config):
     keep_history: bool = Field(default=True, description=(
         "Read and update the experiment's FCF failure history (MobileRL keeps it across training runs); "
         "false starts from none and stores nothing."))
+
+    @model_validator(mode="after")
+    def _overrides_fit(self) -> "AdaGRPOAssetConfig":
+        if self.overrides:  # checked before any work (importing the trainer costs seconds: only when set)
+            trainer_settings(ADAGRPO_SETTINGS, self.preset, self.overrides)
+        return self
 
 
 def _history_path(storage: StorageLocation, experiment: str) -> tuple[pafs.FileSystem, str]:
@@ -61,7 +68,7 @@ def _write_history(fs: pafs.FileSystem, path: str, text: str) -> None:
 def adagrpo_checkpoint(context: dg.AssetExecutionContext, config: AdaGRPOAssetConfig,
                        curriculum_tasks: pl.DataFrame, base_policy: Checkpoint, simulator: SimulatorResource,
                        policy: PolicyResource, storage: StorageLocation, artifact_store: ArtifactStore) -> Checkpoint:
-    from training.trainers.adagrpo import AdaGRPOConfig, run_adagrpo
+    from training.trainers.adagrpo import run_adagrpo
 
     if base_policy.uri is None:
         return unchanged_checkpoint(context, "adagrpo", base_policy, NO_WEIGHTS, lineage_metadata(context, config))
@@ -71,8 +78,7 @@ def adagrpo_checkpoint(context: dg.AssetExecutionContext, config: AdaGRPOAssetCo
     if not pool:
         return unchanged_checkpoint(context, "adagrpo", base_policy, "the curriculum has no train-split template task",
                           lineage_metadata(context, config))
-    train_config = (AdaGRPOConfig.cpu_tiny(**config.overrides) if config.preset == "cpu_tiny"
-                    else AdaGRPOConfig(**config.overrides))
+    train_config = trainer_settings(ADAGRPO_SETTINGS, config.preset, config.overrides)
     experiment, run = experiment_of(context), context.run_id
     fs, history_path = _history_path(storage, experiment)
     failures = FailureCurriculum.from_json(_read_history(fs, history_path) if config.keep_history else None,

@@ -138,20 +138,61 @@ def reusable(instance: dg.DagsterInstance, job: dg.JobDefinition, key: dg.AssetK
     return True
 
 
-def stage_partitions(job: dg.JobDefinition, instance: dg.DagsterInstance, experiment: str,
-                     rebuild_shared: bool, io_manager: Any) -> list[str | dg.MultiPartitionKey | None]:
-    """The partitions a stage runs for `experiment`: every app of a per-app job, the experiment
-    of a per-experiment job, and for an unpartitioned job one run unless its assets are reusable."""
+def experiment_partition_keys(job: dg.JobDefinition, instance: dg.DagsterInstance, experiment: str
+                              ) -> list[str | dg.MultiPartitionKey | None]:
+    """Every partition of `job` that belongs to `experiment`: each app of a per-app job, the
+    experiment of a per-experiment job, the one (None) of an unpartitioned job."""
     partitions = job.partitions_def
     if partitions is None:
-        keys = job.asset_layer.executable_asset_keys
-        current = not rebuild_shared and all(reusable(instance, job, k, io_manager) for k in keys)
-        return [] if current else [None]
+        return [None]
     if isinstance(partitions, dg.MultiPartitionsDefinition):
         apps = next(d for d in partitions.partitions_defs if d.name == APP_DIMENSION).partitions_def
         return [dg.MultiPartitionKey({EXPERIMENT_DIMENSION: experiment, APP_DIMENSION: app})
                 for app in apps.get_partition_keys(dynamic_partitions_store=instance)]
     return [experiment]
+
+
+def stage_partitions(job: dg.JobDefinition, instance: dg.DagsterInstance, experiment: str,
+                     rebuild_shared: bool, io_manager: Any) -> list[str | dg.MultiPartitionKey | None]:
+    """The partitions a stage runs for `experiment` (`experiment_partition_keys`), except that an
+    unpartitioned job runs only when its assets are not reusable."""
+    if job.partitions_def is None:
+        keys = job.asset_layer.executable_asset_keys
+        current = not rebuild_shared and all(reusable(instance, job, k, io_manager) for k in keys)
+        return [] if current else [None]
+    return experiment_partition_keys(job, instance, experiment)
+
+
+def split_at_stage(jobs: list[dg.JobDefinition], config: dict[str, Any], from_stage: str | None
+                   ) -> tuple[list[dg.JobDefinition], list[dg.JobDefinition]]:
+    """(stages before `from_stage`, stages from it on); ConfigError for an unknown stage, or for
+    config of an asset whose stage is skipped (it would have no effect)."""
+    names = [job.name for job in jobs]
+    if from_stage is None:
+        return [], jobs
+    if from_stage not in names:
+        raise ConfigError(f"--from {from_stage!r}: no such stage; the stages are {', '.join(names)}")
+    cut = names.index(from_stage)
+    skipped = [name for name in config for job in jobs[:cut] if job.has_node_named(name)]
+    if skipped:
+        raise ConfigError(f"--from {from_stage}: config of {', '.join(skipped)} would have no effect, "
+                          f"its stage runs before {from_stage}; drop it or start from an earlier stage")
+    return jobs[:cut], jobs[cut:]
+
+
+def missing_inputs(skipped: list[dg.JobDefinition], instance: dg.DagsterInstance, experiment: str,
+                   io_manager: Any) -> list[str]:
+    """`asset [partition]` of every asset partition of the skipped stages that is not stored for
+    `experiment` (what a run that starts at a later stage reads)."""
+    if not isinstance(io_manager, ParquetIOManager):
+        return []  # another IO manager: the first run that reads a missing input names it
+    missing = []
+    for job in skipped:
+        for key in experiment_partition_keys(job, instance, experiment):
+            for asset in sorted(job.asset_layer.executable_asset_keys):
+                if not io_manager.stored(asset, PartitionAddress.of(job.partitions_def, key)):
+                    missing.append(asset.to_user_string() + (f" [{key}]" if key is not None else ""))
+    return missing
 
 
 def stage_jobs(defs: dg.Definitions) -> list[dg.JobDefinition]:
@@ -195,7 +236,8 @@ def check_config(config: dict[str, Any], jobs: list[dg.JobDefinition]) -> None:
         try:
             classes[asset](**fields)
         except ValidationError as error:
-            problems += [f"{asset}.{'.'.join(map(str, e['loc']))}: {e['msg']} (got {e['input']!r:.80})"
+            problems += [f"{'.'.join(map(str, (asset, *e['loc'])))}: {e['msg']}"
+                         + ("" if isinstance(e["input"], dict) else f" (got {e['input']!r:.80})")
                          for e in error.errors()]
             continue
         # what the schema admits and the launch would not (e.g. 2.0 for an int)
@@ -379,8 +421,10 @@ def run_stage(runner: CodeLocationRunner, job: dg.JobDefinition,
 def run_experiment(experiment: str = "default", config: dict[str, dict[str, Any]] | None = None,
                    rebuild_shared: bool = False, instance: dg.DagsterInstance | None = None,
                    observer: Observer | None = None, defs: dg.Definitions | None = None,
-                   workspace_file: Path = WORKSPACE_FILE) -> dict[str, float]:
+                   workspace_file: Path = WORKSPACE_FILE, from_stage: str | None = None) -> dict[str, float]:
     """Run every stage of `experiment` through the code location; returns wall seconds per stage.
+    With `from_stage`, the stages before it are not run: their stored outputs for `experiment`
+    are read (ConfigError naming what is missing, before anything runs).
 
     `config` maps an asset's op name to its config; `defs` (default: pipelines.definitions.defs,
     what workspace.yaml loads) supplies the stage jobs, the storage root and the IO manager the
@@ -393,14 +437,19 @@ def run_experiment(experiment: str = "default", config: dict[str, dict[str, Any]
         from pipelines.definitions import defs
     config = config or {}
     check_experiment_name(experiment)
-    jobs = stage_jobs(defs)
-    check_config(config, jobs)
+    check_config(config, stage_jobs(defs))
+    skipped, jobs = split_at_stage(stage_jobs(defs), config, from_stage)
     instance = instance or default_instance()
     observer = observer or LineObserver()
     storage = defs.resources["storage"]
     io_manager = defs.resources.get("io_manager")
     timings: dict[str, float] = {}
     with experiment_lock(storage.root_uri, experiment, report=observer.notice) as owner:
+        missing = missing_inputs(skipped, instance, experiment, io_manager)
+        if missing:
+            raise ConfigError(f"--from {from_stage}: experiment {experiment!r} has not stored what the stages "
+                              f"before it make: {', '.join(missing[:8])}{' …' if len(missing) > 8 else ''}; "
+                              "run them first (without --from)")
         register_experiment(instance, experiment)
         abandoned = sweep_abandoned_runs(instance, experiment)
         for line in abandoned:

@@ -97,7 +97,10 @@ def run_log_path(experiment: str) -> Path:
 @click.option("--set", "overrides", multiple=True, metavar="ASSET.FIELD=VALUE",
               help="Override one config field, e.g. --set rollouts.attempts=2 (repeatable).")
 @click.option("--rebuild-shared", is_flag=True, help="Rebuild shared assets (the base policy) even if stored.")
-def run(experiment: str, config_file, overrides: tuple[str, ...], rebuild_shared: bool) -> None:
+@click.option("--from", "from_stage", default=None, metavar="STAGE",
+              help="Start at this stage (policy, discovery, interaction, training, evaluation), reading what "
+                   "the experiment stored from the earlier ones, e.g. --from evaluation to re-benchmark.")
+def run(experiment: str, config_file, overrides: tuple[str, ...], rebuild_shared: bool, from_stage: str | None) -> None:
     """Materialize exploration → curriculum → rollouts → training → benchmark for EXPERIMENT.
 
     Each stage is a run of a named job of the `mobileforge` code location (policy, discovery,
@@ -119,11 +122,13 @@ def run(experiment: str, config_file, overrides: tuple[str, ...], rebuild_shared
 
     from mobileforge.cli.progress import StageProgress, output_to_log
     from pipelines.definitions import defs
-    from pipelines.local_run import ConfigError, StageFailed, check_config, default_instance, run_experiment, stage_jobs
+    from pipelines.local_run import (ConfigError, StageFailed, check_config, default_instance, run_experiment,
+                                     split_at_stage, stage_jobs)
     from resources.experiment_lock import ExperimentBusy
 
     try:  # before any stage starts: also the Config classes' cross-field rules
         check_config(config, stage_jobs(defs))
+        split_at_stage(stage_jobs(defs), config, from_stage)
     except ConfigError as error:
         raise click.UsageError(str(error)) from None
     if applied:
@@ -135,8 +140,8 @@ def run(experiment: str, config_file, overrides: tuple[str, ...], rebuild_shared
     try:
         with output_to_log(log_path) as terminal, StageProgress(Console(file=terminal)) as progress:
             timings = run_experiment(experiment, config, rebuild_shared, instance=instance, observer=progress,
-                                     defs=defs)
-    except (StageFailed, ExperimentBusy) as error:
+                                     defs=defs, from_stage=from_stage)
+    except (StageFailed, ExperimentBusy, ConfigError) as error:
         raise click.ClickException(f"{error}\nFull log: {log_path}") from None
     print_benchmark(defs.resources["io_manager"], experiment, config.get("benchmark_results", {}).get("k", 3))
     click.echo("\nStage seconds: " + ", ".join(f"{stage} {seconds:.0f}" for stage, seconds in timings.items())

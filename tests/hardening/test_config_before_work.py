@@ -113,7 +113,15 @@ def test_the_cli_schema_snapshot_matches_the_config_classes():
         "an asset's Config class changed: regenerate with `python -m pipelines.config_snapshot`"
 
 
-def test_a_cross_field_rule_is_checked_once_the_graph_is_loaded(tmp_path):
-    result, _ = _mobileforge(tmp_path, "--set", "benchmark_results.split=train", "--set", "benchmark_results.first_seed=0")
-    assert result.returncode == 2 and "benchmark_results.first_seed" in result.stderr, result.stderr
+@pytest.mark.parametrize("args, expected", [
+    (["--set", "benchmark_results.split=train", "--set", "benchmark_results.first_seed=0"],
+     "benchmark_results.first_seed: 0 with split 'train'"),
+    (["--set", 'hifpo_checkpoint.overrides={"lerning_rate": 0.1}'], "overrides.lerning_rate: Extra inputs"),
+    (["--set", 'rft_checkpoint.overrides={"lora": {"r": 0}}'], "overrides.lora.r: Input should be greater than 0"),
+    (["--set", 'adagrpo_checkpoint.overrides={"epochs": "many"}'], "overrides.epochs: Input should be a valid integer"),
+])
+def test_rules_beyond_the_schema_are_checked_once_the_graph_is_loaded(tmp_path, args, expected):
+    """Cross-field rules and the trainers' own settings (`overrides`) fail before any stage too."""
+    result, _ = _mobileforge(tmp_path, *args)
+    assert result.returncode == 2 and expected in result.stderr, result.stderr
     assert "Traceback" not in result.stderr and not (tmp_path / "storage").exists()

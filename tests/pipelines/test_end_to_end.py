@@ -210,3 +210,31 @@ def test_the_printed_table_pairs_every_adapted_policy_with_the_base(materialized
     assert "Held-out benchmark (4 tasks, 2 attempts each)" in out and "Paired with the base" in out  # test + ood
     for column in ("gained", "lost", "p_value", "ci_high"):
         assert column in out
+
+
+def test_a_run_from_a_later_stage_refuses_missing_inputs_and_config_it_would_ignore(materialized):
+    from pipelines.local_run import ConfigError, run_experiment
+
+    _, _, instance, _, _ = materialized
+    with pytest.raises(ConfigError, match=r"has not stored .*rollout_attempts"):
+        run_experiment("never-run", {}, instance=instance, from_stage="evaluation")
+    with pytest.raises(ConfigError, match=r"config of rollouts would have no effect"):
+        run_experiment("ci", {"rollouts": {"attempts": 2}}, instance=instance, from_stage="training")
+    with pytest.raises(ConfigError, match=r"no such stage; the stages are policy, discovery"):
+        run_experiment("ci", {}, instance=instance, from_stage="benchmark")
+
+
+# last in this module: it re-materializes the benchmark that earlier tests read
+def test_from_evaluation_rebenchmarks_on_the_stored_stages_only(materialized):
+    from pipelines.local_run import LineObserver, run_experiment
+
+    _, resources, instance, _, _ = materialized
+    rollouts_run = instance.get_latest_materialization_event(dg.AssetKey("rollout_attempts")).run_id
+    before = _load(resources, "benchmark_results")
+    bench = {**FAST["benchmark_results"], "seeds_per_template": 2}
+    timings = run_experiment("ci", {"benchmark_results": bench}, instance=instance, from_stage="evaluation",
+                             observer=LineObserver(lambda line: None))
+    assert list(timings) == ["evaluation"]
+    assert instance.get_latest_materialization_event(dg.AssetKey("rollout_attempts")).run_id == rollouts_run
+    after = _load(resources, "benchmark_results")
+    assert after["task_id"].n_unique() == 2 * before["task_id"].n_unique()
