@@ -21,6 +21,7 @@ from ops.forks import ForkConfig
 from ops.plots import sr_histogram_chart
 from ops.prompts import OUTPUT_FORMATS, PromptStyle
 from ops.rollout import RolloutConfig, run_rollouts
+from ops.schemas import conform
 from ops.step_samples import build_step_samples, finish_response
 from resources.experiment import experiment_of, experiment_partitions, lineage_metadata
 from resources.environment import SimulatorResource
@@ -194,15 +195,20 @@ class RFTAssetConfig(SFTAssetConfig):
     hint_free_copies: bool = Field(default=True, description=(
         "Also train on each hinted step's prompt as it would read without hints (see step_datasets)."))
     finish_at_goal: bool = Field(default=False, description=FINISH_AT_GOAL)
+    remedial: bool = Field(default=False, description=(
+        "Mix the remedial trajectories (teacher-repaired failed attempts, MobileWizard §3.4.4) into the final "
+        "training run, as MobileWizard adds them in one last epoch. Off by default until measured. With the "
+        "default solver teacher those rows are the simulator's own plans, help a deployment would not have "
+        "(report them beside the faithful result); a teacher policy is MobileWizard's setting."))
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="rft-10",
+@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="rft-11",
           description="One checkpoint (not a table): the base after iterative rejection fine-tuning on "
                       "verified-successful trajectories (UI-Voyager §3.2).")
 def rft_checkpoint(context: dg.AssetExecutionContext, config: RFTAssetConfig, curriculum_tasks: pl.DataFrame,
                    rollout_attempts: pl.DataFrame, rollout_steps: pl.DataFrame, critic_feedback: pl.DataFrame,
-                   base_policy: Checkpoint, simulator: SimulatorResource, policy: PolicyResource,
-                   storage: StorageLocation, artifact_store: ArtifactStore) -> Checkpoint:
+                   remedial_trajectories: pl.DataFrame, base_policy: Checkpoint, simulator: SimulatorResource,
+                   policy: PolicyResource, storage: StorageLocation, artifact_store: ArtifactStore) -> Checkpoint:
     from training.trainers.rft import RFTRoundsConfig, run_rft_rounds
 
     if base_policy.uri is None:
@@ -233,7 +239,8 @@ def rft_checkpoint(context: dg.AssetExecutionContext, config: RFTAssetConfig, cu
                                 (rollout_attempts, rollout_steps, critic_feedback), rounds,
                                 base_dir=artifact_store.local_path(base_policy.uri), workdir=Path(tmp),
                                 finish_response=finish_response(policy.prompt_style), act=act, attempt=attempt,
-                                log=context.log.warning, progress=training_progress(context, "rft"))
+                                log=context.log.warning, progress=training_progress(context, "rft"),
+                                remedial=conform(remedial_trajectories, "training_samples") if config.remedial else None)
         extra = {"rounds": dg.MetadataValue.json(result.rounds), **lineage_metadata(context, config)}
         if result.report is None:
             return unchanged_checkpoint(context, "rft", base_policy, "no verified-successful attempt to learn from", extra)

@@ -217,6 +217,17 @@ def _unjson(text: str | None) -> Any:
     return None if text is None else json.loads(text)
 
 
+def step_record(row: dict[str, Any]) -> StepRecord:
+    """A `steps` table row as the record it was stored from: the inverse of `step_rows`."""
+    return StepRecord(
+        step=row["step"], screenshot_png=row["screenshot_png"], elements=_unjson(row["elements"]),
+        a11y=_unjson(row["a11y"]), app=row["app"], screen=row["screen"], prompt=row["prompt"],
+        raw_output=row["raw_output"], action=_unjson(row["action"]), parse_error=row["parse_error"],
+        conclusion=row["conclusion"], latency_s=row["latency_s"], env_ok=row["env_ok"],
+        env_reason=row["env_reason"], state=row["state"],
+    )
+
+
 def load_attempt(store: ParquetAttemptStore, policy_version: str, task_id: str, attempt: int) -> AttemptRecord:
     """The full record of one stored attempt (steps from its Parquet, the rest from its JSON):
     the inverse of `ParquetAttemptStore.save`. Raises FileNotFoundError for an attempt that was
@@ -228,13 +239,7 @@ def load_attempt(store: ParquetAttemptStore, policy_version: str, task_id: str, 
                                 f"{policy_version!r} (missing {path})")
     summary = store.verified_summary(path, "rerun the stage that staged it: it runs this attempt again")
     rows = store.read_steps(policy_version, task_id, attempt).sort("step").iter_rows(named=True)
-    steps = [StepRecord(
-        step=r["step"], screenshot_png=r["screenshot_png"], elements=_unjson(r["elements"]),
-        a11y=_unjson(r["a11y"]), app=r["app"], screen=r["screen"], prompt=r["prompt"],
-        raw_output=r["raw_output"], action=_unjson(r["action"]), parse_error=r["parse_error"],
-        conclusion=r["conclusion"], latency_s=r["latency_s"], env_ok=r["env_ok"],
-        env_reason=r["env_reason"], state=r["state"],
-    ) for r in rows]
+    steps = [step_record(r) for r in rows]
     if len(steps) != summary["n_steps"] or [s.step for s in steps] != list(range(len(steps))):
         raise ValueError(f"{path}: summary says {summary['n_steps']} steps, the Parquet holds steps "
                          f"{[s.step for s in steps]}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 import polars as pl
 
@@ -76,9 +76,19 @@ def target_box(action: dict[str, Any], elements: list[dict[str, Any]]) -> list[i
     point = args.get("point")
     if point is None or args.get("end_point") is not None:
         return None
-    hits = [e["grid"] for e in elements if e["grid"][0] <= point[0] <= e["grid"][2]
+    index = element_under(point, elements)
+    return None if index is None else elements[index]["grid"]
+
+
+def element_under(point: Sequence[float], elements: list[dict[str, Any]]) -> int | None:
+    """Index of the smallest element whose grid box holds `point` (0–1000 grid), None if none does."""
+    hits = [i for i, e in enumerate(elements) if e["grid"][0] <= point[0] <= e["grid"][2]
             and e["grid"][1] <= point[1] <= e["grid"][3]]
-    return min(hits, key=lambda b: (b[2] - b[0]) * (b[3] - b[1])) if hits else None
+    return min(hits, key=lambda i: _area(elements[i]["grid"])) if hits else None
+
+
+def _area(box: Sequence[float]) -> float:
+    return (box[2] - box[0]) * (box[3] - box[1])
 
 
 def build_step_samples(attempts: pl.DataFrame, steps: pl.DataFrame, feedback: pl.DataFrame,

@@ -9,6 +9,7 @@ from assets.curriculum import curriculum_tasks
 from assets.exploration import APPS, exploration_traces
 from assets.learning import fork_pairs, grsd_checkpoint, hifpo_checkpoint, rft_checkpoint, step_datasets
 from assets.online_rl import adagrpo_checkpoint
+from assets.remedial import remedial_trajectories
 from assets.rollouts import rollouts
 from pipelines.checks import schema_check
 from pipelines.resources import resources_for
@@ -21,7 +22,8 @@ from resources.experiment import (
 )
 
 ASSETS = [exploration_traces, curriculum_tasks, rollouts, critic_calibration, base_policy, step_datasets,
-          hifpo_checkpoint, fork_pairs, grsd_checkpoint, rft_checkpoint, adagrpo_checkpoint, benchmark_results]
+          hifpo_checkpoint, fork_pairs, grsd_checkpoint, remedial_trajectories, rft_checkpoint, adagrpo_checkpoint,
+          benchmark_results]
 
 CHECKS = [
     schema_check(exploration_traces, "exploration_transitions"),
@@ -31,6 +33,7 @@ CHECKS = [
     schema_check("critic_feedback", "critic_feedback", experiment_partitions),
     schema_check(step_datasets, "training_samples"),
     schema_check(fork_pairs, "fork_pairs"),
+    schema_check(remedial_trajectories, "training_samples"),
     schema_check(benchmark_results, "benchmark_results"),
 ]
 
@@ -54,10 +57,10 @@ STAGES = [
                "Mine the curriculum, roll out K hint-guided attempts per task, judge them, calibrate the critic."),
     # The training methods read the same upstream data and each trains on one torch thread,
     # so they run side by side, one process each.
-    _stage_job("training", [step_datasets, fork_pairs, hifpo_checkpoint, rft_checkpoint, grsd_checkpoint,
-                            adagrpo_checkpoint],
-               "Filter the step dataset, find fork pairs, train HiFPO, RFT and GRSD checkpoints and AdaGRPO "
-               "online in the simulator, in parallel.",
+    _stage_job("training", [step_datasets, fork_pairs, remedial_trajectories, hifpo_checkpoint, rft_checkpoint,
+                            grsd_checkpoint, adagrpo_checkpoint],
+               "Filter the step dataset, find fork pairs, repair failed attempts with a teacher (remedial "
+               "trajectories), train HiFPO, RFT and GRSD checkpoints and AdaGRPO online in the simulator, in parallel.",
                dg.multiprocess_executor.configured({"max_concurrent": 2})),
     _stage_job("evaluation", [benchmark_results], "Benchmark the base and every trained policy: Pass@k."),
 ]

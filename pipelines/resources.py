@@ -12,6 +12,10 @@ environment variables so no secret or host lives in the code:
 - MOBILEFORGE_CRITIC_MODEL   litellm model of the critic/curriculum VLM
 - MOBILEFORGE_CRITIC_API_BASE / MOBILEFORGE_CRITIC_API_KEY_ENV
 
+The corrective teacher (`remedial_trajectories.teacher: policy`), in either profile and optional:
+MOBILEFORGE_TEACHER_MODEL (+ _API_BASE, _API_KEY_ENV) for a served model, else
+MOBILEFORGE_TEACHER_CHECKPOINT for a local model directory; MOBILEFORGE_TEACHER_STYLE its prompt style.
+
 The environment, in either profile, from MOBILEFORGE_ENV (read where the runs' code location
 loads the definitions, so `mobileforge run` and `dagster dev` started with it both use it):
 
@@ -81,6 +85,17 @@ def environment_for(simulator: SimulatorResource) -> SimulatorResource | AdbDevi
     return AdbDeviceResource(**devices, target_apps=_target_apps(apps))
 
 
+def teacher_policy() -> PolicyResource:
+    """The corrective teacher's policy from the MOBILEFORGE_TEACHER_* variables (unset: a local
+    policy without a model, which `remedial_trajectories` refuses to use as teacher, naming them)."""
+    style = os.environ.get("MOBILEFORGE_TEACHER_STYLE", "qwen3vl")
+    if os.environ.get("MOBILEFORGE_TEACHER_MODEL"):
+        return PolicyResource(kind="endpoint", model=os.environ["MOBILEFORGE_TEACHER_MODEL"], prompt_style=style,
+                              api_base=os.environ.get("MOBILEFORGE_TEACHER_API_BASE"),
+                              api_key_env=os.environ.get("MOBILEFORGE_TEACHER_API_KEY_ENV"))
+    return PolicyResource(kind="local", prompt_style=style, checkpoint=os.environ.get("MOBILEFORGE_TEACHER_CHECKPOINT"))
+
+
 def resources_for(profile: str | None = None) -> dict[str, Any]:
     """Every resource the assets need, for `profile` (default: $MOBILEFORGE_PROFILE or local)."""
     profile = profile or os.environ.get("MOBILEFORGE_PROFILE", "local")
@@ -118,5 +133,6 @@ def resources_for(profile: str | None = None) -> dict[str, Any]:
         "catalog": DuckDBCatalog(location=location),
         "simulator": environment_for(simulator),
         "policy": policy,
+        "teacher": teacher_policy(),
         "llm": llm,
     }

@@ -17,12 +17,56 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ops.actions import Action, ActionType
+from ops.episode import TaskSpec
 from ops.prompts.hint_marks import element_name
 from ops.sim_env import goal_state_met
 from phonesim.apps import load_apps
 from phonesim.phone import Phone
+from phonesim.solver import distance_to_goal
+from phonesim.tasks import instantiate
 
 UNREACHABLE = 10_000  # distance of a state from which the goal cannot be reached in budget
+
+
+def goal_distance_fn(task: TaskSpec, world_seed: int) -> Callable[[str | None], int]:
+    """Fewest actions from a stored phone state (JSON) to `task`'s goal, `UNREACHABLE` when there is
+    no route (or no state): a template task's shortest solution (the simulator's solver); a
+    navigation or toggle task's route to its screen (plus the tap, for a toggle whose data does not
+    hold yet); an entry-action task's chain of pages and taps (`entry_distance`)."""
+    phone = Phone(world_seed)
+    if task.template_id:
+        instance = instantiate(task.template_id, task.seed, world_seed)
+
+        def distance(state: str | None) -> int:
+            if state is None:
+                return UNREACHABLE
+            phone.restore(json.loads(state))
+            d = distance_to_goal(phone, instance)
+            return UNREACHABLE if d is None else d
+        return distance
+    app = load_apps()[task.app]
+    goal_state = task.params.get("goal_state")
+    goal = goal_state["screen"] if goal_state else task.params["goal_screen"]
+
+    def screen_distance(state: str | None) -> int:
+        if state is None:
+            return UNREACHABLE
+        phone.restore(json.loads(state))
+        if goal_state and goal_state.get("taps"):
+            d = entry_distance(phone, task.app, goal_state)
+            return UNREACHABLE if d is None else d
+        tap = 0  # a toggle task: one tap on its screen, unless the data already holds
+        if goal_state:
+            met, total = goal_state_met(phone, goal_state)
+            if met == total:
+                return 0
+            tap = 1
+        if phone.current_app != task.app:
+            route = app.route(app.home, goal)
+            return UNREACHABLE if route is None else len(route) + 1 + tap  # +1 to open the app
+        route = app.route(phone.current_screen, goal)
+        return UNREACHABLE if route is None else len(route) + tap
+    return screen_distance
 
 
 def entry_distance(phone: Phone, app: str, goal: Mapping[str, Any]) -> int | None:
@@ -69,13 +113,17 @@ def better_tap(phone: Phone, distance: Callable[[str | None], int]) -> Action | 
     """The tap on one of the screen's elements that leaves the fewest actions to the goal (the
     first such element on ties), if any tap brings it closer than the phone's state is now.
     Leaves the phone in its state."""
+    taps = [Action(ActionType.CLICK, element=e["index"]) for e in phone.observe().elements if e.get("clickable")]
+    return better_action(phone, distance, taps)
+
+
+def better_action(phone: Phone, distance: Callable[[str | None], int], actions: Sequence[Action]) -> Action | None:
+    """The action of `actions` that leaves the fewest actions to the goal (the first on ties), if
+    any brings it closer than the phone's state is now. Leaves the phone in its state."""
     state = phone.snapshot()
     best, best_distance = None, distance(json.dumps(state))
-    for element in phone.observe().elements:
-        if not element.get("clickable"):
-            continue
+    for action in actions:
         phone.restore(state)
-        action = Action(ActionType.CLICK, element=element["index"])
         if phone.step(action).ok and (d := distance(json.dumps(phone.snapshot()))) < best_distance:
             best, best_distance = action, d
     phone.restore(state)

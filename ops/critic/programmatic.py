@@ -27,13 +27,11 @@ import json
 from typing import Callable
 
 from ops.actions import Action, ActionType
-from ops.critic.goal_distance import UNREACHABLE, better_tap, entry_distance
+from ops.critic.goal_distance import UNREACHABLE, better_tap, goal_distance_fn
 from ops.episode import AttemptRecord, CriticFeedback, Hint, StepLabel, StepRecord
 from ops.prompts.hint_marks import element_name, plan_summary
-from ops.sim_env import goal_state_met
-from phonesim.apps import load_apps
 from phonesim.phone import Phone
-from phonesim.solver import distance_to_goal, solve
+from phonesim.solver import solve
 from phonesim.tasks import TaskInstance, instantiate
 
 MAX_LISTED = 3  # steps a hint's insights and what-to-avoid list name before "..."
@@ -82,41 +80,7 @@ class ProgrammaticCritic:
 
     # --- distances ------------------------------------------------------------------------
     def _distance_fn(self, attempt: AttemptRecord) -> Callable[[str | None], int]:
-        task = attempt.task
-        phone = Phone(self.world_seed)
-        if task.template_id:
-            instance = instantiate(task.template_id, task.seed, self.world_seed)
-
-            def distance(state: str | None) -> int:
-                if state is None:
-                    return UNREACHABLE
-                phone.restore(json.loads(state))
-                d = distance_to_goal(phone, instance)
-                return UNREACHABLE if d is None else d
-            return distance
-        app = load_apps()[task.app]
-        goal_state = task.params.get("goal_state")
-        goal = goal_state["screen"] if goal_state else task.params["goal_screen"]
-
-        def screen_distance(state: str | None) -> int:
-            if state is None:
-                return UNREACHABLE
-            phone.restore(json.loads(state))
-            if goal_state and goal_state.get("taps"):
-                d = entry_distance(phone, task.app, goal_state)
-                return UNREACHABLE if d is None else d
-            tap = 0  # a toggle task: one tap on its screen, unless the data already holds
-            if goal_state:
-                met, total = goal_state_met(phone, goal_state)
-                if met == total:
-                    return 0
-                tap = 1
-            if phone.current_app != task.app:
-                route = app.route(app.home, goal)
-                return UNREACHABLE if route is None else len(route) + 1 + tap  # +1 to open the app
-            route = app.route(phone.current_screen, goal)
-            return UNREACHABLE if route is None else len(route) + tap
-        return screen_distance
+        return goal_distance_fn(attempt.task, self.world_seed)
 
     @staticmethod
     def _judge_step(step: StepRecord, before: int, after: int, success: bool) -> tuple[bool, str]:

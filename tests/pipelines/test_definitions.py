@@ -11,7 +11,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 EXPECTED_ASSETS = [
     "adagrpo_checkpoint", "base_policy", "benchmark_results", "critic_calibration", "critic_feedback", "curriculum_tasks",
-    "exploration_traces", "fork_pairs", "grsd_checkpoint", "hifpo_checkpoint", "rft_checkpoint",
+    "exploration_traces", "fork_pairs", "grsd_checkpoint", "hifpo_checkpoint", "remedial_trajectories", "rft_checkpoint",
     "rollout_attempts", "rollout_steps", "step_datasets",
 ]
 
@@ -55,7 +55,7 @@ def test_every_table_asset_has_a_schema_check():
     graph = defs.resolve_asset_graph()
     checked = {k.asset_key.to_user_string() for k in graph.asset_check_keys}
     assert checked == {"exploration_traces", "curriculum_tasks", "rollout_attempts", "rollout_steps",
-                       "critic_feedback", "step_datasets", "fork_pairs", "benchmark_results"}
+                       "critic_feedback", "step_datasets", "fork_pairs", "remedial_trajectories", "benchmark_results"}
 
 
 def test_the_nightly_refresh_is_on_by_default_and_reaches_the_curriculum():

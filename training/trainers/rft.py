@@ -50,7 +50,8 @@ def run_rft_rounds(pool: Sequence[TaskSpec], first_round: RolloutTables, config:
                    act: Callable[[Path | None, int], ContextManager[Policy]],
                    attempt: Callable[[list[TaskSpec], Policy], RolloutTables],
                    log: Callable[[str], None] = print,
-                   progress: Callable[[TrainProgress], None] | None = None) -> RFTResult:
+                   progress: Callable[[TrainProgress], None] | None = None,
+                   remedial: pl.DataFrame | None = None) -> RFTResult:
     """Run `config.rounds` rounds of rejection fine-tuning from the checkpoint in `base_dir`.
 
     Round 1 learns from `first_round` (the curriculum's rollouts). Round r > 1 builds fresh
@@ -59,8 +60,14 @@ def run_rft_rounds(pool: Sequence[TaskSpec], first_round: RolloutTables, config:
     None while it is still the base) attempt them through `attempt(tasks, policy)`, and learns from the critic-verified successes.
     Every round fine-tunes the base on all successes so far, so a round with a few new
     successes neither trains its handful of steps alone nor re-trains older ones.
+
+    `remedial` (step samples of verified teacher-repaired trajectories, MobileWizard §3.4.4; None
+    or empty: none) joins the final training run only: MobileWizard adds its remedial data in one last epoch (App. B),
+    and since every round here trains the base afresh on everything so far, the last round's run
+    on all successes plus the remedial rows is that epoch.
     """
     attempts, steps, feedback = first_round
+    remedial = remedial if remedial is not None and remedial.height else None
     tasks: list[TaskSpec] = list(pool)
     checkpoint: Path | None = None
     collected: list[pl.DataFrame] = []
@@ -88,7 +95,13 @@ def run_rft_rounds(pool: Sequence[TaskSpec], first_round: RolloutTables, config:
             log(f"RFT round {r}: no successful attempt to learn from")
             continue
         collected.append(samples)
+        if remedial is not None and r == config.rounds:
+            break  # the final run below trains this round with the remedial rows
         result.report = train_sft(base_dir, build_step_dataset(pl.concat(collected), require_response=True),
                                   workdir / f"rft_r{r}", config.sft, method="rft", progress=progress)
         checkpoint = result.report.checkpoint
+    if remedial is not None:
+        result.rounds.append({"round": "remedial", "samples": remedial.height})
+        result.report = train_sft(base_dir, build_step_dataset(pl.concat([*collected, remedial]), require_response=True),
+                                  workdir / "rft_remedial", config.sft, method="rft", progress=progress)
     return result

@@ -1,0 +1,100 @@
+"""remedial_trajectories materialized by Dagster on a small graph: random-click rollouts of a few
+tasks fail, the solver teacher repairs them, the rows pass the step-sample schema check; a policy
+teacher (the bundled tiny model, configured as the `teacher` resource) is run and its failures
+counted."""
+
+import dagster as dg
+import polars as pl
+import pytest
+
+from assets.remedial import remedial_trajectories
+from ops.attempt_store import collect_tables
+from ops.corrective_teaching import REASONS
+from ops.critic.programmatic import ProgrammaticCritic
+from ops.curriculum import task_specs
+from ops.curriculum.model import CurriculumTask
+from ops.rollout import RolloutConfig, run_rollouts
+from phonesim.tasks import instantiate
+from pipelines.checks import schema_check
+from pipelines.resources import resources_for
+from resources.environment import SimulatorResource
+from resources.experiment import experiment_partitions, register_experiment
+from resources.policy import PolicyResource
+from resources.storage import StorageLocation
+from tests.support.scripted_policy import RandomClickPolicy
+from training.base.bundled import BUNDLED_DIR
+
+TEMPLATES = ("settings.connect_wifi", "contacts.favorite")
+
+
+@dg.asset(partitions_def=experiment_partitions, name="curriculum_tasks")
+def stub_curriculum() -> pl.DataFrame:
+    """Two template tasks and a navigation task, as the curriculum mines them."""
+    rows = []
+    for tid in TEMPLATES:
+        inst = instantiate(tid, 0)
+        rows.append(CurriculumTask(task_id=inst.id, app=inst.apps[0], instruction=inst.instruction,
+                                   step_budget=inst.step_budget, core_functionality=tid, variation_type="parameter_change",
+                                   prerequisites=None, source_trace_id="t", verifiable=True, template_id=tid,
+                                   template_seed=0, template_params=dict(inst.params)).to_row())
+    rows.append(CurriculumTask(task_id="nav:bluetooth", app="settings", instruction="Open the Bluetooth settings.",
+                               step_budget=6, core_functionality="bluetooth", variation_type="simplification",
+                               prerequisites=None, source_trace_id="t", verifiable=True,
+                               goal_screen="bluetooth").to_row())
+    return pl.DataFrame(rows)
+
+
+@dg.multi_asset(outs={"rollout_attempts": dg.AssetOut(), "rollout_steps": dg.AssetOut(),
+                      "critic_feedback": dg.AssetOut()}, partitions_def=experiment_partitions)
+def stub_rollouts(context: dg.AssetExecutionContext, curriculum_tasks: pl.DataFrame, simulator: SimulatorResource,
+                  storage: StorageLocation):
+    """Random clicks, two hint-guided attempts per task, judged by the programmatic critic."""
+    tasks = task_specs(curriculum_tasks, True, None)
+    store = storage.attempt_store(context.partition_key)
+    run_rollouts(tasks, simulator.make_env, RandomClickPolicy(seed=5), ProgrammaticCritic(simulator.world_seed), store,
+                 RolloutConfig(attempts=2))
+    return collect_tables(store, "random", [t.task_id for t in tasks])
+
+
+def _materialize(tmp_path, monkeypatch, experiment: str, config: dict, **resources):
+    monkeypatch.setenv("MOBILEFORGE_STORAGE_ROOT", str(tmp_path / "storage"))
+    instance = dg.DagsterInstance.ephemeral()
+    register_experiment(instance, experiment)
+    check = schema_check(remedial_trajectories, "training_samples")
+    result = dg.materialize([stub_curriculum, stub_rollouts, remedial_trajectories, check], instance=instance,
+                            resources={**resources_for("local"), **resources}, partition_key=experiment,
+                            run_config={"ops": {"remedial_trajectories": {"config": config}}})
+    [event] = [e for e in result.get_asset_materialization_events()
+               if e.asset_key == dg.AssetKey("remedial_trajectories")]
+    [evaluation] = result.get_asset_check_evaluations()
+    return result, event.materialization.metadata, evaluation
+
+
+def test_the_solver_repairs_failed_rollouts_into_step_samples(tmp_path, monkeypatch):
+    result, metadata, check = _materialize(tmp_path, monkeypatch, "teach", {})
+    rows = result.output_for_node("remedial_trajectories")
+    attempts = result.output_for_node("stub_rollouts", "rollout_attempts")
+    failures = attempts.filter(pl.col("critic_decision") == 0).height
+    assert check.passed and rows.height > 0
+    seen, verified = metadata["failures_seen"].value, metadata["verified"].value
+    assert seen == failures > 0 and verified > 0
+    assert verified + sum(metadata["failures_by_reason"].value.values()) == seen  # every failure accounted for
+    assert set(metadata["failures_by_reason"].value) <= set(REASONS)
+    assert metadata["yield"].value == pytest.approx(verified / seen, rel=0.01)
+    # the repaired attempts are failed ones, and every one of them ends in "finish the task"
+    failed = set(attempts.filter(pl.col("critic_decision") == 0).select("task_id", "attempt").iter_rows())
+    assert set(rows.select("task_id", "attempt").iter_rows()) <= failed
+    last = rows.group_by("task_id", "attempt", "has_hint").agg(pl.col("target_action").sort_by("step").last())
+    assert last["target_action"].str.contains('"terminate"').all()
+    assert rows.filter(~pl.col("has_hint") & (pl.col("attempt") > 1)).height > 0  # hint-free copies
+
+
+def test_a_policy_teacher_is_run_and_its_failures_counted(tmp_path, monkeypatch):
+    teacher = PolicyResource(kind="local", prompt_style="elements", checkpoint=str(BUNDLED_DIR), max_new_tokens=48)
+    _, metadata, check = _materialize(tmp_path, monkeypatch, "weak", {"teacher": "policy", "max_attempts": 2},
+                                      teacher=teacher)
+    assert check.passed and metadata["teacher"].value.startswith("policy:teacher:")
+    reasons = metadata["failures_by_reason"].value
+    assert reasons["beyond_max_attempts"] == metadata["failures_seen"].value - 2
+    assert metadata["verified"].value + sum(reasons.values()) == metadata["failures_seen"].value
+    assert set(reasons) <= set(REASONS)
