@@ -5,7 +5,8 @@
 Reads the experiment's curriculum (`curriculum_tasks`) and its staged rollout attempts (so a run
 whose rollouts are still going can be measured too), grafts every failed attempt with the
 solver teacher, re-verifies with the programmatic critic, and prints one JSON object: failures
-seen, repaired, verified, yield, failures by reason, kept and teacher steps, seconds.
+seen, repaired, verified, yield, failures by reason, kept and teacher steps, the training rows
+they make (beside RFT's first-round rows from the run's own successes), seconds.
 """
 
 from __future__ import annotations
@@ -22,11 +23,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import polars as pl  # noqa: E402
 
 from ops.attempt_store import ParquetAttemptStore, collect_tables  # noqa: E402
-from ops.corrective_teaching import ScriptedPolicy, TeachingReport, failed_attempts, teach  # noqa: E402
+from ops.corrective_teaching import (ScriptedPolicy, TeachingReport, failed_attempts, remedial_tables,  # noqa: E402
+                                     teach)
 from ops.critic.programmatic import ProgrammaticCritic  # noqa: E402
 from ops.curriculum import task_specs  # noqa: E402
 from ops.sim_env import SimEnvironment  # noqa: E402
+from ops.step_samples import with_hint_free_copies  # noqa: E402
 from ops.teachers import SolverTeacher  # noqa: E402
+from training.trainers.step_datasets import rft_samples  # noqa: E402
 
 
 def main() -> None:
@@ -56,6 +60,10 @@ def main() -> None:
     failed = failed_attempts(attempts, steps, feedback, tasks, report)[:args.max_attempts]
     grafts = teach(failed, SolverTeacher(args.world_seed), lambda: SimEnvironment((width, height), args.world_seed),
                    ScriptedPolicy(args.style), ProgrammaticCritic(args.world_seed), report)
+    seconds = time.perf_counter() - start
+    remedial_attempts, remedial_steps = remedial_tables([g.record for g in grafts])
+    rows = rft_samples(remedial_steps, remedial_attempts, verdict="critic_decision")
+    successes = rft_samples(steps, attempts, verdict="critic_decision")
     kinds = Counter("template" if tasks[g.task_id].template_id else "other" for g in grafts)
     tried = Counter("template" if f.task.template_id else "other" for f in failed)
     print(json.dumps({
@@ -66,8 +74,10 @@ def main() -> None:
         "verified_by_kind": dict(kinds), "grafted_by_kind": dict(tried),
         "mean_kept_steps": round(sum(g.kept_steps for g in grafts) / max(1, len(grafts)), 2),
         "mean_teacher_steps": round(sum(g.teacher_steps for g in grafts) / max(1, len(grafts)), 2),
+        "remedial_rows": rows.height, "with_hint_free_copies": with_hint_free_copies(rows, remedial_attempts).height,
+        "rft_round1_rows_from_successes": successes.height,
         "reasons_detail": [f"{g.task_id}#{g.attempt} {g.failure}: {g.detail}" for g in report.unrepaired[:15]],
-        "seconds": round(time.perf_counter() - start, 1),
+        "seconds": round(seconds, 1),
     }, indent=1))
 
 
