@@ -45,7 +45,7 @@ class BasePolicyConfig(dg.Config):
         "(training/base/page_actions.py)."))
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name="policy", code_version=f"base-policy-6+{bundled_digest()}",
+@dg.asset(partitions_def=experiment_partitions, group_name="policy", code_version=f"base-policy-7+{bundled_digest()}",
           description="One checkpoint (not a table): the policy this experiment adapts, the configured model "
                       "or else the bundled tiny base.")
 def base_policy(context: dg.AssetExecutionContext, config: BasePolicyConfig, policy: PolicyResource,
@@ -65,15 +65,21 @@ def base_policy(context: dg.AssetExecutionContext, config: BasePolicyConfig, pol
                                      **lineage_metadata(context, config)})
         return Checkpoint(version=f"base:endpoint:{policy.model}", uri=None,
                           prompt_style=PromptStyle(policy.prompt_style), method="base")
-    return _embedded_base(context, config, artifact_store)
+    return _embedded_base(context, config, artifact_store, PromptStyle(policy.prompt_style))
 
 
 def _embedded_base(context: dg.AssetExecutionContext, config: BasePolicyConfig,
-                   artifact_store: ArtifactStore) -> Checkpoint:
-    """The bundled tiny base (or a fresh run of its pretraining recipe), stored for this experiment."""
+                   artifact_store: ArtifactStore, style: PromptStyle) -> Checkpoint:
+    """The bundled tiny base (or a fresh run of its pretraining recipe), stored for this experiment
+    and run with the configured prompt style. It learned only the element-list style: in another
+    (e.g. the `wizard` experiment's structured reasoning) it is a stand-in that lets every stage run,
+    and most of its outputs are invalid steps, counted where they occur."""
     from training.base.bundled import BUNDLED_DIR, load_bundled, pretrain_embedded_base
     from training.base.pretrain import BasePretrainConfig
 
+    if style != PromptStyle.ELEMENTS:
+        context.log.warning(f"the embedded tiny base was pretrained on {PromptStyle.ELEMENTS.value!r} prompts only; it "
+                            f"runs here with {style.value!r} prompts, which it never learned (expect invalid outputs)")
     with tempfile.TemporaryDirectory() as tmp:
         source_dir = BUNDLED_DIR
         if config.source == "pretrain":
@@ -90,6 +96,7 @@ def _embedded_base(context: dg.AssetExecutionContext, config: BasePolicyConfig,
     version = f"base:{digest}"
     context.add_output_metadata(tidy({
         "weights": uri, "version": version, "source": config.source, "weights_digest": digest,
+        "prompt_style": style.value, "pretrained_style": PromptStyle.ELEMENTS.value,
         "click_accuracy": report["click_accuracy"], "click_chance": report["click_chance"],
         "format_valid_rate": report["format_valid_rate"], "steps": report["steps"],
         "train_seconds": report["train_seconds"],
@@ -98,5 +105,5 @@ def _embedded_base(context: dg.AssetExecutionContext, config: BasePolicyConfig,
         "provenance": dg.MetadataValue.json(provenance),
         **lineage_metadata(context, config),
     }))
-    return Checkpoint(version=version, uri=uri, prompt_style=PromptStyle.ELEMENTS, method="base",
+    return Checkpoint(version=version, uri=uri, prompt_style=style, method="base",
                       metrics={"click_accuracy": report["click_accuracy"], "click_chance": report["click_chance"]})

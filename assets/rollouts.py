@@ -59,7 +59,7 @@ class RolloutAssetConfig(dg.Config):
         "rollout_steps": dg.AssetOut(description="One row per step: screenshot, prompt, raw output, action."),
         "critic_feedback": dg.AssetOut(description="One row per attempt's hierarchical critic feedback: decision, step labels, hint."),
     },
-    partitions_def=experiment_partitions, group_name="interaction", code_version="rollouts-9",
+    partitions_def=experiment_partitions, group_name="interaction", code_version="rollouts-10",
 )
 def rollouts(context: dg.AssetExecutionContext, config: RolloutAssetConfig, curriculum_tasks: pl.DataFrame,
              base_policy: Checkpoint, simulator: SimulatorResource, policy: PolicyResource, llm: LLMResource,
@@ -108,7 +108,10 @@ def rollouts(context: dg.AssetExecutionContext, config: RolloutAssetConfig, curr
         **lineage,
     })
     sample = steps.head(6)
-    meta_steps = tidy({"steps": steps.height,
+    structured = {"structured_reasoning_steps": int(steps["planning"].is_not_null().sum()),
+                  "invalid_outputs_by_reason": counts(steps["parse_error"].drop_nulls()),
+                  "verified_outcomes": counts(steps["verified_outcome"].drop_nulls())} if agent.keeps_memory else {}
+    meta_steps = tidy({"steps": steps.height, **structured,
                        "sample": md_table(["screen", "output", "parse error"],
                                           [(thumbnail_md(r["screenshot_png"]), r["raw_output"], r["parse_error"] or "")
                                            for r in sample.iter_rows(named=True)]),

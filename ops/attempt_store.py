@@ -21,8 +21,10 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
+from ops.actions import REASONING_PARTS, ReasoningParts
 from ops.episode import AttemptRecord, CriticFeedback, GroundTruth, Hint, StepRecord, TaskSpec
-from ops.schemas import PARQUET_WRITE_OPTIONS, from_rows
+from ops.prompts.reasoning_memory import StepOutcome
+from ops.schemas import PARQUET_WRITE_OPTIONS, from_rows, with_optional_columns
 from ops.stored_files import DamagedFileError, check_digest, file_sha256, read_bytes, sha256_hex, write_bytes_atomic
 
 log = logging.getLogger(__name__)
@@ -46,7 +48,21 @@ def step_rows(record: AttemptRecord) -> list[dict[str, Any]]:
         "a11y": _json(s.a11y), "prompt": s.prompt, "raw_output": s.raw_output, "action": _json(s.action),
         "parse_error": s.parse_error, "conclusion": s.conclusion, "latency_s": s.latency_s,
         "env_ok": s.env_ok, "env_reason": s.env_reason, "state": s.state,
+        **reasoning_cells(s.reasoning),
+        "verified_outcome": None if s.verified_outcome is None else StepOutcome(s.verified_outcome).value,
     } for s in record.steps]
+
+
+def reasoning_cells(parts: ReasoningParts | None) -> dict[str, str | None]:
+    """The four reasoning columns of a `steps` row (all None without structured reasoning)."""
+    texts = (None,) * len(REASONING_PARTS) if parts is None else parts.texts()
+    return dict(zip(REASONING_PARTS, texts, strict=True))
+
+
+def reasoning_of(row: dict[str, Any]) -> ReasoningParts | None:
+    """The structured reasoning of a `steps` row, None when its reasoning columns are empty."""
+    texts = [row.get(part) for part in REASONING_PARTS]
+    return None if any(t is None for t in texts) else ReasoningParts(*texts)
 
 
 def attempt_summary(record: AttemptRecord) -> dict[str, Any]:
@@ -164,10 +180,11 @@ class ParquetAttemptStore:
                 for s in self.intact_summaries(policy_version, task_id)}
 
     def read_steps(self, policy_version: str, task_id: str, attempt: int) -> pl.DataFrame:
-        """The `steps` table rows of one stored attempt."""
+        """The `steps` table rows of one stored attempt (one staged before the structured-reasoning
+        columns existed reads with them empty)."""
         path = f"{self._dir(policy_version, task_id)}/attempt_{attempt}.parquet"
         with self.fs.open_input_file(path) as f:
-            return pl.from_arrow(pq.read_table(f))
+            return with_optional_columns(pl.from_arrow(pq.read_table(f)), "steps")
 
 
 def attempt_row(summary: dict[str, Any], final_screenshot_png: bytes | None = None) -> dict[str, Any]:
@@ -224,7 +241,8 @@ def step_record(row: dict[str, Any]) -> StepRecord:
         a11y=_unjson(row["a11y"]), app=row["app"], screen=row["screen"], prompt=row["prompt"],
         raw_output=row["raw_output"], action=_unjson(row["action"]), parse_error=row["parse_error"],
         conclusion=row["conclusion"], latency_s=row["latency_s"], env_ok=row["env_ok"],
-        env_reason=row["env_reason"], state=row["state"],
+        env_reason=row["env_reason"], state=row["state"], reasoning=reasoning_of(row),
+        verified_outcome=None if row.get("verified_outcome") is None else StepOutcome(row["verified_outcome"]),
     )
 
 

@@ -27,8 +27,10 @@ from ops.episode import (AttemptRecord, Critic, Environment, Hint, Observation, 
                          StepRecord, TaskSpec)
 from ops.policy import PromptedPolicy
 from ops.prompts import PromptStyle, element_label, messages_to_json
+from ops.prompts.reasoning_memory import ReasoningMemory
 from ops.rollout import describe_action
 from ops.schemas import from_rows
+from ops.step_outcome import verified_outcome
 from ops.step_samples import element_under
 from ops.teachers import Teacher, TeacherFailure, TeachingRequest
 
@@ -188,29 +190,36 @@ class _Replay:
         self.observation = env.reset(failed.task)
         self.steps: list[StepRecord] = []
         self.history: list[str] = []
+        self.memory = ReasoningMemory() if voice.keeps_memory else None  # the structured style's, as in rollouts
         self.answer: str | None = None
         self.terminated = False
 
     def request(self) -> PolicyRequest:
-        return PolicyRequest(self.observation, self.failed.task.instruction, list(self.history), self.failed.hints)
+        history = [] if self.memory is not None else list(self.history)
+        return PolicyRequest(self.observation, self.failed.task.instruction, history, self.failed.hints, self.memory)
 
     def play(self, output: PolicyOutput, parsed: ParsedOutput, state: str) -> str | None:
         """Apply one output (as the rollout engine does); the environment's reason if it refused."""
         action = parsed.action if parsed.ok else None
         result = self.env.step(action) if action is not None else None
-        self.steps.append(StepRecord(
+        record = StepRecord(
             step=len(self.steps), screenshot_png=self.observation.screenshot_png, elements=self.observation.elements,
             a11y=self.observation.a11y, app=self.observation.app, screen=self.observation.screen,
             prompt=output.prompt, raw_output=output.raw_text, action=action.to_dict() if action else None,
             parse_error=None if action else parsed.action.reason, conclusion=parsed.conclusion or "",
             latency_s=output.latency_s, env_ok=bool(result and result.ok),
-            env_reason=result.reason if result else f"invalid action: {parsed.action.reason}", state=state))
+            env_reason=result.reason if result else f"invalid action: {parsed.action.reason}", state=state,
+            reasoning=parsed.reasoning)
+        self.steps.append(record)
         self.history.append(parsed.conclusion or describe_action(parsed.action))
         if action is not None and action.type == ActionType.ANSWER:
             self.answer = action.text
         self.terminated = action is not None and action.type == ActionType.TERMINATE
         if not self.terminated:
-            self.observation = self.env.observe()
+            before, self.observation = self.observation, self.env.observe()
+            if self.memory is not None:
+                record.verified_outcome = verified_outcome(parsed.action, record.env_ok, before, self.observation)
+                self.memory.update(parsed, record.verified_outcome)
         return None if result is None or result.ok else result.reason or "not applied"
 
     def record(self, policy_version: str) -> AttemptRecord:

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, Sequence
 
-from ops.actions import Action
+from ops.actions import Action, ReasoningParts
+
+if TYPE_CHECKING:  # ops.prompts imports this module
+    from ops.prompts.reasoning_memory import ReasoningMemory, StepOutcome
 
 
 @dataclass(frozen=True)
@@ -83,6 +86,7 @@ class PolicyOutput:
 class Policy(Protocol):
     version: str
     output_format: str  # ops.actions format name of raw_text (rewards parse with it)
+    keeps_memory: bool  # each request carries its attempt's ReasoningMemory (the structured-reasoning style)
 
     def parse(self, raw_text: str, observation: Observation) -> Any:
         """The `ops.actions.ParsedOutput` of one output, given the observation it answered."""
@@ -96,6 +100,7 @@ class PolicyRequest:
     instruction: str
     history: list[str]  # earlier step conclusions of this attempt
     hints: list[Hint]  # corrective hints of earlier attempts (empty when hints are off)
+    memory: ReasoningMemory | None = None  # the attempt's memory, for a policy that `keeps_memory` (history stays empty)
 
 
 @dataclass(frozen=True)
@@ -161,6 +166,11 @@ class StepRecord:
     env_ok: bool
     env_reason: str | None
     state: str | None  # environment snapshot before the step (simulator only; never shown)
+    # structured-reasoning style only (MobileWizard §3.3): the output's four parts, and the step's
+    # verified outcome as it entered the memory (None: another style, or the attempt ended with this step
+    # before a next screen was observed)
+    reasoning: ReasoningParts | None = None
+    verified_outcome: StepOutcome | None = None
 
 
 @dataclass

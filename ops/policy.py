@@ -10,13 +10,14 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
-from ops.actions import ParsedOutput, parse_with_context
+from ops.actions import ParsedOutput, parse_structured, parse_with_context
 from ops.episode import Hint, Observation, PolicyOutput, PolicyRequest
 from ops.llm import LLMCallError, LLMClient, LLMConfig
 from ops.prompts import (
     OUTPUT_FORMATS,
     Message,
     PromptStyle,
+    ReasoningMemory,
     build_policy_prompt,
     element_label,
     fill_image_placeholders,
@@ -30,32 +31,40 @@ class PolicyCallError(RuntimeError):
 
 
 class PromptedPolicy(ABC):
-    """A policy that renders each request with one prompt style and returns the model's text."""
+    """A policy that renders each request with one prompt style and returns the model's text.
+
+    The structured-reasoning style (`mobilewizard`, MobileWizard §3.3) `keeps_memory`: its requests
+    carry the attempt's `ReasoningMemory` instead of history lines (the rollout engine keeps one per
+    attempt), and its outputs are read strictly (`parse_structured`): anything but the four parts
+    in order followed by the action is an invalid step.
+    """
 
     def __init__(self, style: PromptStyle | str, version: str) -> None:
         self.style = PromptStyle(style)
-        if self.style == PromptStyle.MOBILEWIZARD:
-            raise ValueError("prompt style 'mobilewizard' needs reasoning memory carried from step to step, "
-                             "which rollouts do not do yet (docs/structured-reasoning.md)")
         self.version = version
         self.output_format = OUTPUT_FORMATS[self.style]
+        self.keeps_memory = self.style == PromptStyle.MOBILEWIZARD
 
     def prompt_for(self, request: PolicyRequest) -> list[Message]:
         """The step prompt with one image placeholder for the screenshot."""
         elements = request.observation.elements if self.style == PromptStyle.ELEMENTS else None
         return build_policy_prompt(self.style, request.instruction, request.history, request.hints, elements,
-                                   screen=request.observation.screen)
+                                   screen=request.observation.screen, memory=request.memory)
 
     def act(
-        self, observation: Observation, instruction: str, history: Sequence[str] = (), hints: Sequence[Hint] = ()
+        self, observation: Observation, instruction: str, history: Sequence[str] = (), hints: Sequence[Hint] = (),
+        memory: ReasoningMemory | None = None,
     ) -> PolicyOutput:
-        """One step for one observation (a batch of one)."""
-        [output] = self.act_batch([PolicyRequest(observation, instruction, list(history), list(hints))])
+        """One step for one observation (a batch of one); `memory` for a policy that `keeps_memory`."""
+        [output] = self.act_batch([PolicyRequest(observation, instruction, list(history), list(hints), memory)])
         return output
 
     def parse(self, raw_text: str, observation: Observation) -> ParsedOutput:
         """The action in one of this policy's outputs. The element-list style resolves the
-        echoed element label against the observation's elements (see label_echo)."""
+        echoed element label against the observation's elements (see label_echo); the
+        structured-reasoning style also reads the four parts (`ParsedOutput.reasoning`)."""
+        if self.keeps_memory:
+            return parse_structured(raw_text)
         labels = [element_label(e) for e in observation.elements] if self.style == PromptStyle.ELEMENTS else None
         return parse_with_context(raw_text, self.output_format, labels=labels)
 

@@ -21,6 +21,8 @@ from typing import Callable, Iterable, Protocol
 
 from ops.actions import Action, ActionType, ParseFailure
 from ops.infrastructure import InfrastructureError
+from ops.prompts.reasoning_memory import ReasoningMemory
+from ops.step_outcome import verified_outcome
 from ops.episode import (
     AttemptRecord,
     Critic,
@@ -79,9 +81,15 @@ class _Episode:
     observation: Observation
     steps: list[StepRecord] = field(default_factory=list)
     history: list[str] = field(default_factory=list)
+    memory: ReasoningMemory | None = None  # the structured-reasoning style's memory (MobileWizard eq. 2)
     answer: str | None = None
     repeat: int = 0
     last_key: tuple[str, str] | None = None
+
+    def request(self) -> PolicyRequest:
+        """The policy request of this episode's next step: history lines, or the memory that replaces them."""
+        history = [] if self.memory is not None else list(self.history)
+        return PolicyRequest(self.observation, self.task.instruction, history, self.hints, self.memory)
 
 
 def _hints_of(feedback: Iterable[CriticFeedback]) -> list[Hint]:
@@ -160,7 +168,8 @@ def run_rollouts(
         except InfrastructureError as exc:
             interrupted(task, attempt, hints, exc)
             return True
-        active.append(_Episode(task, attempt, hints, env, observation))
+        active.append(_Episode(task, attempt, hints, env, observation,
+                               memory=ReasoningMemory() if policy.keeps_memory else None))
         return True
 
     def finish(ep: _Episode, end_reason: str) -> None:
@@ -196,10 +205,7 @@ def run_rollouts(
                 break
         if not active:
             continue
-        requests = [
-            PolicyRequest(ep.observation, ep.task.instruction, list(ep.history), ep.hints)
-            for ep in active
-        ]
+        requests = [ep.request() for ep in active]
         try:
             outputs = policy.act_batch(requests)
         except Exception as exc:
@@ -241,15 +247,16 @@ def _advance(ep: _Episode, out, parse: Callable, summary: RolloutSummary,
             ep.answer = parsed.text
         result = ep.env.step(parsed)
         env_ok, env_reason, blocked = result.ok, result.reason, result.ends_episode
-    ep.steps.append(StepRecord(
+    record = StepRecord(
         step=len(ep.steps), screenshot_png=obs.screenshot_png, elements=obs.elements,
         a11y=obs.a11y, app=obs.app, screen=obs.screen, prompt=out.prompt,
         raw_output=out.raw_text,
         action=parsed.to_dict() if isinstance(parsed, Action) else None,
         parse_error=parsed.reason if isinstance(parsed, ParseFailure) else None,
         conclusion=conclusion, latency_s=out.latency_s, env_ok=env_ok, env_reason=env_reason,
-        state=state,
-    ))
+        state=state, reasoning=parsed_output.reasoning,
+    )
+    ep.steps.append(record)
     ep.history.append(conclusion or describe_action(parsed))
     if isinstance(parsed, Action) and parsed.type == ActionType.TERMINATE:
         finish(ep, "terminated")
@@ -261,6 +268,9 @@ def _advance(ep: _Episode, out, parse: Callable, summary: RolloutSummary,
         finish(ep, "budget")
         return
     ep.observation = ep.env.observe()
+    if ep.memory is not None:  # the next prompt shows this step with what it visibly did (ops.step_outcome)
+        record.verified_outcome = verified_outcome(parsed, env_ok, obs, ep.observation)
+        ep.memory.update(parsed_output, record.verified_outcome)
     key = (ep.observation.screen, out.raw_text)
     ep.repeat = ep.repeat + 1 if key == ep.last_key else 1
     ep.last_key = key

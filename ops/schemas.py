@@ -39,6 +39,9 @@ from typing import Any, Iterable, Mapping
 
 import polars as pl
 
+from ops.actions import REASONING_PARTS
+from ops.prompts.reasoning_memory import StepOutcome
+
 # Passed to pyarrow.parquet.write_table for every stored table: a dictionary page limit large
 # enough that repeated PNGs in a row group are deduplicated (see the measurement above).
 PARQUET_WRITE_OPTIONS: dict[str, Any] = {
@@ -65,8 +68,10 @@ class TableSchema:
     name: str
     description: str
     columns: tuple[Column, ...]
-    # Row rules: groups of columns of which exactly one must be non-null in every row.
+    # Row rules: groups of columns of which exactly one must be non-null in every row, and groups
+    # whose columns are all null or all non-null in every row.
     exactly_one_of: tuple[tuple[str, ...], ...] = field(default=())
+    all_or_none: tuple[tuple[str, ...], ...] = field(default=())
 
     @property
     def column_names(self) -> list[str]:
@@ -95,6 +100,17 @@ VARIATION_TYPES = ("simplification", "parameter_change", "scenario_application",
                    "step_progression")  # MobileForge prompt 1
 END_REASONS = ("terminated", "budget", "loop", "blocked_by_guard", "error")  # ops.episode.AttemptRecord.end_reason
 DIFFICULTIES = ("L1", "L2", "L3", "L4")  # MobileGym §4.4 difficulty strata
+STEP_OUTCOMES = tuple(outcome.value for outcome in StepOutcome)
+_PART_MEANINGS = dict(zip(REASONING_PARTS, ("did the previous action work", "what the screen shows",
+                                            "the sub-task now", "the exact action to take"), strict=True))
+STEP_REASONING = tuple(
+    _c(part, pl.String, f"structured reasoning (MobileWizard §3.3), {meaning}; null for other prompt styles and "
+       "invalid outputs", required=False)
+    for part, meaning in _PART_MEANINGS.items())
+REASONING_TARGETS = tuple(
+    _c(f"target_{part}", pl.String, f"annotated {part.replace('_', ' ')} of the step (MobileWizard App. C.1), "
+       f"{meaning}: the reasoning reward's target; null when the step was not annotated", required=False)
+    for part, meaning in _PART_MEANINGS.items())
 
 EXPLORATION_TRANSITIONS = TableSchema(
     "exploration_transitions",
@@ -200,8 +216,13 @@ STEPS = TableSchema(
         _c("env_reason", pl.String, "why the environment did not apply it", required=False),
         _c("state", JSON_TEXT, "environment snapshot before the step (simulator only)",
            required=False, json=True),
+        *STEP_REASONING,
+        _c("verified_outcome", pl.String, "what the step visibly did, as the structured-reasoning memory records "
+           "it (ops.step_outcome); null for other prompt styles and for an attempt's last step",
+           required=False, enum=STEP_OUTCOMES),
     ),
     exactly_one_of=(("action", "parse_error"),),
+    all_or_none=(REASONING_PARTS,),
 )
 
 CRITIC_FEEDBACK = TableSchema(
@@ -243,7 +264,9 @@ TRAINING_SAMPLES = TableSchema(
         _ATTEMPT,
         _STEP,
         _c("has_hint", pl.Boolean, "the prompt carries a corrective hint context"),
+        *REASONING_TARGETS,
     ),
+    all_or_none=(tuple(c.name for c in REASONING_TARGETS),),
 )
 
 BENCHMARK_RESULTS = TableSchema(
@@ -324,6 +347,19 @@ def conform(df: pl.DataFrame, table: str | TableSchema) -> pl.DataFrame:
     return df.select(pl.col(c.name).cast(c.dtype, strict=True) for c in schema.columns)
 
 
+def with_optional_columns(df: pl.DataFrame, table: str | TableSchema) -> pl.DataFrame:
+    """`df` with every optional (nullable) column of `table` it lacks added as nulls, in the table's
+    column order: how a file written before such a column existed reads (extra columns are kept at
+    the end, for `validate` to report)."""
+    schema = get_table(table)
+    missing = [pl.lit(None, c.dtype).alias(c.name) for c in schema.columns if not c.required and c.name not in df.columns]
+    if not missing:
+        return df
+    df = df.with_columns(missing)
+    known = [c for c in schema.column_names if c in df.columns]
+    return df.select(known + [c for c in df.columns if c not in known])
+
+
 def _json_problems(series: pl.Series) -> str | None:
     bad, first = 0, None
     for i, value in enumerate(series):
@@ -381,4 +417,10 @@ def validate(df: pl.DataFrame, table: str | TableSchema) -> list[str]:
             n_bad = df.select((set_count != 1).sum()).item()
             if n_bad:
                 problems.append(f"{n_bad} row(s) do not have exactly one of {list(group)} set")
+    for group in schema.all_or_none:
+        if all(name in df.columns for name in group):
+            set_count = pl.sum_horizontal(pl.col(n).is_not_null().cast(pl.Int64) for n in group)
+            n_bad = df.select(((set_count != 0) & (set_count != len(group))).sum()).item()
+            if n_bad:
+                problems.append(f"{n_bad} row(s) have some but not all of {list(group)} set")
     return problems

@@ -18,6 +18,7 @@ from ops.actions import Action, ActionType
 from ops.actions.formats import FORMATS
 from ops.prompts import OUTPUT_FORMATS, PromptStyle, element_label, messages_to_json, without_hints
 from ops.filtering import AttemptLabels, FilterConfig, TaskSelection, select_steps
+from ops.reward import ANNOTATION_COLUMNS
 from ops.schemas import from_rows
 
 FINISH = Action(ActionType.TERMINATE, status="success")
@@ -133,6 +134,7 @@ def build_step_samples(attempts: pl.DataFrame, steps: pl.DataFrame, feedback: pl
             "target_response": response, "target_box": json.dumps(box) if box else None,
             "elements": json.dumps(reward_elements(elements)), "task_id": r["task_id"],
             "attempt": r["attempt"], "step": r["step"], "has_hint": (r["task_id"], r["attempt"]) in hinted,
+            **dict.fromkeys(ANNOTATION_COLUMNS),  # reasoning targets: `ops.annotated_samples` fills them
         })
     samples = from_rows(rows, "training_samples")
     if hint_free_copies:

@@ -30,10 +30,11 @@ class PolicyResource(dg.ConfigurableResource):
         default="local",
         description="'local': a checkpoint directory run in-process; 'endpoint': an OpenAI-compatible server.",
     )
-    prompt_style: Literal["qwen3vl", "guiowl", "elements"] = Field(
+    prompt_style: Literal["qwen3vl", "guiowl", "elements", "mobilewizard"] = Field(
         default="elements",
-        description="Step prompt: 'qwen3vl' (MobileForge prompt 6), 'guiowl' (prompt 7), or 'elements' "
-        "(compact element-list prompt of the embedded tiny model).",
+        description="Step prompt: 'qwen3vl' (MobileForge prompt 6), 'guiowl' (prompt 7), 'elements' "
+        "(compact element-list prompt of the embedded tiny model), or 'mobilewizard' (MobileWizard §3.3: "
+        "four-part structured reasoning with memory carried between steps; the `wizard` experiment).",
     )
     version: str | None = Field(
         default=None, description="Name recorded with every attempt; default derived from the model."

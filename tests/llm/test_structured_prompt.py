@@ -132,10 +132,13 @@ def test_hints_go_with_the_task_and_come_out_exactly():
     assert without_hints(hinted, 1) == plain
 
 
-def test_prompted_policies_refuse_the_style_until_rollouts_carry_memory():
+def test_prompted_policies_of_the_style_keep_memory_and_read_outputs_strictly():
     class Echo(PromptedPolicy):
         def act_batch(self, requests):
             return []
 
-    with pytest.raises(ValueError, match="rollouts do not do yet"):
-        Echo("mobilewizard", "v")
+    policy = Echo("mobilewizard", "v")
+    assert policy.keeps_memory and not Echo("qwen3vl", "v").keeps_memory
+    free_text = "<think>I should go back.</think>\n<answer>System_Button(Back)</answer>"
+    assert not policy.parse(free_text, None).ok
+    assert "missing part" in policy.parse(free_text, None).action.reason

@@ -7,12 +7,13 @@ import json
 
 import pytest
 
-from ops.actions import Action, ActionType
+from ops.actions import Action, ActionType, ReasoningParts, render_structured
 from ops.attempt_store import ParquetAttemptStore, collect_tables
 from ops.corrective_teaching import (ScriptedPolicy, TeachingReport, failed_attempts, graft, remedial_tables,
                                      teach)
 from ops.critic.programmatic import ProgrammaticCritic
-from ops.episode import TaskSpec
+from ops.episode import PolicyOutput, TaskSpec
+from ops.prompts import messages_to_json
 from ops.rollout import RolloutConfig, run_rollouts
 from ops.schemas import validate
 from ops.sim_env import SimEnvironment, template_task_spec
@@ -159,3 +160,29 @@ def test_the_solver_teacher_finishes_with_terminate_only_where_the_budget_has_ro
     assert SolverTeacher().complete(dataclasses.replace(request, steps_left=6))[-1] == DONE
     with pytest.raises(TeacherFailure, match="over_budget"):
         SolverTeacher().complete(dataclasses.replace(request, steps_left=4))
+
+
+class StructuredAgent(ScriptedPolicy):
+    """Says its scripted actions in the structured-reasoning style (four parts, clicks at element centres)."""
+
+    def say(self, action, request):
+        if action.element is not None:
+            x0, y0, x1, y1 = request.observation.elements[action.element]["grid"]
+            action = dataclasses.replace(action, element=None, point=((x0 + x1) // 2, (y0 + y1) // 2))
+        parts = ReasoningParts("As planned.", f"On {request.observation.screen}.", "Go on.", f"Do {action.type.value}.")
+        return PolicyOutput(render_structured(action, parts), messages_to_json(self.prompt_for(request)), 0.0)
+
+
+def test_a_structured_attempt_replays_with_its_memory_and_an_unsayable_teacher_is_counted(tmp_path):
+    plan = _plan(WIFI)
+    store = ParquetAttemptStore.from_uri(str(tmp_path / "attempts"))
+    run_rollouts([WIFI], small_env, StructuredAgent("mobilewizard", [plan[0], plan[1], BACK, DONE], version="agent"),
+                 ProgrammaticCritic(), store, RolloutConfig(attempts=1))
+    tables = collect_tables(store, "agent", [WIFI.task_id])
+    assert tables[1]["prompt"][2].count("[success]") == 2  # the memory in the stored prompt of step 3
+    (failed,) = failed_attempts(*tables, {WIFI.task_id: WIFI}, TeachingReport())
+    assert failed.failure_step == 2 and failed.steps[1].reasoning is not None
+    # the kept steps replay to the very prompts stored (memory and all); the plain voice cannot say the
+    # teacher's actions in the structured format, which is counted
+    outcome = _graft(failed, style="mobilewizard")
+    assert outcome.failure == "unsayable", outcome.detail

@@ -14,7 +14,8 @@ def _step(**overrides):
         "screenshot_png": b"\x89PNG", "elements": "[]", "a11y": None, "prompt": "p",
         "raw_output": "o", "action": json.dumps({"type": "wait", "args": {}}),
         "parse_error": None, "conclusion": "c", "latency_s": 0.1, "env_ok": True,
-        "env_reason": None, "state": None,
+        "env_reason": None, "state": None, "self_verification": None, "screen_analysis": None, "planning": None,
+        "action_guidance": None, "verified_outcome": None,
     }
     return {**row, **overrides}
 
@@ -42,6 +43,10 @@ def test_a_valid_frame_has_no_problems():
      "column 'elements': 2 value(s) are not valid JSON (first at row 0)"),
     (lambda df: df.with_columns(parse_error=pl.lit("bad")),
      "2 row(s) do not have exactly one of ['action', 'parse_error'] set"),
+    (lambda df: df.with_columns(planning=pl.lit("open the display settings")),
+     "2 row(s) have some but not all of ['self_verification', 'screen_analysis', 'planning', 'action_guidance'] set"),
+    (lambda df: df.with_columns(verified_outcome=pl.lit("maybe")),
+     "column 'verified_outcome': 2 value(s) outside ['success', 'failure', 'unverified']: ['maybe']"),
 ])
 def test_validate_names_each_problem(mutate, expected):
     frame = from_rows([_step(), _step(step=1)], "steps")

@@ -22,16 +22,18 @@ from datasets import Dataset, Features, Image, Json, List, Value, load_from_disk
 
 from ops.prompts.messages import count_image_placeholders
 from ops.actions import POINTED_TYPES, Action, ActionError
-from ops.reward import RewardInputError, element_boxes
+from ops.reward import ANNOTATION_COLUMNS, RewardInputError, element_boxes
 from ops.step_samples import FINISH, reward_elements
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: the reasoning targets (target_<part>) are columns
 INFO_FILE = "mobileforge_dataset.json"
 
 REQUIRED_COLUMNS = ("prompt", "image", "target_action")
-# The other `training_samples` columns, plus `target_response` (the text SFT imitates).
-OPTIONAL_COLUMNS = ("target_response", "target_box", "elements", "task_id", "attempt", "step", "has_hint")
+# The other `training_samples` columns, plus `target_response` (the text SFT imitates); the reasoning
+# targets (MobileWizard App. C.1) are what the reasoning reward compares each generated part with.
+OPTIONAL_COLUMNS = ("target_response", "target_box", "elements", "task_id", "attempt", "step", "has_hint",
+                    *ANNOTATION_COLUMNS)
 
 # Prompts and completions are stored as lists of JSON-encoded messages: a message's content is
 # a string in one message and a list of parts in another, which no single Arrow type holds.
@@ -47,6 +49,7 @@ FEATURES = Features(
         "attempt": Value("int64"),
         "step": Value("int64"),
         "has_hint": Value("bool"),
+        **{column: Value("string") for column in ANNOTATION_COLUMNS},  # annotated reasoning part, or null
     }
 )
 
@@ -149,6 +152,7 @@ def _convert_row(raw: dict[str, Any], row: int, require_response: bool) -> dict[
         "attempt": raw.get("attempt"),
         "step": raw.get("step"),
         "has_hint": raw.get("has_hint"),
+        **{column: raw.get(column) for column in ANNOTATION_COLUMNS},
     }
 
 
@@ -249,6 +253,10 @@ def reward_elements_json(elements: str | None) -> str | None:
         raise StepSampleError(str(exc)) from None
 
 
+# RFT and GRSD samples imitate whole responses: they carry no reasoning targets
+NO_REASONING_TARGETS = {column: pl.lit(None, pl.String) for column in ANNOTATION_COLUMNS}
+
+
 def _reward_elements_expr(column: str) -> pl.Expr:
     return pl.col(column).map_elements(reward_elements_json, return_dtype=pl.String, skip_nulls=True)
 
@@ -291,6 +299,7 @@ def rft_samples(steps: pl.DataFrame, attempts: pl.DataFrame, *, verdict: str = "
             attempt=pl.col("attempt"),
             step=pl.col("step"),
             has_hint=pl.col("has_hint"),
+            **NO_REASONING_TARGETS,
         )
     )
 
@@ -331,4 +340,5 @@ def grsd_samples(fork_pairs: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame:
         attempt=pl.col("failed_attempt"),
         step=pl.col("failed_step"),
         has_hint=pl.lit(None, pl.Boolean),
+        **NO_REASONING_TARGETS,
     )
