@@ -10,9 +10,11 @@ from pydantic import Field, model_validator
 
 from assets.checkpoints import NO_WEIGHTS, trained_checkpoint, trainer_settings, training_progress, unchanged_checkpoint
 from assets.metadata import chart_md, md_table, tidy
+from ops.annotated_samples import annotate_samples
 from ops.attempt_store import collect_tables
 from ops.checkpoint import Checkpoint
 from ops.critic.programmatic import ProgrammaticCritic
+from ops.critic.reasoning_annotation import LLMAnnotator, ProgrammaticAnnotator, ReasoningAnnotator
 from ops.curriculum import task_specs
 from ops.episode import Policy
 from ops.filtering import FilterConfig
@@ -24,7 +26,8 @@ from ops.rollout import RolloutConfig, run_rollouts
 from ops.schemas import conform
 from ops.step_samples import build_step_samples, finish_response
 from resources.experiment import experiment_of, experiment_partitions, lineage_metadata
-from resources.environment import SimulatorResource
+from resources.environment import AdbDeviceResource, SimulatorResource
+from resources.llm import LLMResource
 from resources.policy import PolicyResource
 from resources.storage import ArtifactStore, StorageLocation
 
@@ -48,11 +51,26 @@ class StepDatasetConfig(dg.Config):
     finish_at_goal: bool = Field(default=False, description=FINISH_AT_GOAL)
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="step-datasets-4",
+def reasoning_annotator(critic_feedback: pl.DataFrame, simulator: SimulatorResource | AdbDeviceResource,
+                        llm: LLMResource) -> ReasoningAnnotator:
+    """The annotator twin of the critic that labelled the steps (`critic_feedback.critic`)."""
+    critics = set(critic_feedback["critic"])
+    if critics == {ProgrammaticCritic.name}:
+        return ProgrammaticAnnotator(simulator.world_seed)
+    if critics and all(c.startswith("llm") for c in critics):
+        return LLMAnnotator(llm.get_client(), name=f"llm:{llm.model}")
+    raise ValueError(f"step_datasets: no reasoning annotator for the critic(s) {sorted(critics)}; the structured-"
+                     "reasoning style needs steps labelled by the programmatic or an LLM critic")
+
+
+@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="step-datasets-5",
           description="One row per training step sample kept by the HiFPO filter: hint-contextualized prompt, "
-                      "screenshot, target action (also saved as an HF dataset).")
-def step_datasets(context: dg.AssetExecutionContext, config: StepDatasetConfig, rollout_attempts: pl.DataFrame,
-                  rollout_steps: pl.DataFrame, critic_feedback: pl.DataFrame, policy: PolicyResource,
+                      "screenshot, target action (also saved as an HF dataset). With the structured-reasoning "
+                      "prompt style, the critic's annotator also writes each kept step's four reasoning parts "
+                      "(MobileWizard App. C.1), the reasoning reward's targets.")
+def step_datasets(context: dg.AssetExecutionContext, config: StepDatasetConfig, curriculum_tasks: pl.DataFrame,
+                  rollout_attempts: pl.DataFrame, rollout_steps: pl.DataFrame, critic_feedback: pl.DataFrame,
+                  policy: PolicyResource, simulator: SimulatorResource, llm: LLMResource,
                   artifact_store: ArtifactStore) -> pl.DataFrame:
     from training.trainers.step_datasets import build_step_dataset
 
@@ -61,6 +79,22 @@ def step_datasets(context: dg.AssetExecutionContext, config: StepDatasetConfig, 
                                                       config.reasonable_only, config.finish_at_goal),
                                          hint_free_copies=config.hint_free_copies,
                                          finish_response=finish_response(policy.prompt_style))
+    annotation: dict[str, Any] = {}
+    if PromptStyle(policy.prompt_style) == PromptStyle.MOBILEWIZARD and samples.height:
+        annotator = reasoning_annotator(critic_feedback, simulator, llm)
+        tasks = {t.task_id: t for t in task_specs(curriculum_tasks, False, None)}
+        samples, annotated = annotate_samples(samples, rollout_attempts, rollout_steps, critic_feedback, tasks,
+                                              annotator)
+        context.log.info(f"reasoning annotation ({annotated.annotator}): {annotated.annotated} of {annotated.steps} "
+                         f"kept steps annotated; not annotated: {dict(annotated.failures.most_common())}")
+        annotation = {
+            "reasoning_annotator": annotated.annotator, "annotated_steps": annotated.annotated,
+            "annotation_failures": dg.MetadataValue.json(dict(annotated.failures.most_common())),
+            "annotation_failure_examples": md_table(["task", "attempt", "step", "reason", "detail"],
+                                                    annotated.examples),
+            **({"annotator_calls": dg.MetadataValue.json(annotator.counts.summary())}
+               if isinstance(annotator, LLMAnnotator) else {}),
+        }
     with tempfile.TemporaryDirectory() as tmp:
         hf_uri = artifact_store.put_hf_dataset(build_step_dataset(samples), f"{experiment_of(context)}/step_datasets/"
                                                f"{context.run_id}", Path(tmp) / "ds") if samples.height else None
@@ -70,7 +104,7 @@ def step_datasets(context: dg.AssetExecutionContext, config: StepDatasetConfig, 
         "tasks_kept": report.kept_tasks, "tasks_dropped": dg.MetadataValue.json(dict(report.dropped)),
         "samples_by_action_type": dg.MetadataValue.json(dict(report.samples_by_type)),
         "with_hint": int(samples["has_hint"].sum()) if samples.height else 0,
-        "hint_free_copies": report.hint_free_copies, "finish_samples": report.finish_samples,
+        "hint_free_copies": report.hint_free_copies, "finish_samples": report.finish_samples, **annotation,
         "sr_histogram": chart_md(sr_histogram_chart(sr, (config.sr_min, config.sr_max))),
         **lineage_metadata(context, config),
     }))

@@ -1,4 +1,5 @@
-"""Images the LLM critic looks at: action-annotated before/after panels and stitched last screens."""
+"""Images the LLM critic looks at: action-annotated before/after panels, stitched last screens, and the
+previous/current/next screens of a step its reasoning annotation reads."""
 
 from __future__ import annotations
 
@@ -73,6 +74,18 @@ def before_after_panel(before_png: bytes, after_png: bytes, action: Action | Non
     left = _scaled(annotate_action(before_png, action, elements), height)
     right = _scaled(_decode(after_png), height)
     return stitch([left, right])
+
+
+def step_context_panel(previous_png: bytes | None, current_png: bytes, action: Action | None,
+                       elements: list[dict[str, Any]], next_png: bytes | None,
+                       height: int = PANEL_HEIGHT) -> Image.Image:
+    """The screens around one step side by side (MobileWizard App. C.1): the previous screen, if
+    any; the current one with the action drawn on it; the next one, if any."""
+    panels = [] if previous_png is None else [_scaled(_decode(previous_png), height)]
+    panels.append(_scaled(annotate_action(current_png, action, elements), height))
+    if next_png is not None:
+        panels.append(_scaled(_decode(next_png), height))
+    return stitch(panels)
 
 
 def stitch(images: Sequence[Image.Image], gap: int = 12) -> Image.Image:
