@@ -28,6 +28,7 @@ def trained_checkpoint(context: dg.AssetExecutionContext, report: Any, artifact_
     context.add_output_metadata(tidy({
         "weights": uri, "version": checkpoint.version, "base": base.version, "steps": report.steps,
         "train_seconds": report.runtime_s, "samples": report.samples,
+        "dropped_samples": dg.MetadataValue.json(report.dropped),
         "final_metrics": dg.MetadataValue.json(last),
         **({"curves": chart_md(training_curves_chart(report.curves, method))} if last else {}),
         **tensorboard,

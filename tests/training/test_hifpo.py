@@ -19,8 +19,9 @@ from pydantic import ValidationError
 from safetensors.torch import load_file
 from trl.data_utils import prepare_multimodal_messages
 
-from ops.reward import COMPONENTS
-from tests.training.samples import step_frame
+from ops.reward import ANNOTATION_COLUMNS, COMPONENTS
+from tests.support.embedders import HashingEmbedder
+from tests.training.samples import LABELS, step_frame
 from training.trainers.step_datasets import build_step_dataset, dataset_fingerprint, save_step_dataset
 from training.trainers.hifpo import HiFPOConfig, prepare_hifpo, train_hifpo
 from training.trainers.launch import build_config, read_config_file
@@ -237,3 +238,50 @@ def test_the_launch_entry_point_trains_under_accelerate_launch(warm_base, step_d
     assert result.returncode == 0, result.stderr[-3000:]
     assert (tmp_path / "out" / "model.safetensors").is_file()
     assert read_manifest(tmp_path / "out").base_checkpoint == str(warm_base)
+
+
+def _annotated_frame(n: int, annotated: int) -> pl.DataFrame:
+    """`step_frame(n)` with the four reasoning targets on its first `annotated` rows."""
+    rows = step_frame(n).to_dicts()
+    for i, row in enumerate(rows):
+        texts = (f"Step {i} worked.", f"{LABELS[i % 3]} is on screen.", f"Open {LABELS[i % 3]}.",
+                 f"Click {LABELS[i % 3]}.") if i < annotated else (None,) * 4
+        row.update(dict(zip(ANNOTATION_COLUMNS, texts, strict=True)))
+    return pl.DataFrame(rows)
+
+
+def test_structured_reasoning_rewards_are_logged_apart_and_unannotated_samples_dropped(warm_base, tmp_path):
+    embed = HashingEmbedder()
+    config = HiFPOConfig.cpu_tiny(max_steps=1, action_format="mobilewizard",
+                                  reward_options={"structure_weight": 0.2, "reasoning_weight": 0.3})
+    assert config.grpo_kwargs(tmp_path)["reward_weights"] == [1.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    report = train_hifpo(warm_base, build_step_dataset(_annotated_frame(6, 4)), tmp_path / "wizard", config,
+                         embed=embed)
+    for component in ("structure", "reasoning", *COMPONENTS):
+        assert report.curves[component], f"no {component} reward logged"
+    assert report.dropped == {"no_reasoning_annotation": 2, "prompt_too_long": 0} and report.samples == 4
+    assert read_manifest(report.checkpoint).dataset["dropped"] == report.dropped
+    overall, structure, reasoning = (dict(map(tuple, report.curves[c])) for c in ("overall", "structure", "reasoning"))
+    types, args = (dict(map(tuple, report.curves[c])) for c in ("type", "arg"))
+    for step, value in overall.items():  # MobileWizard eq. 3 on batch means
+        assert value == pytest.approx(0.2 * types[step] + 0.8 * args[step] + 0.2 * structure[step]
+                                      + 0.3 * reasoning[step], abs=1e-5)
+
+
+def test_the_reasoning_reward_loads_the_configured_embedder_only_when_on(warm_base, tmp_path, monkeypatch):
+    import training.trainers.hifpo as hifpo
+
+    asked = []
+    monkeypatch.setattr(hifpo, "load_embedder", lambda model_dir: asked.append(model_dir) or HashingEmbedder())
+    dataset = build_step_dataset(_annotated_frame(4, 4))
+    prepare_hifpo(warm_base, dataset, tmp_path / "a", HiFPOConfig.cpu_tiny(
+        action_format="mobilewizard", reward_options={"structure_weight": 0.5}))
+    assert asked == []
+    run = prepare_hifpo(warm_base, dataset, tmp_path / "b", HiFPOConfig.cpu_tiny(
+        action_format="mobilewizard", embedder="/models/e5", reward_options={"reasoning_weight": 0.5}))
+    assert asked == ["/models/e5"] and run.dropped["no_reasoning_annotation"] == 0
+    with pytest.raises(ValueError, match="no step sample has the four reasoning annotations"):
+        prepare_hifpo(warm_base, build_step_dataset(_annotated_frame(3, 0)), tmp_path / "c", HiFPOConfig.cpu_tiny(
+            action_format="mobilewizard", reward_options={"reasoning_weight": 0.5}))
+    with pytest.raises(ValueError, match="'mobilewizard' format's four-part reasoning"):
+        prepare_hifpo(warm_base, dataset, tmp_path / "d", HiFPOConfig.cpu_tiny(reward_options={"structure_weight": 0.5}))

