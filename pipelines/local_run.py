@@ -248,11 +248,45 @@ def check_config(config: dict[str, Any], jobs: list[dg.JobDefinition]) -> None:
         raise ConfigError("invalid run config:\n  " + "\n  ".join(problems))
 
 
-def stage_run_config(job: dg.JobDefinition, config: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """The run config of `job`: each of its assets' config, and INFO logs (the assets' progress
-    lines without Dagster's per-event DEBUG lines)."""
+def stage_run_config(job: dg.JobDefinition, config: dict[str, dict[str, Any]],
+                     resources: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The run config of `job`: each of its assets' config, the `resources` section
+    (`resource_run_config`) if any, and INFO logs (the assets' progress lines without Dagster's
+    per-event DEBUG lines)."""
     ops = {name: {"config": fields} for name, fields in config.items() if job.has_node_named(name)}
-    return {"ops": ops, "loggers": {"console": {"config": {"log_level": "INFO"}}}}
+    run_config: dict[str, Any] = {"ops": ops, "loggers": {"console": {"config": {"log_level": "INFO"}}}}
+    if resources:
+        run_config["resources"] = resources
+    return run_config
+
+
+def resource_run_config(defs: dg.Definitions, overrides: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The run config's `resources` section that sets `overrides` ({resource: {field: value}}, e.g. a
+    named ablation's `resources.experiment_names.ABLATION_RESOURCES`) on `defs`' resources: each named
+    resource's whole configured value with the overrides on top, since a resource given some fields
+    at launch takes its class defaults for the others. ConfigError naming `resource.field` for an
+    unknown resource or field and for a value the resource refuses, before anything runs."""
+    section, problems = {}, []
+    for name, fields in overrides.items():
+        resource = defs.resources.get(name)
+        if not isinstance(resource, dg.ConfigurableResource):
+            problems.append(f"{name}: no configurable resource by this name; these are: "
+                            f"{', '.join(sorted(k for k, r in defs.resources.items() if isinstance(r, dg.ConfigurableResource)))}")
+            continue
+        unknown = sorted(set(fields) - set(type(resource).model_fields))
+        if unknown:
+            problems += [f"{name}.{field}: {type(resource).__name__} has no such field" for field in unknown]
+            continue
+        merged = {**resource.model_dump(), **fields}
+        try:
+            type(resource)(**merged)
+        except ValidationError as error:
+            problems += [f"{name}.{'.'.join(map(str, e['loc']))}: {e['msg']}".rstrip(".") for e in error.errors()]
+            continue
+        section[name] = {"config": merged}
+    if problems:
+        raise ConfigError("invalid resource settings:\n  " + "\n  ".join(problems))
+    return section
 
 
 @dataclass
@@ -421,13 +455,15 @@ def run_stage(runner: CodeLocationRunner, job: dg.JobDefinition,
 def run_experiment(experiment: str = "default", config: dict[str, dict[str, Any]] | None = None,
                    rebuild_shared: bool = False, instance: dg.DagsterInstance | None = None,
                    observer: Observer | None = None, defs: dg.Definitions | None = None,
-                   workspace_file: Path = WORKSPACE_FILE, from_stage: str | None = None) -> dict[str, float]:
+                   workspace_file: Path = WORKSPACE_FILE, from_stage: str | None = None,
+                   resources: dict[str, dict[str, Any]] | None = None) -> dict[str, float]:
     """Run every stage of `experiment` through the code location; returns wall seconds per stage.
     With `from_stage`, the stages before it are not run: their stored outputs for `experiment`
     are read (ConfigError naming what is missing, before anything runs).
 
-    `config` maps an asset's op name to its config; `defs` (default: pipelines.definitions.defs,
-    what workspace.yaml loads) supplies the stage jobs, the storage root and the IO manager the
+    `config` maps an asset's op name to its config, `resources` a resource's name to settings of it
+    that every stage's runs use instead of the configured ones (`resource_run_config`); `defs`
+    (default: pipelines.definitions.defs, what workspace.yaml loads) supplies the stage jobs, the storage root and the IO manager the
     reuse check reads. The experiment's name and config are checked first (ConfigError), then its
     lock is held for the whole run (ExperimentBusy when another run holds it) and runs a killed
     predecessor left unfinished are marked failed, with what the rerun resumes. Raises
@@ -438,6 +474,7 @@ def run_experiment(experiment: str = "default", config: dict[str, dict[str, Any]
     config = config or {}
     check_experiment_name(experiment)
     check_config(config, stage_jobs(defs))
+    resource_config = resource_run_config(defs, resources or {})
     skipped, jobs = split_at_stage(stage_jobs(defs), config, from_stage)
     instance = instance or default_instance()
     observer = observer or LineObserver()
@@ -467,7 +504,7 @@ def run_experiment(experiment: str = "default", config: dict[str, dict[str, Any]
                     continue
                 observer.stage_started(job.name, len(partitions))
                 start = time.perf_counter()
-                run_stage(runner, job, partitions, stage_run_config(job, config), observer)
+                run_stage(runner, job, partitions, stage_run_config(job, config, resource_config), observer)
                 timings[job.name] = time.perf_counter() - start
                 observer.stage_finished(job.name, timings[job.name])
     return timings

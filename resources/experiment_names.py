@@ -4,6 +4,7 @@ what the experiment concept means to Dagster: partitions, storage layout, lineag
 
 from __future__ import annotations
 
+import copy
 import re
 from typing import Any
 
@@ -32,14 +33,36 @@ def check_experiment_name(name: str) -> str:
 
 # Experiment name -> config overrides ({asset: {field: value}}) that `mobileforge run --experiment
 # NAME` applies under any explicit --config/--set value. Help a real deployment would not have
-# runs only under such a name, reported beside the faithful default.
+# runs only under such a name, reported beside the faithful default; so do methods that are not the
+# default (MobileWizard's structured reasoning).
 NAMED_ABLATIONS: dict[str, dict[str, dict[str, Any]]] = {
     # the programmatic critic's hint is the solver's whole shortest plan from the attempt's start, an
     # oracle demonstration, instead of MobileForge §2.3.2's corrective hint at the first wrong step
     "oracle-plans": {"rollouts": {"hint_steps": 12, "direct_plans": True, "hint_from_start": True}},
+    # MobileWizard: structured reasoning with memory (the policy's prompt style, ABLATION_RESOURCES below),
+    # the kept steps annotated with the four parts (step_datasets does it for that style), and HiFPO's
+    # reward R + w1·R_format + w2·R_reasoning (eq. 3; the paper gives no weights: 0.2 each keeps the action
+    # reward the larger part), with room for the four parts in each sampled response. History
+    # self-alignment (§3.4.3) and the remedial data of corrective teaching (§3.4.4) are not part of it yet.
+    "wizard": {"hifpo_checkpoint": {"overrides": {
+        "reward_options": {"structure_weight": 0.2, "reasoning_weight": 0.2}, "max_completion_length": 256}}},
+}
+
+# Experiment name -> resource settings ({resource: {field: value}}) of a named ablation: settings that
+# live on a resource, not on an asset, such as the policy's prompt style. `mobileforge run` passes them
+# as the stages' run config (`pipelines.local_run.run_experiment(resources=...)`), on top of the
+# resource's configured values; in `dagster dev`, set them in the launchpad's `resources` section.
+ABLATION_RESOURCES: dict[str, dict[str, dict[str, Any]]] = {
+    # a structured response needs more than the embedded profile's 48 new tokens
+    "wizard": {"policy": {"prompt_style": "mobilewizard", "max_new_tokens": 256}},
 }
 
 
 def ablation_overrides(experiment: str) -> dict[str, dict[str, Any]]:
     """The config overrides of named ablation `experiment`; {} for any other name."""
-    return {asset: dict(fields) for asset, fields in NAMED_ABLATIONS.get(experiment, {}).items()}
+    return copy.deepcopy(NAMED_ABLATIONS.get(experiment, {}))
+
+
+def ablation_resources(experiment: str) -> dict[str, dict[str, Any]]:
+    """The resource settings of named ablation `experiment`; {} for any other name."""
+    return copy.deepcopy(ABLATION_RESOURCES.get(experiment, {}))

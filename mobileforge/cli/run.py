@@ -108,7 +108,7 @@ def run(experiment: str, config_file, overrides: tuple[str, ...], rebuild_shared
     """
     from rich.console import Console
 
-    from resources.experiment_names import check_experiment_name
+    from resources.experiment_names import ablation_resources, check_experiment_name
     from resources.stage_config import config_problems, load_snapshot
 
     try:  # before anything is registered or written under its name
@@ -116,18 +116,22 @@ def run(experiment: str, config_file, overrides: tuple[str, ...], rebuild_shared
     except ValueError as error:
         raise click.BadParameter(str(error), param_hint="--experiment") from None
     config, applied = experiment_config(experiment, read_config_file(config_file), overrides)
+    resources = ablation_resources(experiment)  # resource settings (e.g. the policy's prompt style)
+    applied += [f"{name}.{field}={json.dumps(value)}" for name, fields in resources.items()
+                for field, value in fields.items()]
     problems = config_problems(config, load_snapshot())  # without importing the graph: well under a second
     if problems:
         raise click.UsageError("invalid run config:\n  " + "\n  ".join(problems))
 
     from mobileforge.cli.progress import StageProgress, output_to_log
     from pipelines.definitions import defs
-    from pipelines.local_run import (ConfigError, StageFailed, check_config, default_instance, run_experiment,
-                                     split_at_stage, stage_jobs)
+    from pipelines.local_run import (ConfigError, StageFailed, check_config, default_instance, resource_run_config,
+                                     run_experiment, split_at_stage, stage_jobs)
     from resources.experiment_lock import ExperimentBusy
 
     try:  # before any stage starts: also the Config classes' cross-field rules
         check_config(config, stage_jobs(defs))
+        resource_run_config(defs, resources)
         split_at_stage(stage_jobs(defs), config, from_stage)
     except ConfigError as error:
         raise click.UsageError(str(error)) from None
@@ -140,7 +144,7 @@ def run(experiment: str, config_file, overrides: tuple[str, ...], rebuild_shared
     try:
         with output_to_log(log_path) as terminal, StageProgress(Console(file=terminal)) as progress:
             timings = run_experiment(experiment, config, rebuild_shared, instance=instance, observer=progress,
-                                     defs=defs, from_stage=from_stage)
+                                     defs=defs, from_stage=from_stage, resources=resources)
     except (StageFailed, ExperimentBusy, ConfigError) as error:
         raise click.ClickException(f"{error}\nFull log: {log_path}") from None
     print_benchmark(defs.resources["io_manager"], experiment, config.get("benchmark_results", {}).get("k", 3))

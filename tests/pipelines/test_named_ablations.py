@@ -10,7 +10,7 @@ from click.testing import CliRunner
 import mobileforge.cli.run as run_cli
 import pipelines.local_run
 from mobileforge.cli.run import experiment_config
-from resources.experiment_names import NAMED_ABLATIONS, ablation_overrides
+from resources.experiment_names import NAMED_ABLATIONS, ablation_overrides, ablation_resources
 
 ORACLE = {"hint_steps": 12, "direct_plans": True, "hint_from_start": True}
 
@@ -37,23 +37,51 @@ def test_a_config_file_that_is_not_a_mapping_of_mappings_is_refused():
         experiment_config("default", {"rollouts": 3}, ())
 
 
-def test_run_prints_and_passes_the_ablation(monkeypatch, tmp_path):
+@pytest.fixture
+def run_arguments(monkeypatch, tmp_path) -> dict:
+    """The arguments `mobileforge run` passes to `run_experiment` (which is not run), by name."""
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path))
     monkeypatch.setattr(pipelines.local_run, "default_instance", dg.DagsterInstance.ephemeral, raising=False)
     seen = {}
     signature = inspect.signature(pipelines.local_run.run_experiment)
 
     def fake_run(*args, **kwargs):
-        arguments = signature.bind(*args, **kwargs).arguments
-        seen.update(experiment=arguments["experiment"], config=arguments["config"])
+        seen.update(signature.bind(*args, **kwargs).arguments)
         return {"all": 0.0}
 
     monkeypatch.setattr(pipelines.local_run, "run_experiment", fake_run)
     monkeypatch.setattr(run_cli, "print_benchmark", lambda *args: None)
+    return seen
+
+
+def test_run_prints_and_passes_the_ablation(run_arguments):
+    seen = run_arguments
     result = CliRunner().invoke(run_cli.run, ["--experiment", "oracle-plans", "--set", "rollouts.hint_steps=3"])
     assert result.exit_code == 0, result.output
-    assert seen == {"experiment": "oracle-plans", "config": {"rollouts": {**ORACLE, "hint_steps": 3}}}
+    assert (seen["experiment"], seen["config"]) == ("oracle-plans", {"rollouts": {**ORACLE, "hint_steps": 3}})
     assert ("experiment 'oracle-plans' is a named ablation; applying rollouts.direct_plans=true "
             "rollouts.hint_from_start=true") in result.output
     result = CliRunner().invoke(run_cli.run, ["--experiment", "plain"])
     assert result.exit_code == 0 and "named ablation" not in result.output and seen["config"] == {}
+
+
+def test_wizard_sets_the_policy_resource_and_the_trainer_rewards(run_arguments):
+    seen = run_arguments
+    result = CliRunner().invoke(run_cli.run, ["--experiment", "wizard"])
+    assert result.exit_code == 0, result.output
+    assert seen["resources"] == ablation_resources("wizard") == {
+        "policy": {"prompt_style": "mobilewizard", "max_new_tokens": 256}}
+    assert seen["config"]["hifpo_checkpoint"]["overrides"]["reward_options"] == {"structure_weight": 0.2,
+                                                                                 "reasoning_weight": 0.2}
+    assert 'policy.prompt_style="mobilewizard"' in result.output
+    assert ablation_resources("oracle-plans") == {} and ablation_resources("my-run") == {}
+
+
+def test_stage_runs_get_the_resource_section_only_when_there_is_one():
+    from pipelines.local_run import stage_run_config
+
+    stub = type("Job", (), {"has_node_named": staticmethod(lambda name: name == "rollouts")})()
+    plain = stage_run_config(stub, {"rollouts": {"attempts": 2}, "other": {"x": 1}})
+    assert plain["ops"] == {"rollouts": {"config": {"attempts": 2}}} and "resources" not in plain
+    section = {"policy": {"config": {"prompt_style": "mobilewizard"}}}
+    assert stage_run_config(stub, {}, section)["resources"] == section

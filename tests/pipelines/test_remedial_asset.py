@@ -14,13 +14,13 @@ from ops.critic.programmatic import ProgrammaticCritic
 from ops.curriculum import task_specs
 from ops.curriculum.model import CurriculumTask
 from ops.rollout import RolloutConfig, run_rollouts
-from phonesim.tasks import instantiate
 from pipelines.checks import schema_check
 from pipelines.resources import resources_for
 from resources.environment import SimulatorResource
 from resources.experiment import experiment_partitions, register_experiment
 from resources.policy import PolicyResource
 from resources.storage import StorageLocation
+from tests.support.curriculum import template_task_rows
 from tests.support.scripted_policy import RandomClickPolicy
 from training.base.bundled import BUNDLED_DIR
 
@@ -30,13 +30,7 @@ TEMPLATES = ("settings.connect_wifi", "contacts.favorite")
 @dg.asset(partitions_def=experiment_partitions, name="curriculum_tasks")
 def stub_curriculum() -> pl.DataFrame:
     """Two template tasks and a navigation task, as the curriculum mines them."""
-    rows = []
-    for tid in TEMPLATES:
-        inst = instantiate(tid, 0)
-        rows.append(CurriculumTask(task_id=inst.id, app=inst.apps[0], instruction=inst.instruction,
-                                   step_budget=inst.step_budget, core_functionality=tid, variation_type="parameter_change",
-                                   prerequisites=None, source_trace_id="t", verifiable=True, template_id=tid,
-                                   template_seed=0, template_params=dict(inst.params)).to_row())
+    rows = template_task_rows(TEMPLATES)
     rows.append(CurriculumTask(task_id="nav:bluetooth", app="settings", instruction="Open the Bluetooth settings.",
                                step_budget=6, core_functionality="bluetooth", variation_type="simplification",
                                prerequisites=None, source_trace_id="t", verifiable=True,
