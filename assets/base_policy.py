@@ -93,7 +93,8 @@ def _embedded_base(context: dg.AssetExecutionContext, config: BasePolicyConfig,
         provenance, report = load_bundled(source_dir)
         digest = weights_digest(source_dir)
         uri = artifact_store.put_dir(source_dir, f"{experiment_of(context)}/base_policy/{digest}")
-    version = f"base:{digest}"
+    # the same weights prompted in another style are another policy: its attempts must not resume these
+    version = f"base:{digest}" + ("" if style == PromptStyle.ELEMENTS else f"+{style.value}")
     context.add_output_metadata(tidy({
         "weights": uri, "version": version, "source": config.source, "weights_digest": digest,
         "prompt_style": style.value, "pretrained_style": PromptStyle.ELEMENTS.value,

@@ -99,7 +99,8 @@ def test_the_tiny_base_runs_every_asset_in_the_structured_style_and_its_invalid_
                                                             hifpo_checkpoint],
                           {"rollouts": {"attempts": 1, "max_tasks": 1}, "hifpo_checkpoint": {"max_steps": 1}})
     assert result.success and all(c.passed for c in result.get_asset_check_evaluations())
-    assert result.output_for_node("base_policy").prompt_style.value == "mobilewizard"
+    base = result.output_for_node("base_policy")
+    assert base.prompt_style.value == "mobilewizard" and base.version.endswith("+mobilewizard")
     steps = result.output_for_node("rollouts", "rollout_steps")
     assert steps["prompt"].str.contains("Memory of earlier steps").all()
     meta = _metadata(result, "rollout_steps")
