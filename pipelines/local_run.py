@@ -182,16 +182,17 @@ def split_at_stage(jobs: list[dg.JobDefinition], config: dict[str, Any], from_st
 
 def missing_inputs(skipped: list[dg.JobDefinition], instance: dg.DagsterInstance, experiment: str,
                    io_manager: Any) -> list[str]:
-    """`asset [partition]` of every asset partition of the skipped stages that is not stored for
-    `experiment` (what a run that starts at a later stage reads)."""
+    """Each asset of the skipped stages with partitions not stored for `experiment` (what a run
+    that starts at a later stage reads), as `asset` or `asset (n of m partitions)`."""
     if not isinstance(io_manager, ParquetIOManager):
         return []  # another IO manager: the first run that reads a missing input names it
     missing = []
     for job in skipped:
-        for key in experiment_partition_keys(job, instance, experiment):
-            for asset in sorted(job.asset_layer.executable_asset_keys):
-                if not io_manager.stored(asset, PartitionAddress.of(job.partitions_def, key)):
-                    missing.append(asset.to_user_string() + (f" [{key}]" if key is not None else ""))
+        keys = experiment_partition_keys(job, instance, experiment)
+        for asset in sorted(job.asset_layer.executable_asset_keys):
+            absent = sum(not io_manager.stored(asset, PartitionAddress.of(job.partitions_def, key)) for key in keys)
+            if absent:
+                missing.append(asset.to_user_string() + (f" ({absent} of {len(keys)} partitions)" if len(keys) > 1 else ""))
     return missing
 
 
@@ -485,7 +486,7 @@ def run_experiment(experiment: str = "default", config: dict[str, dict[str, Any]
         missing = missing_inputs(skipped, instance, experiment, io_manager)
         if missing:
             raise ConfigError(f"--from {from_stage}: experiment {experiment!r} has not stored what the stages "
-                              f"before it make: {', '.join(missing[:8])}{' …' if len(missing) > 8 else ''}; "
+                              f"before it make: {', '.join(missing)}; "
                               "run them first (without --from)")
         register_experiment(instance, experiment)
         abandoned = sweep_abandoned_runs(instance, experiment)

@@ -216,7 +216,7 @@ def test_a_run_from_a_later_stage_refuses_missing_inputs_and_config_it_would_ign
     from pipelines.local_run import ConfigError, run_experiment
 
     _, _, instance, _, _ = materialized
-    with pytest.raises(ConfigError, match=r"has not stored .*rollout_attempts"):
+    with pytest.raises(ConfigError, match=r"has not stored .*exploration_traces \(11 of 11 partitions\).*rollout_attempts"):
         run_experiment("never-run", {}, instance=instance, from_stage="evaluation")
     with pytest.raises(ConfigError, match=r"config of rollouts would have no effect"):
         run_experiment("ci", {"rollouts": {"attempts": 2}}, instance=instance, from_stage="training")
