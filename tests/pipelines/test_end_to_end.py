@@ -232,8 +232,12 @@ def test_from_evaluation_rebenchmarks_on_the_stored_stages_only(materialized):
     rollouts_run = instance.get_latest_materialization_event(dg.AssetKey("rollout_attempts")).run_id
     before = _load(resources, "benchmark_results")
     bench = {**FAST["benchmark_results"], "seeds_per_template": 2}
+    from pipelines.definitions import ASSETS, CHECKS, STAGES
+
+    # the fixture's storage root (pipelines.definitions.defs was built with whatever root was set at import)
+    defs = dg.Definitions(assets=ASSETS, asset_checks=CHECKS, resources=resources, jobs=STAGES)
     timings = run_experiment("ci", {"benchmark_results": bench}, instance=instance, from_stage="evaluation",
-                             observer=LineObserver(lambda line: None))
+                             observer=LineObserver(lambda line: None), defs=defs)
     assert list(timings) == ["evaluation"]
     assert instance.get_latest_materialization_event(dg.AssetKey("rollout_attempts")).run_id == rollouts_run
     after = _load(resources, "benchmark_results")
