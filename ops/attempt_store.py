@@ -3,7 +3,8 @@
 Each finished attempt becomes `<root>/<policy>/<task>/attempt_<k>.parquet` (its steps) and then
 `attempt_<k>.json` (attempt-level record with the sha256 of its steps, its final screenshot and
 itself). The JSON is written last, so its presence means the attempt is complete; a crash between
-the two leaves an orphan Parquet that is overwritten on rerun. An attempt whose files no longer
+the two leaves an orphan Parquet that is overwritten on rerun, and a kill mid-write a temp file that
+resuming the task removes. An attempt whose files no longer
 match its digests is not trusted: it is left out of what is resumed (so it runs again), counted
 in `ParquetAttemptStore.damaged` and logged. Works on any pyarrow filesystem (local or S3).
 """
@@ -25,7 +26,8 @@ from ops.actions import REASONING_PARTS, ReasoningParts
 from ops.episode import AttemptRecord, CriticFeedback, GroundTruth, Hint, StepRecord, TaskSpec
 from ops.prompts.reasoning_memory import StepOutcome
 from ops.schemas import PARQUET_WRITE_OPTIONS, from_rows, with_optional_columns
-from ops.stored_files import DamagedFileError, check_digest, file_sha256, read_bytes, sha256_hex, write_bytes_atomic
+from ops.stored_files import (DamagedFileError, check_digest, file_sha256, read_bytes, remove_abandoned_temps, sha256_hex,
+                              write_bytes_atomic)
 
 log = logging.getLogger(__name__)
 
@@ -175,7 +177,12 @@ class ParquetAttemptStore:
         return out
 
     def completed(self, task_id: str, policy_version: str) -> dict[int, CriticFeedback]:
-        """Feedback of each intact stored attempt of a task, by attempt number: what a rerun resumes."""
+        """Feedback of each intact stored attempt of a task, by attempt number: what a rerun resumes.
+
+        Temp files of writes a killed run left in the task's directory are removed: only the run
+        that resumes a task writes to it (the experiment's run lock keeps a second run out).
+        """
+        remove_abandoned_temps(self.fs, self._dir(policy_version, task_id))
         return {s["attempt"]: CriticFeedback.from_json(json.dumps(s["feedback"]))
                 for s in self.intact_summaries(policy_version, task_id)}
 

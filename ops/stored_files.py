@@ -14,6 +14,7 @@ from typing import Callable
 import pyarrow.fs as pafs
 
 _CHUNK = 1 << 20
+TEMP_PREFIX = ".tmp-"  # write_atomic's temporary files
 
 
 class DamagedFileError(ValueError):
@@ -65,7 +66,7 @@ def write_atomic(fs: pafs.FileSystem, path: str, write: Callable[[str], None]) -
     if not isinstance(fs, pafs.LocalFileSystem):
         write(path)
         return
-    tmp = f"{parent}/.tmp-{uuid.uuid4().hex}-{name}"
+    tmp = f"{parent}/{TEMP_PREFIX}{uuid.uuid4().hex}-{name}"
     try:
         write(tmp)
         fs.move(tmp, path)
@@ -73,6 +74,18 @@ def write_atomic(fs: pafs.FileSystem, path: str, write: Callable[[str], None]) -
         if exists(fs, tmp):
             fs.delete_file(tmp)
         raise
+
+
+def remove_abandoned_temps(fs: pafs.FileSystem, directory: str) -> int:
+    """Delete the temporary files a killed writer left in `directory`; returns how many.
+
+    Only safe from the one writer that owns `directory` (a live writer's temp file would go too).
+    """
+    infos = fs.get_file_info(pafs.FileSelector(directory, allow_not_found=True))
+    abandoned = [i.path for i in infos if i.type == pafs.FileType.File and i.base_name.startswith(TEMP_PREFIX)]
+    for path in abandoned:
+        fs.delete_file(path)
+    return len(abandoned)
 
 
 def write_bytes_atomic(fs: pafs.FileSystem, path: str, data: bytes) -> None:

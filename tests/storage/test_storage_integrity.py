@@ -187,3 +187,12 @@ def test_concurrent_writers_of_one_attempt_never_collide(tmp_path):
     assert errors == []
     assert sorted(store.completed("wifi", "p0")) == [1] and not store.damaged
     assert not [p.name for p in (tmp_path / "staging").rglob("*") if "tmp" in p.name]
+
+
+def test_resuming_a_task_removes_the_temp_files_a_killed_writer_left(tmp_path):
+    store = _staged(tmp_path)
+    base = tmp_path / "staging" / "p0" / "wifi"
+    (base / ".tmp-0123abcd-attempt_2.png").write_bytes(b"half a screenshot")
+    assert sorted(store.completed("wifi", "p0")) == [1, 2, 3]
+    assert sorted(p.name for p in base.iterdir()) == [f"attempt_{k}.{ext}" for k in (1, 2, 3)
+                                                      for ext in ("json", "parquet", "png")]
