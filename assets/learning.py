@@ -10,7 +10,7 @@ from pydantic import Field, model_validator
 
 from assets.checkpoints import NO_WEIGHTS, trained_checkpoint, trainer_settings, training_progress, unchanged_checkpoint
 from assets.metadata import chart_md, md_table, tidy
-from ops.annotated_samples import annotate_samples
+from ops.annotated_samples import AnnotationReport, annotate_samples
 from ops.attempt_store import collect_tables
 from ops.checkpoint import Checkpoint
 from ops.critic.programmatic import ProgrammaticCritic
@@ -63,6 +63,21 @@ def reasoning_annotator(critic_feedback: pl.DataFrame, simulator: SimulatorResou
                      "reasoning style needs steps labelled by the programmatic or an LLM critic")
 
 
+def annotation_metadata(context: dg.AssetExecutionContext, annotated: AnnotationReport,
+                        annotator: ReasoningAnnotator, steps: str) -> dict[str, Any]:
+    """Logs one reasoning-annotation pass of `steps` ("kept", "remedial") and returns its metadata:
+    annotator, annotated steps, failures by reason with examples, and the LLM annotator's calls."""
+    context.log.info(f"reasoning annotation ({annotated.annotator}): {annotated.annotated} of {annotated.steps} "
+                     f"{steps} steps annotated; not annotated: {dict(annotated.failures.most_common())}")
+    return {
+        "reasoning_annotator": annotated.annotator, "annotated_steps": annotated.annotated,
+        "annotation_failures": dg.MetadataValue.json(dict(annotated.failures.most_common())),
+        "annotation_failure_examples": md_table(["task", "attempt", "step", "reason", "detail"], annotated.examples),
+        **({"annotator_calls": dg.MetadataValue.json(annotator.counts.summary())}
+           if isinstance(annotator, LLMAnnotator) else {}),
+    }
+
+
 @dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="step-datasets-5",
           description="One row per training step sample kept by the HiFPO filter: hint-contextualized prompt, "
                       "screenshot, target action (also saved as an HF dataset). With the structured-reasoning "
@@ -85,16 +100,7 @@ def step_datasets(context: dg.AssetExecutionContext, config: StepDatasetConfig, 
         tasks = {t.task_id: t for t in task_specs(curriculum_tasks, False, None)}
         samples, annotated = annotate_samples(samples, rollout_attempts, rollout_steps, critic_feedback, tasks,
                                               annotator)
-        context.log.info(f"reasoning annotation ({annotated.annotator}): {annotated.annotated} of {annotated.steps} "
-                         f"kept steps annotated; not annotated: {dict(annotated.failures.most_common())}")
-        annotation = {
-            "reasoning_annotator": annotated.annotator, "annotated_steps": annotated.annotated,
-            "annotation_failures": dg.MetadataValue.json(dict(annotated.failures.most_common())),
-            "annotation_failure_examples": md_table(["task", "attempt", "step", "reason", "detail"],
-                                                    annotated.examples),
-            **({"annotator_calls": dg.MetadataValue.json(annotator.counts.summary())}
-               if isinstance(annotator, LLMAnnotator) else {}),
-        }
+        annotation = annotation_metadata(context, annotated, annotator, "kept")
     with tempfile.TemporaryDirectory() as tmp:
         hf_uri = artifact_store.put_hf_dataset(build_step_dataset(samples), f"{experiment_of(context)}/step_datasets/"
                                                f"{context.run_id}", Path(tmp) / "ds") if samples.height else None

@@ -3,9 +3,12 @@
 The critic's failing step splits each failed attempt; a teacher completes the task from there (the
 simulator's solver by default, or the `teacher` policy resource), the graft is replayed from the
 task's start and judged by the verifier, and only a pass becomes training rows, in the step-sample
-schema RFT trains on (`rft_checkpoint.remedial` mixes them in). Every other failed attempt is
-counted by reason. The solver teacher knows the simulator's tasks, so its rows are oracle help
-(docs/corrective-teaching.md); a teacher policy is MobileWizard's own setting.
+schema RFT trains on (`rft_checkpoint.remedial` mixes them in). In the structured-reasoning style
+(MobileWizard §3.3) the teacher's steps are written with the four parts by the programmatic annotator,
+and every row gets its reasoning targets from the annotator twin of the verifier, as `step_datasets`
+annotates its kept steps. Every other failed attempt is counted by reason. The solver teacher knows
+the simulator's tasks, so its rows are oracle help (docs/corrective-teaching.md); a teacher policy is
+MobileWizard's own setting.
 """
 
 from collections.abc import Iterator
@@ -16,11 +19,15 @@ import dagster as dg
 import polars as pl
 from pydantic import Field
 
+from assets.learning import annotation_metadata, reasoning_annotator
 from assets.metadata import md_table, tidy
+from ops.annotated_samples import annotate_samples
 from ops.checkpoint import Checkpoint, weights_digest
-from ops.corrective_teaching import ScriptedPolicy, TeachingReport, failed_attempts, remedial_tables, teach
+from ops.corrective_teaching import (ScriptedPolicy, TeachingReport, failed_attempts, remedial_feedback,
+                                     remedial_tables, teach)
 from ops.critic.llm_critic import LLMCritic
 from ops.critic.programmatic import ProgrammaticCritic
+from ops.critic.reasoning_annotation import ProgrammaticAnnotator
 from ops.curriculum import task_specs
 from ops.progress import CountdownLog
 from ops.prompts import PromptStyle
@@ -73,7 +80,7 @@ def _teacher_checkpoint(teacher: PolicyResource) -> Checkpoint:
                       method="base")
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name="learning", code_version="remedial-1",
+@dg.asset(partitions_def=experiment_partitions, group_name="learning", code_version="remedial-2",
           description="One row per step sample of a remedial trajectory: a failed attempt's steps before the "
                       "critic's failing step plus a teacher's completion, replayed and verified "
                       "(MobileWizard §3.4.4).")
@@ -92,16 +99,25 @@ def remedial_trajectories(context: dg.AssetExecutionContext, config: RemedialCon
     verifier = ProgrammaticCritic(simulator.world_seed) if config.verifier == "programmatic" \
         else LLMCritic(llm.get_client(), name=f"llm:{llm.model}")
     voice = ScriptedPolicy(policy.prompt_style, version=f"voice:{policy.prompt_style}")
+    # the structured style says the teacher's actions with the four parts, written from simulator state
+    writer = ProgrammaticAnnotator(simulator.world_seed) if voice.keeps_memory else None
     with _teacher(config, teacher, simulator, artifact_store) as acting_teacher:
         grafts = teach(failed, acting_teacher, simulator.make_env, voice, verifier, report,
-                       on_graft=CountdownLog("grafts", len(failed), context.log.info))
+                       on_graft=CountdownLog("grafts", len(failed), context.log.info), writer=writer)
         teacher_name = acting_teacher.name
-    attempts, steps = remedial_tables([g.record for g in grafts])
+    records = [g.record for g in grafts]
+    attempts, steps = remedial_tables(records)
     samples = rft_samples(steps, attempts, verdict="critic_decision") if grafts else empty("training_samples")
     copies = 0
     if config.hint_free_copies and samples.height:
         twinned = with_hint_free_copies(samples, attempts)
         copies, samples = twinned.height - samples.height, twinned
+    annotation: dict = {}
+    if voice.keeps_memory and samples.height:
+        feedback = remedial_feedback(records)
+        annotator = reasoning_annotator(feedback, simulator, llm)
+        samples, annotated = annotate_samples(samples, attempts, steps, feedback, tasks, annotator)
+        annotation = annotation_metadata(context, annotated, annotator, "remedial")
     context.log.info(f"remedial trajectories: {report.verified} of {report.failures_seen} failed attempts repaired "
                      f"and verified; not repaired: {dict(report.failures.most_common())}")
     context.add_output_metadata(tidy({
@@ -115,6 +131,7 @@ def remedial_trajectories(context: dg.AssetExecutionContext, config: RemedialCon
         "needs_annotation": md_table(["task", "attempt", "kept steps", "reason", "detail"],
                                      [(g.task_id, g.attempt, g.kept_steps, g.failure, g.detail)
                                       for g in report.unrepaired[:SHOWN_UNREPAIRED]]),
+        **annotation,
         **lineage_metadata(context, config),
     }))
     return samples

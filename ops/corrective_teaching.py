@@ -5,7 +5,11 @@ splits the attempt: the agent's steps before it are kept and a teacher (`ops.tea
 completes the task from the state there. The grafted trajectory is replayed from the task's
 start on a fresh environment: the kept steps must reproduce their stored states, prompts and
 actions, and the teacher's actions are written the way the agent writes (its prompt style and
-output format, history and hints), so every step can train the agent. The verifier (a critic)
+output format, history and hints), so every step can train the agent. In the structured-reasoning
+style (MobileWizard §3.3) that includes the four reasoning parts: a `ReasoningAnnotator` (the
+programmatic one by default, from the previous, current and next screen and the action) writes them
+for each teacher step, and the memory carries them to the next step as it carries the agent's own.
+The verifier (a critic)
 then judges the replayed attempt; only a pass is kept. Every other graft ends with a counted
 reason (`REASONS`): MobileWizard hands those to a human annotator, here they are reported.
 """
@@ -20,9 +24,11 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from ops.actions import FORMATS, POINTED_TYPES, Action, ActionType, ParsedOutput
+from ops.actions import (FORMATS, POINTED_TYPES, Action, ActionType, ParsedOutput, ReasoningParts, UnsupportedAction,
+                         render_structured)
 from ops.actions.formats import label_echo
-from ops.attempt_store import attempt_row, attempt_summary, step_record, step_rows
+from ops.attempt_store import attempt_row, attempt_summary, feedback_row, step_record, step_rows
+from ops.critic.reasoning_annotation import AnnotationFailure, ReasoningAnnotator, StepToAnnotate
 from ops.episode import (AttemptRecord, Critic, Environment, Hint, Observation, PolicyOutput, PolicyRequest,
                          StepRecord, TaskSpec)
 from ops.policy import PromptedPolicy
@@ -49,6 +55,7 @@ REASONS = {
     "gave_up": "a policy teacher terminated with failure",
     "teacher_error": "the teacher raised an error",
     "unsayable": "the agent's output format cannot write one of the teacher's actions",
+    "unannotated": "a teacher's step could not be annotated with the four reasoning parts the agent's style writes",
     "action_rejected": "the environment did not apply one of the teacher's actions (in the graft or the teacher's own)",
     "verifier_error": "the verifier raised an error",
     "not_verified": "the verifier judged the grafted trajectory a failure",
@@ -60,7 +67,10 @@ class ScriptedPolicy(PromptedPolicy):
 
     Corrective teaching writes the teacher's actions with it, so they read as the agent's own
     outputs; it is also a scripted teacher policy. In the element-list style an action at an
-    element's centre is said as that element, the way that style names its targets.
+    element's centre is said as that element, the way that style names its targets; the other
+    styles say an action naming an element at the element's centre (their formats write points).
+    The structured-reasoning style writes an action only with its four reasoning parts (`say`'s
+    `reasoning`).
     """
 
     def __init__(self, style: PromptStyle | str, actions: Sequence[Action] = (), version: str = "scripted"):
@@ -70,21 +80,32 @@ class ScriptedPolicy(PromptedPolicy):
     def spoken(self, action: Action, observation: Observation) -> Action:
         """`action` as this style expresses it on `observation`'s screen: in the element-list style, an
         action at the centre of an element names that element (one elsewhere in it, e.g. a value on a
-        slider, keeps its point)."""
-        if self.style != PromptStyle.ELEMENTS or action.point is None or action.end_point is not None \
-                or action.type not in POINTED_TYPES | {ActionType.TYPE}:
+        slider, keeps its point); in the others an action naming an element is at its centre."""
+        if self.style != PromptStyle.ELEMENTS:
+            if action.element is None or not 0 <= action.element < len(observation.elements):
+                return action
+            x0, y0, x1, y1 = observation.elements[action.element]["grid"]
+            return dataclasses.replace(action, element=None, point=((x0 + x1) // 2, (y0 + y1) // 2))
+        if action.point is None or action.end_point is not None or action.type not in POINTED_TYPES | {ActionType.TYPE}:
             return action
         index = element_under(action.point, observation.elements)
         if index is None or not _at_centre(action.point, observation.elements[index]["grid"]):
             return action
         return dataclasses.replace(action, point=None, element=index)
 
-    def say(self, action: Action, request: PolicyRequest) -> PolicyOutput:
-        """The output writing `action` for `request`, with the prompt this style builds for it.
-        Raises `UnsupportedAction` (a ValueError) when the format cannot write the action."""
+    def say(self, action: Action, request: PolicyRequest, reasoning: ReasoningParts | None = None) -> PolicyOutput:
+        """The output writing `action` for `request`, with the prompt this style builds for it;
+        `reasoning` is the structured style's four parts (ignored by the other styles). Raises
+        `UnsupportedAction` (a ValueError) when the format cannot write the action (or, in the
+        structured style, when no reasoning is given)."""
         action = self.spoken(action, request.observation)
         if self.style == PromptStyle.ELEMENTS:
             text = label_echo.render_target(action, [element_label(e) for e in request.observation.elements])
+        elif self.keeps_memory:
+            if reasoning is None:
+                raise UnsupportedAction(f"the {self.style.value} style writes an action only after its four "
+                                        "reasoning parts, and none were given")
+            text = render_structured(action, reasoning)
         else:
             text = FORMATS[self.output_format].render(action)
         return PolicyOutput(raw_text=text, prompt=messages_to_json(self.prompt_for(request)), latency_s=0.0)
@@ -198,17 +219,30 @@ class _Replay:
         history = [] if self.memory is not None else list(self.history)
         return PolicyRequest(self.observation, self.failed.task.instruction, history, self.failed.hints, self.memory)
 
+    def seen(self, state: str | None) -> StepRecord:
+        """The current step as far as it is known before acting: what it sees, no output yet."""
+        seen = self.observation
+        return StepRecord(step=len(self.steps), screenshot_png=seen.screenshot_png, elements=seen.elements,
+                          a11y=seen.a11y, app=seen.app, screen=seen.screen, prompt="", raw_output="", action=None,
+                          parse_error=None, conclusion="", latency_s=0.0, env_ok=False, env_reason=None, state=state)
+
+    def reasoning_for(self, action: Action, state: str, writer: ReasoningAnnotator) -> ReasoningParts | AnnotationFailure:
+        """The four parts leading to the teacher's `action` on the current step, as `writer` annotates it
+        in its context (the steps so far, this screen, the action; no step labels: the verifier has not
+        judged yet)."""
+        [parts] = writer.annotate([StepToAnnotate(self.failed.task, [*self.steps, self.seen(state)], len(self.steps),
+                                                  action, (), None)])
+        return parts
+
     def play(self, output: PolicyOutput, parsed: ParsedOutput, state: str) -> str | None:
         """Apply one output (as the rollout engine does); the environment's reason if it refused."""
         action = parsed.action if parsed.ok else None
         result = self.env.step(action) if action is not None else None
-        record = StepRecord(
-            step=len(self.steps), screenshot_png=self.observation.screenshot_png, elements=self.observation.elements,
-            a11y=self.observation.a11y, app=self.observation.app, screen=self.observation.screen,
-            prompt=output.prompt, raw_output=output.raw_text, action=action.to_dict() if action else None,
-            parse_error=None if action else parsed.action.reason, conclusion=parsed.conclusion or "",
-            latency_s=output.latency_s, env_ok=bool(result and result.ok),
-            env_reason=result.reason if result else f"invalid action: {parsed.action.reason}", state=state,
+        record = dataclasses.replace(
+            self.seen(state), prompt=output.prompt, raw_output=output.raw_text,
+            action=action.to_dict() if action else None, parse_error=None if action else parsed.action.reason,
+            conclusion=parsed.conclusion or "", latency_s=output.latency_s, env_ok=bool(result and result.ok),
+            env_reason=result.reason if result else f"invalid action: {parsed.action.reason}",
             reasoning=parsed.reasoning)
         self.steps.append(record)
         self.history.append(parsed.conclusion or describe_action(parsed.action))
@@ -233,9 +267,11 @@ class _Replay:
 
 
 def graft(failed: FailedAttempt, teacher: Teacher, env_factory: Callable[[], Environment], voice: ScriptedPolicy,
-          verifier: Critic) -> Graft:
+          verifier: Critic, writer: ReasoningAnnotator | None = None) -> Graft:
     """Keep `failed`'s steps before its failing step, let `teacher` finish from there, replay the
-    whole from the task's start and have `verifier` judge it (module docstring)."""
+    whole from the task's start and have `verifier` judge it (module docstring). `writer` annotates
+    the teacher's steps with the four reasoning parts when `voice` is the structured style (without
+    one, that style cannot say them: `unsayable`)."""
     kept = failed.steps[:failed.failure_step]
     outcome = Graft(failed.task.task_id, failed.attempt, len(kept))
 
@@ -262,7 +298,7 @@ def graft(failed: FailedAttempt, teacher: Teacher, env_factory: Callable[[], Env
         return fail("no_state", "the environment returned no snapshot at the failing step")
     steps_left = failed.task.step_budget - len(kept)
     try:
-        plan = teacher.complete(TeachingRequest(failed.task, state, steps_left, list(replay.history)))
+        plan = teacher.complete(TeachingRequest(failed.task, state, steps_left, list(replay.history), replay.memory))
     except TeacherFailure as failure:
         return fail(failure.reason, failure.detail)
     except Exception as exc:  # noqa: BLE001 — a teacher's error costs this attempt only, counted
@@ -274,8 +310,13 @@ def graft(failed: FailedAttempt, teacher: Teacher, env_factory: Callable[[], Env
         if replay.terminated:
             return fail("teacher_error", "the teacher acted after terminating")
         state, request = replay.env.snapshot(), replay.request()
+        reasoning = None
+        if voice.keeps_memory and writer is not None:
+            reasoning = replay.reasoning_for(voice.spoken(action, replay.observation), state, writer)
+            if isinstance(reasoning, AnnotationFailure):
+                return fail("unannotated", f"step {len(replay.steps)}: {reasoning.reason}: {reasoning.detail}")
         try:
-            output = voice.say(action, request)
+            output = voice.say(action, request, reasoning)
         except ValueError as exc:  # UnsupportedAction, or an element outside the list
             return fail("unsayable", f"{action.to_json()}: {exc}")
         parsed = voice.parse(output.raw_text, replay.observation)
@@ -296,11 +337,11 @@ def graft(failed: FailedAttempt, teacher: Teacher, env_factory: Callable[[], Env
 
 def teach(failed: Sequence[FailedAttempt], teacher: Teacher, env_factory: Callable[[], Environment],
           voice: ScriptedPolicy, verifier: Critic, report: TeachingReport,
-          on_graft: Callable[[Graft], None] | None = None) -> list[Graft]:
-    """Graft every failed attempt; the verified grafts, in order. Counts go to `report`."""
+          on_graft: Callable[[Graft], None] | None = None, writer: ReasoningAnnotator | None = None) -> list[Graft]:
+    """Graft every failed attempt (`writer`: see `graft`); the verified grafts, in order. Counts go to `report`."""
     verified = []
     for attempt in failed:
-        outcome = graft(attempt, teacher, env_factory, voice, verifier)
+        outcome = graft(attempt, teacher, env_factory, voice, verifier, writer)
         report.repaired += outcome.record is not None
         if outcome.verified:
             report.verified += 1
@@ -317,3 +358,9 @@ def remedial_tables(records: Sequence[AttemptRecord]) -> tuple[pl.DataFrame, pl.
     """The `attempts` and `steps` tables of grafted records, as the rollout tables hold attempts."""
     attempts = [attempt_row(json.loads(json.dumps(attempt_summary(r))), r.final_screenshot_png) for r in records]
     return from_rows(attempts, "attempts"), from_rows([row for r in records for row in step_rows(r)], "steps")
+
+
+def remedial_feedback(records: Sequence[AttemptRecord]) -> pl.DataFrame:
+    """The `critic_feedback` table of grafted records: the verifier's judgements, step labels included."""
+    return from_rows([feedback_row(r.task.task_id, r.attempt, json.loads(r.feedback.to_json())) for r in records],
+                     "critic_feedback")

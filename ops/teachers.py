@@ -10,6 +10,7 @@ stronger policy (MobileWizard's UI-TARS-1.5) plugs in through `PolicyTeacher`, w
 
 from __future__ import annotations
 
+import copy
 import json
 from dataclasses import dataclass
 from typing import Callable, Protocol
@@ -17,7 +18,9 @@ from typing import Callable, Protocol
 from ops.actions import Action, ActionType
 from ops.critic.goal_distance import UNREACHABLE, better_action, goal_distance_fn
 from ops.episode import Environment, Policy, PolicyRequest, TaskSpec
+from ops.prompts.reasoning_memory import ReasoningMemory
 from ops.rollout import describe_action
+from ops.step_outcome import verified_outcome
 from ops.step_samples import FINISH
 from phonesim.phone import Phone
 from phonesim.solver import shortest_path
@@ -40,6 +43,7 @@ class TeachingRequest:
     state: str  # environment snapshot (JSON) before the failing step
     steps_left: int  # of the task's step budget, a final terminate included
     history: list[str]  # the agent's history lines of the steps it keeps
+    memory: ReasoningMemory | None = None  # the agent's memory after those steps (structured style); read, not changed
 
 
 class Teacher(Protocol):
@@ -125,7 +129,10 @@ class RestorableEnvironment(Environment, Protocol):
 
 class PolicyTeacher:
     """A policy as teacher: it acts from the failing step's state, in an environment restored
-    there, with the agent's history so far, until it terminates or the budget is spent."""
+    there, with the agent's history so far, until it terminates or the budget is spent. A teacher
+    in the structured-reasoning style (`keeps_memory`) carries a memory instead: the agent's (when
+    the agent wrote in that style too) or a fresh one, updated with each step's parse and verified
+    outcome as in rollouts."""
 
     def __init__(self, policy: Policy, env_factory: Callable[[], RestorableEnvironment], name: str | None = None):
         self.policy, self.env_factory = policy, env_factory
@@ -136,9 +143,13 @@ class PolicyTeacher:
         env.reset(request.task)
         env.restore(request.state)
         history, actions = list(request.history), []
+        memory = None
+        if self.policy.keeps_memory:  # its requests carry the memory, never history lines
+            memory = copy.deepcopy(request.memory) if request.memory is not None else ReasoningMemory()
         while len(actions) < request.steps_left:
             observation = env.observe()
-            [output] = self.policy.act_batch([PolicyRequest(observation, request.task.instruction, list(history), [])])
+            [output] = self.policy.act_batch([PolicyRequest(observation, request.task.instruction,
+                                                            [] if memory is not None else list(history), [], memory)])
             parsed = self.policy.parse(output.raw_text, observation)
             if not parsed.ok:
                 raise TeacherFailure("invalid_output", f"step {len(actions) + 1}: {parsed.action.reason}")
@@ -152,4 +163,6 @@ class PolicyTeacher:
             result = env.step(action)
             if not result.ok:
                 raise TeacherFailure("action_rejected", f"{action.to_json()}: {result.reason}")
+            if memory is not None:
+                memory.update(parsed, verified_outcome(action, result.ok, observation, env.observe()))
         return actions

@@ -7,11 +7,12 @@ import json
 
 import pytest
 
-from ops.actions import Action, ActionType, ReasoningParts, render_structured
+from ops.actions import Action, ActionType, ReasoningParts, parse_structured, render_structured
 from ops.attempt_store import ParquetAttemptStore, collect_tables
-from ops.corrective_teaching import (ScriptedPolicy, TeachingReport, failed_attempts, graft, remedial_tables,
-                                     teach)
+from ops.corrective_teaching import (ScriptedPolicy, TeachingReport, failed_attempts, graft, remedial_feedback,
+                                     remedial_tables, teach)
 from ops.critic.programmatic import ProgrammaticCritic
+from ops.critic.reasoning_annotation import AnnotationFailure, ProgrammaticAnnotator
 from ops.episode import PolicyOutput, TaskSpec
 from ops.prompts import messages_to_json
 from ops.rollout import RolloutConfig, run_rollouts
@@ -186,3 +187,79 @@ def test_a_structured_attempt_replays_with_its_memory_and_an_unsayable_teacher_i
     # teacher's actions in the structured format, which is counted
     outcome = _graft(failed, style="mobilewizard")
     assert outcome.failure == "unsayable", outcome.detail
+
+
+def _text(prompt: str) -> str:
+    """The text of a stored prompt's messages."""
+    return "\n".join(m["content"] if isinstance(m["content"], str) else
+                     "\n".join(part.get("text", "") for part in m["content"]) for m in json.loads(prompt))
+
+
+def _structured_failure(tmp_path):
+    """A structured agent's attempt that takes two right steps and then a wrong one, as failed_attempts reads it."""
+    plan = _plan(WIFI)
+    store = ParquetAttemptStore.from_uri(str(tmp_path / "attempts"))
+    run_rollouts([WIFI], small_env, StructuredAgent("mobilewizard", [plan[0], plan[1], BACK, DONE], version="agent"),
+                 ProgrammaticCritic(), store, RolloutConfig(attempts=1))
+    tables = collect_tables(store, "agent", [WIFI.task_id])
+    (failed,) = failed_attempts(*tables, {WIFI.task_id: WIFI}, TeachingReport())
+    return failed
+
+
+def test_a_structured_attempt_grafted_by_the_solver_says_its_steps_with_annotated_parts_and_is_verified(tmp_path):
+    failed = _structured_failure(tmp_path)
+    outcome = graft(failed, SolverTeacher(), small_env, ScriptedPolicy("mobilewizard"), ProgrammaticCritic(),
+                    ProgrammaticAnnotator())
+    assert outcome.verified, outcome.detail
+    assert (outcome.kept_steps, outcome.teacher_steps) == (2, 4)
+    kept, taught = outcome.record.steps[:2], outcome.record.steps[2:]
+    assert [s.raw_output for s in kept] == [s.raw_output for s in failed.steps[:2]]
+    for step in taught:  # the four parts parse back with the strict parser and are the step's stored reasoning
+        parsed = parse_structured(step.raw_output)
+        assert parsed.ok and parsed.reasoning == step.reasoning and all(t.strip() for t in parsed.reasoning.texts())
+        assert parsed.action.to_dict() == step.action
+    # the first teacher step verifies the agent's last kept step; its action guidance says the point it taps
+    assert taught[0].reasoning.self_verification.startswith("The previous action, click")
+    assert f"({taught[0].action['args']['point'][0]}, " in taught[0].reasoning.action_guidance
+    assert taught[-1].reasoning.planning.startswith("The task is done")
+    # the memory carries the teacher's parts: a later prompt holds an earlier teacher step's plan and outcome
+    assert "Planning history" in _text(taught[1].prompt) and taught[0].reasoning.planning[:40] in _text(taught[1].prompt)
+    assert taught[2].prompt.count("[success]") == 4  # two kept steps and two teacher steps so far
+    attempts, steps = remedial_tables([outcome.record])
+    assert validate(steps, "steps") == [] and steps["planning"].null_count() == 0
+    assert remedial_feedback([outcome.record])["decision"].to_list() == [1]
+
+
+def test_without_a_reasoning_writer_the_structured_voice_counts_the_teacher_unsayable_and_a_failing_writer_unannotated(
+        tmp_path):
+    failed = _structured_failure(tmp_path)
+
+    class Mute:
+        name = "mute"
+
+        def annotate(self, items):
+            return [AnnotationFailure("low_confidence", "no idea") for _ in items]
+
+    voice = ScriptedPolicy("mobilewizard")
+    assert graft(failed, SolverTeacher(), small_env, voice, ProgrammaticCritic()).failure == "unsayable"
+    outcome = graft(failed, SolverTeacher(), small_env, voice, ProgrammaticCritic(), Mute())
+    assert outcome.failure == "unannotated" and "low_confidence" in outcome.detail
+
+
+def test_a_structured_teacher_policy_acts_with_the_agents_memory(tmp_path):
+    failed = _structured_failure(tmp_path)
+    plan = _plan(WIFI)
+    memories = []
+
+    class Expert(StructuredAgent):
+        def say(self, action, request, reasoning=None):
+            memories.append(request.memory.render() if request.memory is not None else None)
+            assert request.history == []
+            return super().say(action, request)
+
+    teacher = PolicyTeacher(Expert("mobilewizard", [*plan[2:], DONE], version="expert"), small_env)
+    outcome = graft(failed, teacher, small_env, ScriptedPolicy("mobilewizard"), ProgrammaticCritic(),
+                    ProgrammaticAnnotator())
+    assert outcome.verified, outcome.detail
+    # the teacher starts from the agent's memory of its two kept steps and adds its own steps to it
+    assert [m.count("[success]") for m in memories] == [2, 3, 4, 5]

@@ -1,18 +1,20 @@
 """remedial_trajectories materialized by Dagster on a small graph: random-click rollouts of a few
 tasks fail, the solver teacher repairs them, the rows pass the step-sample schema check; a policy
 teacher (the bundled tiny model, configured as the `teacher` resource) is run and its failures
-counted."""
+counted; in the structured-reasoning style the repaired rows carry the four parts and their annotations."""
 
 import dagster as dg
 import polars as pl
 import pytest
 
 from assets.remedial import remedial_trajectories
+from ops.actions import parse_structured
 from ops.attempt_store import collect_tables
 from ops.corrective_teaching import REASONS
 from ops.critic.programmatic import ProgrammaticCritic
 from ops.curriculum import task_specs
 from ops.curriculum.model import CurriculumTask
+from ops.reward import ANNOTATION_COLUMNS
 from ops.rollout import RolloutConfig, run_rollouts
 from pipelines.checks import schema_check
 from pipelines.resources import resources_for
@@ -21,7 +23,7 @@ from resources.experiment import experiment_partitions, register_experiment
 from resources.policy import PolicyResource
 from resources.storage import StorageLocation
 from tests.support.curriculum import template_task_rows
-from tests.support.scripted_policy import RandomClickPolicy
+from tests.support.scripted_policy import RandomClickPolicy, StructuredClickPolicy
 from training.base.bundled import BUNDLED_DIR
 
 TEMPLATES = ("settings.connect_wifi", "contacts.favorite")
@@ -50,12 +52,24 @@ def stub_rollouts(context: dg.AssetExecutionContext, curriculum_tasks: pl.DataFr
     return collect_tables(store, "random", [t.task_id for t in tasks])
 
 
-def _materialize(tmp_path, monkeypatch, experiment: str, config: dict, **resources):
+@dg.multi_asset(outs={"rollout_attempts": dg.AssetOut(), "rollout_steps": dg.AssetOut(),
+                      "critic_feedback": dg.AssetOut()}, partitions_def=experiment_partitions)
+def structured_rollouts(context: dg.AssetExecutionContext, curriculum_tasks: pl.DataFrame,
+                        simulator: SimulatorResource, storage: StorageLocation):
+    """Structured-reasoning random clicks (every fifth output invalid), two attempts per task."""
+    tasks = task_specs(curriculum_tasks, True, None)
+    store = storage.attempt_store(context.partition_key)
+    run_rollouts(tasks, simulator.make_env, StructuredClickPolicy(seed=3, invalid_every=5),
+                 ProgrammaticCritic(simulator.world_seed), store, RolloutConfig(attempts=2))
+    return collect_tables(store, "structured", [t.task_id for t in tasks])
+
+
+def _materialize(tmp_path, monkeypatch, experiment: str, config: dict, rollouts=stub_rollouts, **resources):
     monkeypatch.setenv("MOBILEFORGE_STORAGE_ROOT", str(tmp_path / "storage"))
     instance = dg.DagsterInstance.ephemeral()
     register_experiment(instance, experiment)
     check = schema_check(remedial_trajectories, "training_samples")
-    result = dg.materialize([stub_curriculum, stub_rollouts, remedial_trajectories, check], instance=instance,
+    result = dg.materialize([stub_curriculum, rollouts, remedial_trajectories, check], instance=instance,
                             resources={**resources_for("local"), **resources}, partition_key=experiment,
                             run_config={"ops": {"remedial_trajectories": {"config": config}}})
     [event] = [e for e in result.get_asset_materialization_events()
@@ -92,3 +106,26 @@ def test_a_policy_teacher_is_run_and_its_failures_counted(tmp_path, monkeypatch)
     assert reasons["beyond_max_attempts"] == metadata["failures_seen"].value - 2
     assert metadata["verified"].value + sum(reasons.values()) == metadata["failures_seen"].value
     assert set(reasons) <= set(REASONS)
+
+
+def test_structured_failures_are_repaired_into_rows_with_the_four_parts_and_their_annotations(tmp_path, monkeypatch):
+    result, metadata, check = _materialize(tmp_path, monkeypatch, "teach-structured", {}, structured_rollouts,
+                                           policy=PolicyResource(prompt_style="mobilewizard"),
+                                           simulator=SimulatorResource(screen_width=270, screen_height=600))
+    rows = result.output_for_node("remedial_trajectories")
+    seen, verified, reasons = metadata["failures_seen"].value, metadata["verified"].value, \
+        metadata["failures_by_reason"].value
+    print(f"structured remedial yield: {verified} of {seen}; {reasons}; {rows.height} rows")
+    # (the favourite task's solver types into a field by its point, which the structured format cannot write:
+    # those grafts stay `unsayable`, counted)
+    assert check.passed and seen > 0 and verified > 0 and set(reasons) <= set(REASONS)
+    assert verified + sum(reasons.values()) == seen
+    # every row is annotated by the verifier's twin, and its response (the teacher's steps written with
+    # annotated parts, the agent's kept steps as it wrote them) reads back with the strict parser
+    assert metadata["reasoning_annotator"].value == "programmatic"
+    assert metadata["annotation_failures"].value == {}
+    assert rows.select(pl.all_horizontal(pl.col(c).is_not_null() & (pl.col(c).str.strip_chars() != "")
+                                         for c in ANNOTATION_COLUMNS).all()).item()
+    for response in rows["target_response"]:
+        parsed = parse_structured(response)
+        assert parsed.ok and all(t.strip() for t in parsed.reasoning.texts()), response
