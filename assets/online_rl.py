@@ -32,7 +32,7 @@ class AdaGRPOAssetConfig(dg.Config):
         "'cpu_tiny': the default run's small CPU budget; 'paper': MobileRL table 5 (G = 16, 20 epochs of 16 tasks)."))
     overrides: dict[str, Any] = Field(default_factory=dict, description=(
         "AdaGRPOConfig fields to override, e.g. {'epochs': 30}, {'spa': false} (ablations: spa, adapr, fcf), "
-        "{'reward': 'shaped'}."))
+        "{'reward': 'shaped'}, {'structure_weight': 0.2, 'reasoning_weight': 0.2} (MobileWizard's terms)."))
     keep_history: bool = Field(default=True, description=(
         "Read and update the experiment's FCF failure history (MobileRL keeps it across training runs); "
         "false starts from none and stores nothing."))
@@ -62,7 +62,7 @@ def _write_history(fs: pafs.FileSystem, path: str, text: str) -> None:
         f.write(text.encode())
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name="learning", code_version="adagrpo-1",
+@dg.asset(partitions_def=experiment_partitions, group_name="learning", code_version="adagrpo-2",
           description="One checkpoint (not a table): the base trained online by trajectory-level GRPO on the "
                       "curriculum's train-split templates at fresh seeds, with SPA, AdaPR and FCF (MobileRL §2.2).")
 def adagrpo_checkpoint(context: dg.AssetExecutionContext, config: AdaGRPOAssetConfig,
@@ -102,8 +102,9 @@ def adagrpo_checkpoint(context: dg.AssetExecutionContext, config: AdaGRPOAssetCo
                  "rollout_seconds": result.rollout_seconds, "update_seconds": result.update_seconds,
                  "episode_errors": len(result.episode_errors),
                  "failure_history": dg.MetadataValue.json({**failures.counts(), "epochs_seen": failures.epochs_seen}),
-                 "ablation": dg.MetadataValue.json({k: getattr(train_config, k) for k in ("spa", "adapr", "fcf",
-                                                                                            "reward")}),
+                 "ablation": dg.MetadataValue.json({k: getattr(train_config, k) for k in (
+                     "spa", "adapr", "fcf", "reward", "structure_weight", "reasoning_weight")}),
+                 "unscored_reasoning_steps": dg.MetadataValue.json(result.unscored_steps),
                  "final_epoch": dg.MetadataValue.json({k: v[-1][1] for k, v in result.curves.items() if v}),
                  **lineage_metadata(context, config)}
         if result.report is None:  # the curves still show what the episodes did

@@ -51,9 +51,13 @@ from ops.adagrpo import (
     trajectory_step_weights,
     weighted_sample,
 )
+from ops.critic.reasoning_annotation import ProgrammaticAnnotator
 from ops.episode import AttemptRecord, Policy, TaskSpec
+from ops.episode_reasoning_reward import EpisodeReasoningReward
 from ops.group_rollout import ForkingSimEnvironment, GroupStart, episode_reward, run_groups
 from ops.prompts.messages import count_image_placeholders
+from ops.reasoning_reward import Embedder
+from ops.reward import STRUCTURED_FORMAT
 from ops.sim_env import template_task_spec
 from phonesim.tasks import all_templates, instantiate
 from training.trainers.lora import parameter_counts
@@ -64,6 +68,7 @@ from training.trainers.runs import (TrainProgress, TrainReport, TrainSettings, l
 MULTIMODAL_KEYS = ("pixel_values", "image_grid_thw", "num_images", "mm_token_type_ids")
 CURVES = ("reward", "success", "episode_length", "buffer_size", "pool_size", "replayed", "zero_variance_groups",
           "loss", "kl")
+REASONING_CURVES = ("structure", "reasoning")  # MobileWizard's terms, each logged when its weight is set
 
 
 class AdaGRPOConfig(TrainSettings):
@@ -85,6 +90,15 @@ class AdaGRPOConfig(TrainSettings):
         "reward (phonesim.metrics.shaped_reward), partial credit for failed trajectories."))
     spa: bool = Field(True, description="Shortest-path reward adjustment (MobileRL eq. 2).")
     spa_alpha: float = Field(1.0, gt=0, le=1, description="SPA's α (table 5: 1.0).")
+    structure_weight: float | None = Field(None, ge=0, description=(
+        "w1 of MobileWizard's format reward (§3.4.2, eq. 3), the mean over the episode's responses added to the "
+        "outcome (ops.episode_reasoning_reward); None leaves it out, 0 logs it only. Needs the mobilewizard style."))
+    reasoning_weight: float | None = Field(None, ge=0, description=(
+        "w2 of MobileWizard's reasoning reward: the mean over the episode's steps of each response's similarity "
+        "to the programmatic annotation of that step (ops.episode_reasoning_reward); None leaves it out, 0 logs "
+        "it only. Needs the mobilewizard style and an embedder."))
+    embedder: str | None = Field(None, description=(
+        "Sentence-transformers model directory of the reasoning reward; None: the packaged all-MiniLM-L6-v2."))
     # --- AdaPR
     adapr: bool = Field(True, description="Difficulty-adaptive positive replay (MobileRL §2.2.2).")
     replay_capacity: int = Field(256, ge=1, description="Replay buffer size (table 5: 256).")
@@ -142,6 +156,7 @@ class AdaGRPOResult:
     report: TrainReport | None
     curves: dict[str, list[list[float]]]
     failures: FailureCurriculum
+    unscored_steps: dict[str, int] = field(default_factory=dict)  # steps the reasoning reward could not compare
     episodes: int = 0
     rollout_seconds: float = 0.0
     update_seconds: float = 0.0
@@ -266,52 +281,76 @@ class TrajectoryGRPOLoss:
         return out_dir
 
 
-def _score_groups(groups: dict[str, list[AttemptRecord]], starts: dict[str, GroupStart],
-                  config: AdaGRPOConfig) -> tuple[list[Scored[Trajectory]], dict[str, bool], dict[str, float]]:
-    """Rewards (with SPA) and advantages per group; whether each template's groups were all zero;
-    the epoch's rollout statistics."""
+def _score_groups(groups: dict[str, list[AttemptRecord]], starts: dict[str, GroupStart], config: AdaGRPOConfig,
+                  reasoning: EpisodeReasoningReward) -> tuple[list[Scored[Trajectory]], dict[str, bool], dict[str, float]]:
+    """Rewards (SPA on the outcome, then MobileWizard's terms when on) and advantages per group; whether
+    each template's groups had outcome 0 throughout; the epoch's rollout statistics."""
     scored: list[Scored[Trajectory]] = []
     all_zero: dict[str, bool] = {}
     rewards_seen, successes, lengths, flat_groups = [], [], [], 0
+    terms: dict[str, list[float]] = {name: [] for name in REASONING_CURVES}
     for task_id, records in groups.items():
         start = starts[task_id]
         rewards = [episode_reward(r, start, config.reward == "shaped") for r in records]
         success = [bool(r.ground_truth and r.ground_truth.success) for r in records]
         length = [max(len(r.steps), 1) for r in records]
+        scores = [reasoning.score(r) for r in records]
+        bonus = [reasoning.bonus(s) for s in scores]
+        for name in REASONING_CURVES:
+            terms[name] += [getattr(s, name) for s in scores if getattr(s, name) is not None]
         template = start.instance.template.id
+        # FCF reads the outcome: a task never solved is still failing however well its episodes are worded
         all_zero[template] = all_zero.get(template, True) and not any(rewards)
-        rewards_seen += rewards
+        rewards_seen += [r + b for r, b in zip(rewards, bonus)]
         successes += success
         lengths += length
         if len(records) < 2:
             continue
         adjusted = spa_rewards(rewards, length, success, config.spa_alpha) if config.spa else rewards
-        advantages = group_advantages(adjusted)
+        advantages = group_advantages([r + b for r, b in zip(adjusted, bonus)])
         flat_groups += not any(advantages)
         scored += [Scored(a, ok, _trajectory(r)) for a, ok, r in zip(advantages, success, records) if r.steps]
     n = max(len(rewards_seen), 1)
     stats = {"reward": sum(rewards_seen) / n, "success": sum(successes) / n, "episode_length": sum(lengths) / n,
-             "zero_variance_groups": flat_groups / max(len(groups), 1)}
+             "zero_variance_groups": flat_groups / max(len(groups), 1),
+             **{name: sum(values) / len(values) for name, values in terms.items() if values}}
     return scored, all_zero, stats
+
+
+def reasoning_reward_of(config: AdaGRPOConfig, world_seed: int, embed: Embedder | None) -> EpisodeReasoningReward:
+    """MobileWizard's episode terms as `config` turns them on; the reasoning reward's annotator is the
+    programmatic one of `world_seed`, its embedder `embed`, else `config.embedder` or the packaged
+    all-MiniLM-L6-v2 (loaded only here, when the reasoning reward is on)."""
+    if config.reasoning_weight is None:
+        return EpisodeReasoningReward(config.structure_weight)
+    if embed is None:
+        from training.models.sentence_embedder import SentenceEmbedder, packaged_minilm
+
+        embed = packaged_minilm() if config.embedder is None else SentenceEmbedder(config.embedder)
+    return EpisodeReasoningReward(config.structure_weight, config.reasoning_weight, ProgrammaticAnnotator(world_seed),
+                                  embed)
 
 
 def run_adagrpo(pool: Sequence[str], *, base_dir: Path, workdir: Path, config: AdaGRPOConfig,
                 act: Callable[[Path | None, int], AbstractContextManager[Policy]],
                 failures: FailureCurriculum, world_seed: int = 0, screen_size: tuple[int, int] = (1080, 2400),
                 log: Callable[[str], None] = print,
-                progress: Callable[[TrainProgress], None] | None = None) -> AdaGRPOResult:
+                progress: Callable[[TrainProgress], None] | None = None,
+                embed: Embedder | None = None) -> AdaGRPOResult:
     """Train from the checkpoint in `base_dir` on the train-split templates `pool` for
     `config.epochs` epochs. `act(checkpoint_dir, epoch)` is a context holding the policy of a
     checkpoint directory (None: the base) sampling at `config.temperature`. `failures` is the FCF
     history (updated in place, also when FCF is off, so an ablation still records what failed).
-    The final checkpoint and its manifest go to `workdir / "adagrpo"`."""
+    `embed` scores the reasoning reward (default: see `reasoning_reward_of`). The final checkpoint and its manifest go to `workdir / "adagrpo"`."""
     if not pool:
         raise ValueError("run_adagrpo: the task pool is empty (no train-split template tasks in the curriculum)")
+    reasoning = reasoning_reward_of(config, world_seed, embed)
     rng = random.Random(config.seed)
     longest = max(all_templates()[t].step_budget for t in pool)
     torch.manual_seed(config.seed)
     buffer = PositiveReplayBuffer(config.replay_capacity, config.replay_kappa) if config.adapr else None
-    curves: dict[str, list[list[float]]] = {name: [] for name in CURVES}
+    curves: dict[str, list[list[float]]] = {
+        name: [] for name in CURVES + tuple(n for n in REASONING_CURVES if getattr(config, f"{n}_weight") is not None)}
     result = AdaGRPOResult(None, curves, failures)
     out_dir = workdir / "adagrpo"
     loss: TrajectoryGRPOLoss | None = None
@@ -327,13 +366,16 @@ def run_adagrpo(pool: Sequence[str], *, base_dir: Path, workdir: Path, config: A
             starts: dict[str, GroupStart] = {}
             t0 = time.perf_counter()
             with act(checkpoint, epoch) as policy:
+                if reasoning.on and policy.output_format != STRUCTURED_FORMAT:
+                    raise ValueError(f"structure_weight / reasoning_weight score the {STRUCTURED_FORMAT!r} format's "
+                                     f"four-part reasoning; the policy writes {policy.output_format!r}")
                 groups, summary = run_groups(
                     tasks, config.group_size, policy, starts,
                     lambda: ForkingSimEnvironment(starts, screen_size, world_seed), config.max_parallel_episodes)
             result.rollout_seconds += time.perf_counter() - t0
             result.episodes += summary.attempts_run
             result.episode_errors += summary.errors
-            scored, all_zero, stats = _score_groups(groups, starts, config)
+            scored, all_zero, stats = _score_groups(groups, starts, config, reasoning)
             failures.record_epoch(all_zero)
             informative = [s for s in scored if s.advantage != 0]
             if buffer is not None:
@@ -356,12 +398,13 @@ def run_adagrpo(pool: Sequence[str], *, base_dir: Path, workdir: Path, config: A
             stats |= {"buffer_size": len(buffer) if buffer is not None else 0,
                       "pool_size": len(failures.pool(pool)) if config.fcf else len(pool),
                       "replayed": replayed, **update}
-            for name in CURVES:
-                curves[name].append([epoch, float(stats[name])])
-            log(f"AdaGRPO epoch {epoch}/{config.epochs}: " + ", ".join(f"{k} {stats[k]:.3g}" for k in CURVES))
+            for name in curves:
+                curves[name].append([epoch, float(stats.get(name, 0.0))])
+            log(f"AdaGRPO epoch {epoch}/{config.epochs}: " + ", ".join(f"{k} {stats.get(k, 0.0):.3g}" for k in curves))
             if progress is not None:
                 progress(TrainProgress(epoch, config.epochs, update["loss"] if batch else None, stats["reward"],
                                        time.perf_counter() - began))
+    result.unscored_steps = dict(reasoning.unscored)
     if loss is None:
         return result
     loss.save(out_dir)
