@@ -174,12 +174,22 @@ class StructuredAgent(ScriptedPolicy):
         return PolicyOutput(render_structured(action, parts), messages_to_json(self.prompt_for(request)), 0.0)
 
 
-def test_a_structured_attempt_replays_with_its_memory_and_an_unsayable_teacher_is_counted(tmp_path):
+def _structured_tables(tmp_path):
+    """The rollout tables of a structured agent's attempt that takes two right steps and then a wrong one."""
     plan = _plan(WIFI)
     store = ParquetAttemptStore.from_uri(str(tmp_path / "attempts"))
     run_rollouts([WIFI], small_env, StructuredAgent("mobilewizard", [plan[0], plan[1], BACK, DONE], version="agent"),
                  ProgrammaticCritic(), store, RolloutConfig(attempts=1))
-    tables = collect_tables(store, "agent", [WIFI.task_id])
+    return collect_tables(store, "agent", [WIFI.task_id])
+
+
+def _structured_failure(tmp_path):
+    (failed,) = failed_attempts(*_structured_tables(tmp_path), {WIFI.task_id: WIFI}, TeachingReport())
+    return failed
+
+
+def test_a_structured_attempt_replays_with_its_memory_and_an_unsayable_teacher_is_counted(tmp_path):
+    tables = _structured_tables(tmp_path)
     assert tables[1]["prompt"][2].count("[success]") == 2  # the memory in the stored prompt of step 3
     (failed,) = failed_attempts(*tables, {WIFI.task_id: WIFI}, TeachingReport())
     assert failed.failure_step == 2 and failed.steps[1].reasoning is not None
@@ -193,17 +203,6 @@ def _text(prompt: str) -> str:
     """The text of a stored prompt's messages."""
     return "\n".join(m["content"] if isinstance(m["content"], str) else
                      "\n".join(part.get("text", "") for part in m["content"]) for m in json.loads(prompt))
-
-
-def _structured_failure(tmp_path):
-    """A structured agent's attempt that takes two right steps and then a wrong one, as failed_attempts reads it."""
-    plan = _plan(WIFI)
-    store = ParquetAttemptStore.from_uri(str(tmp_path / "attempts"))
-    run_rollouts([WIFI], small_env, StructuredAgent("mobilewizard", [plan[0], plan[1], BACK, DONE], version="agent"),
-                 ProgrammaticCritic(), store, RolloutConfig(attempts=1))
-    tables = collect_tables(store, "agent", [WIFI.task_id])
-    (failed,) = failed_attempts(*tables, {WIFI.task_id: WIFI}, TeachingReport())
-    return failed
 
 
 def test_a_structured_attempt_grafted_by_the_solver_says_its_steps_with_annotated_parts_and_is_verified(tmp_path):
@@ -230,8 +229,7 @@ def test_a_structured_attempt_grafted_by_the_solver_says_its_steps_with_annotate
     assert remedial_feedback([outcome.record])["decision"].to_list() == [1]
 
 
-def test_without_a_reasoning_writer_the_structured_voice_counts_the_teacher_unsayable_and_a_failing_writer_unannotated(
-        tmp_path):
+def test_a_teacher_step_the_writer_cannot_annotate_is_counted(tmp_path):
     failed = _structured_failure(tmp_path)
 
     class Mute:
@@ -240,9 +238,7 @@ def test_without_a_reasoning_writer_the_structured_voice_counts_the_teacher_unsa
         def annotate(self, items):
             return [AnnotationFailure("low_confidence", "no idea") for _ in items]
 
-    voice = ScriptedPolicy("mobilewizard")
-    assert graft(failed, SolverTeacher(), small_env, voice, ProgrammaticCritic()).failure == "unsayable"
-    outcome = graft(failed, SolverTeacher(), small_env, voice, ProgrammaticCritic(), Mute())
+    outcome = graft(failed, SolverTeacher(), small_env, ScriptedPolicy("mobilewizard"), ProgrammaticCritic(), Mute())
     assert outcome.failure == "unannotated" and "low_confidence" in outcome.detail
 
 
