@@ -26,6 +26,7 @@ from ops.attempt_store import ParquetAttemptStore, collect_tables  # noqa: E402
 from ops.corrective_teaching import (ScriptedPolicy, TeachingReport, failed_attempts, remedial_tables,  # noqa: E402
                                      teach)
 from ops.critic.programmatic import ProgrammaticCritic  # noqa: E402
+from ops.critic.reasoning_annotation import ProgrammaticAnnotator  # noqa: E402
 from ops.curriculum import task_specs  # noqa: E402
 from ops.sim_env import SimEnvironment  # noqa: E402
 from ops.step_samples import with_hint_free_copies  # noqa: E402
@@ -58,8 +59,10 @@ def main() -> None:
     start = time.perf_counter()
     report = TeachingReport()
     failed = failed_attempts(attempts, steps, feedback, tasks, report)[:args.max_attempts]
+    voice = ScriptedPolicy(args.style)
     grafts = teach(failed, SolverTeacher(args.world_seed), lambda: SimEnvironment((width, height), args.world_seed),
-                   ScriptedPolicy(args.style), ProgrammaticCritic(args.world_seed), report)
+                   voice, ProgrammaticCritic(args.world_seed), report,
+                   writer=ProgrammaticAnnotator(args.world_seed) if voice.keeps_memory else None)
     seconds = time.perf_counter() - start
     remedial_attempts, remedial_steps = remedial_tables([g.record for g in grafts])
     rows = rft_samples(remedial_steps, remedial_attempts, verdict="critic_decision")
