@@ -95,15 +95,23 @@ class Observer(Protocol):
 
 @dataclass
 class LineObserver:
-    """Reports as plain lines: one per stage start, failed check and stage end (messages dropped)."""
+    """Reports as plain lines: one per stage start, failed check and stage end; a stage's latest
+    run message at most every `status_every_s` seconds (None: messages dropped)."""
 
     log: Any = print
+    status_every_s: float | None = None
+    _last_status: dict[str, float] = field(default_factory=dict)
 
     def stage_started(self, stage: str, runs: int) -> None:
+        self._last_status[stage] = time.monotonic()
         self.log(f"{stage}: {runs} run{'s' if runs != 1 else ''}")
 
     def run_message(self, stage: str, message: str) -> None:
-        pass
+        now = time.monotonic()
+        if self.status_every_s is None or not message or now - self._last_status.get(stage, 0.0) < self.status_every_s:
+            return
+        self._last_status[stage] = now
+        self.log(f"  {stage}: {message.splitlines()[0]}")
 
     def run_finished(self, stage: str, run: DagsterRun, failed_checks: list[str]) -> None:
         for check in failed_checks:

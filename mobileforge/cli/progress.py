@@ -1,10 +1,12 @@
-"""What `mobileforge run` shows while it works: one rich progress line per stage on the terminal,
+"""What `mobileforge run` shows while it works: one rich progress line per stage on a terminal,
+plain timestamped lines when its output goes to a file or pipe (CI logs, `nohup`, `| tee`),
 everything else (run logs, library output) in a log file."""
 
 from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -13,10 +15,13 @@ from typing import IO, TYPE_CHECKING
 from rich.console import Console
 from rich.progress import MofNCompleteColumn, Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 
+from pipelines.local_run import LineObserver, Observer
+
 if TYPE_CHECKING:
     from dagster import DagsterRun
 
 STATUS_CHARS = 72  # the latest log line of a stage, cut to fit one terminal line
+PLAIN_STATUS_EVERY_S = 60.0  # without a terminal, a stage's latest log line at most this often
 
 
 @contextmanager
@@ -78,3 +83,21 @@ class StageProgress:
 
     def notice(self, message: str) -> None:
         self.progress.console.print(message, soft_wrap=True)
+
+
+
+@contextmanager
+def stage_progress(terminal: IO[str]) -> Iterator[Observer]:
+    """The live display on a terminal; timestamped plain lines otherwise (a live display would
+    show nothing until the end), with a stage's latest log line at most every minute."""
+    console = Console(file=terminal)
+    if console.is_terminal:
+        with StageProgress(console) as progress:
+            yield progress
+        return
+
+    def line(text: str) -> None:
+        terminal.write(f"{time.strftime('%H:%M:%S')} {text}\n")
+        terminal.flush()
+
+    yield LineObserver(line, status_every_s=PLAIN_STATUS_EVERY_S)

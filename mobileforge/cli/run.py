@@ -106,8 +106,6 @@ def run(experiment: str, config_file, overrides: tuple[str, ...], rebuild_shared
     Each stage is a run of a named job of the `mobileforge` code location (policy, discovery,
     interaction, training, evaluation), visible in `dagster dev` with the same DAGSTER_HOME.
     """
-    from rich.console import Console
-
     from resources.experiment_names import ablation_resources, check_experiment_name
     from resources.stage_config import config_problems, load_snapshot
 
@@ -123,7 +121,7 @@ def run(experiment: str, config_file, overrides: tuple[str, ...], rebuild_shared
     if problems:
         raise click.UsageError("invalid run config:\n  " + "\n  ".join(problems))
 
-    from mobileforge.cli.progress import StageProgress, output_to_log
+    from mobileforge.cli.progress import output_to_log, stage_progress
     from pipelines.definitions import defs
     from pipelines.local_run import (ConfigError, StageFailed, check_config, default_instance, resource_run_config,
                                      run_experiment, split_at_stage, stage_jobs)
@@ -142,7 +140,7 @@ def run(experiment: str, config_file, overrides: tuple[str, ...], rebuild_shared
     log_path = run_log_path(experiment)
     click.echo(f"Experiment {experiment!r}; full log: {log_path}")
     try:
-        with output_to_log(log_path) as terminal, StageProgress(Console(file=terminal)) as progress:
+        with output_to_log(log_path) as terminal, stage_progress(terminal) as progress:
             timings = run_experiment(experiment, config, rebuild_shared, instance=instance, observer=progress,
                                      defs=defs, from_stage=from_stage, resources=resources)
     except (StageFailed, ExperimentBusy, ConfigError) as error:
