@@ -133,9 +133,10 @@ class HiFPOAssetConfig(dg.Config):
         return self
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="hifpo-4",
+@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="hifpo-5",
           description="One checkpoint (not a table): the base trained by step-level GRPO with the adaptive GUI "
-                      "action reward on the step dataset (MobileForge §2.3.4).")
+                      "action reward on the step dataset (MobileForge §2.3.4); with history_alignment, in rounds "
+                      "with MobileWizard's history self-alignment (§3.4.3), its record in `history_alignment`.")
 def hifpo_checkpoint(context: dg.AssetExecutionContext, config: HiFPOAssetConfig, step_datasets: pl.DataFrame,
                      base_policy: Checkpoint, policy: PolicyResource, artifact_store: ArtifactStore) -> Checkpoint:
     from training.trainers.step_datasets import build_step_dataset
@@ -152,7 +153,10 @@ def hifpo_checkpoint(context: dg.AssetExecutionContext, config: HiFPOAssetConfig
     with tempfile.TemporaryDirectory() as tmp:
         report = train_hifpo(artifact_store.local_path(base_policy.uri), build_step_dataset(step_datasets),
                              Path(tmp) / "hifpo", train_config, progress=training_progress(context, "hifpo"))
-        return trained_checkpoint(context, report, artifact_store, "hifpo", base_policy, lineage_metadata(context, config))
+        # validation reward per round, triggers, steps rewritten / labels kept, duplicates dropped
+        alignment = {name: dg.MetadataValue.json(record) for name, record in report.details.items()}
+        return trained_checkpoint(context, report, artifact_store, "hifpo", base_policy,
+                                  {**lineage_metadata(context, config), **alignment})
 
 
 class SFTAssetConfig(dg.Config):

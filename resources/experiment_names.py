@@ -42,10 +42,12 @@ NAMED_ABLATIONS: dict[str, dict[str, dict[str, Any]]] = {
     # MobileWizard: structured reasoning with memory (the policy's prompt style, ABLATION_RESOURCES below),
     # the kept steps annotated with the four parts (step_datasets does it for that style), and HiFPO's
     # reward R + w1·R_format + w2·R_reasoning (eq. 3; the paper gives no weights: 0.2 each keeps the action
-    # reward the larger part), with room for the four parts in each sampled response. History
-    # self-alignment (§3.4.3) is not part of it yet.
+    # reward the larger part), with room for the four parts in each sampled response; HiFPO trains in rounds
+    # with history self-alignment (§3.4.3, defaults of HistoryAlignmentConfig: App. B's 5 rounds, half the
+    # trajectories, threshold 0.75).
     "wizard": {"hifpo_checkpoint": {"overrides": {
-        "reward_options": {"structure_weight": 0.2, "reasoning_weight": 0.2}, "max_completion_length": 256}},
+        "reward_options": {"structure_weight": 0.2, "reasoning_weight": 0.2}, "max_completion_length": 256,
+        "history_alignment": {}}},
                # corrective teaching's remedial trajectories (§3.4.4, written in the structured style) in RFT's
                # final run (App. B's last epoch), and AdaGRPO's reward with the same two terms per step
                "rft_checkpoint": {"remedial": True},

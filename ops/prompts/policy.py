@@ -99,6 +99,8 @@ For each step, output:
 Action: <a short imperative describing the step>
 <tool_call>{{"name": "mobile_use", "arguments": {{...}}}}</tool_call>"""
 
+MEMORY_MARKER = "\n\nMemory of earlier steps:\n"  # the memory closes the mobilewizard prompt's text
+
 MOBILEWIZARD_SYSTEM = f"""You operate a mobile phone to finish the user's task, one step at a time, looking at the current screenshot.
 Reason in four parts, in this order, each in its own tag, all inside <think>:
 <self_verification>Did the previous action succeed? Did the screen change as expected, and is the task closer to done?</self_verification>
@@ -168,11 +170,26 @@ def _guiowl(instruction: str, history: Sequence[str], hints: Sequence[Hint]) -> 
 
 
 def _mobilewizard(instruction: str, hints: Sequence[Hint], memory: ReasoningMemory) -> list[Message]:
-    text = f"Task: {_with_hints(instruction, hints)}\n\nMemory of earlier steps:\n{memory.render()}"
+    text = f"Task: {_with_hints(instruction, hints)}{MEMORY_MARKER}{memory.render()}"
     return [
         {"role": "system", "content": MOBILEWIZARD_SYSTEM},
         {"role": "user", "content": [{"type": "text", "text": text}, dict(IMAGE_PLACEHOLDER)]},
     ]
+
+
+def with_memory(messages: Sequence[Message], memory: ReasoningMemory) -> list[Message]:
+    """A stored mobilewizard step prompt with `memory` in place of the memory it showed, everything
+    else byte-identical; ValueError when no text part holds the memory section."""
+    out = [dict(message) for message in messages]
+    for message in out:
+        content = message.get("content")
+        for k, part in enumerate(content if isinstance(content, list) else []):
+            text = part.get("text") if isinstance(part, dict) and part.get("type") == "text" else None
+            if isinstance(text, str) and MEMORY_MARKER in text:
+                head = text[:text.rindex(MEMORY_MARKER) + len(MEMORY_MARKER)]  # the memory ends the text
+                message["content"] = [*content[:k], dict(part, text=head + memory.render()), *content[k + 1:]]
+                return out
+    raise ValueError("not a mobilewizard step prompt: no text part holds the 'Memory of earlier steps:' section")
 
 
 def element_context(hint_summaries: Sequence[str], history: Sequence[str]) -> list[str]:

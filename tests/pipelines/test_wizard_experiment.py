@@ -28,6 +28,9 @@ from tests.support.curriculum import template_task_rows
 from tests.support.scripted_policy import StructuredClickPolicy
 
 TEMPLATES = ("settings.connect_wifi", "contacts.favorite", "settings.airplane_on")
+# HiFPO on small sizes: two rounds of one step, alignment after one evaluation without improvement
+SMALL_HIFPO = {"max_steps": 2, "max_completion_length": 64,
+               "history_alignment": {"rounds": 2, "stall_patience": 1, "temperatures": [1.0]}}
 
 
 @dg.asset(partitions_def=experiment_partitions, name="curriculum_tasks")
@@ -84,6 +87,7 @@ def test_the_named_settings_reach_the_policy_and_keep_the_configured_ones():
     assert policy["batch_size"] == resources["policy"].batch_size == 32  # the profile's value, not the class default
     rewards = ablation_overrides("wizard")["hifpo_checkpoint"]["overrides"]["reward_options"]
     assert rewards == {"structure_weight": 0.2, "reasoning_weight": 0.2}
+    assert ablation_overrides("wizard")["hifpo_checkpoint"]["overrides"]["history_alignment"] == {}  # its defaults
     with pytest.raises(ConfigError, match="policy.prompt_style"):
         resource_run_config(dg.Definitions(resources=resources), {"policy": {"prompt_style": "free-form"}})
     with pytest.raises(ConfigError, match="policy.style: PolicyResource has no such field"):
@@ -97,7 +101,7 @@ def test_the_tiny_base_runs_every_asset_in_the_structured_style_and_its_invalid_
         tmp_path, monkeypatch):
     result = _materialize(tmp_path, monkeypatch, "wizard", [stub_curriculum, base_policy, rollouts, step_datasets,
                                                             hifpo_checkpoint],
-                          {"rollouts": {"attempts": 1, "max_tasks": 1}, "hifpo_checkpoint": {"max_steps": 1}})
+                          {"rollouts": {"attempts": 1, "max_tasks": 1}, "hifpo_checkpoint": SMALL_HIFPO})
     assert result.success and all(c.passed for c in result.get_asset_check_evaluations())
     base = result.output_for_node("base_policy")
     assert base.prompt_style.value == "mobilewizard" and base.version.endswith("+mobilewizard")
@@ -117,7 +121,7 @@ def test_structured_steps_are_annotated_and_hifpo_trains_with_both_rewards(tmp_p
     result = _materialize(tmp_path, monkeypatch, "wizard-annotated",
                           [stub_curriculum, structured_rollouts, base_policy, step_datasets, hifpo_checkpoint],
                           # random clicks rarely move closer to a goal: every parsed step of the best attempts
-                          {"step_datasets": {"reasonable_only": False}, "hifpo_checkpoint": {"max_steps": 1}})
+                          {"step_datasets": {"reasonable_only": False}, "hifpo_checkpoint": SMALL_HIFPO})
     assert result.success and all(c.passed for c in result.get_asset_check_evaluations())
     samples = result.output_for_node("step_datasets")
     assert samples.height > 0
@@ -130,3 +134,8 @@ def test_structured_steps_are_annotated_and_hifpo_trains_with_both_rewards(tmp_p
     hifpo = _metadata(result, "hifpo_checkpoint")
     assert {"structure", "reasoning", "overall"} <= set(hifpo["final_metrics"].value)
     assert hifpo["dropped_samples"].value["no_reasoning_annotation"] == 0
+    alignment = hifpo["history_alignment"].value
+    print(f"history alignment in the wizard experiment: {json.dumps(alignment)}")
+    assert alignment["rounds"] == 2 and len(alignment["validation_reward"]) == 3  # before round 1, after each
+    assert alignment["steps_rewritten"] + alignment["labels_kept"] == alignment["steps_regenerated"]
+    assert alignment["steps_regenerated"] > 0 or alignment["triggers"] == []

@@ -9,7 +9,7 @@ from __future__ import annotations
 import io
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -75,6 +75,27 @@ def _image(png: bytes) -> Image.Image:
     return Image.open(io.BytesIO(png)).convert("RGB")
 
 
+@torch.inference_mode()
+def generate_texts(model: torch.nn.Module, processor: ProcessorMixin, prompts: Sequence[list[dict]],
+                   images: Sequence[Image.Image], settings: GenerationSettings,
+                   constraints: Callable[[int], list] | None = None) -> list[str]:
+    """Decoded continuations of chat `prompts` (one batch, padded on the processor's side) by `model`,
+    greedy or sampled as `settings` say; `constraints(prompt_length)` gives logits processors."""
+    texts = [processor.apply_chat_template(p, add_generation_prompt=True, tokenize=False) for p in prompts]
+    inputs = processor(text=texts, images=list(images) or None, return_tensors="pt", padding=True).to(model.device)
+    kwargs: dict = {"max_new_tokens": settings.max_new_tokens, "pad_token_id": processor.tokenizer.pad_token_id}
+    if settings.temperature > 0:
+        kwargs.update(do_sample=True, temperature=settings.temperature, top_p=settings.top_p)
+    else:
+        kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+    prompt_length = inputs["input_ids"].shape[1]
+    processors = constraints(prompt_length) if constraints is not None else []
+    if processors:
+        kwargs["logits_processor"] = processors
+    output = model.generate(**inputs, **kwargs)
+    return processor.batch_decode(output[:, prompt_length:], skip_special_tokens=True)
+
+
 class LocalPolicy(PromptedPolicy):
     """A checkpoint directory (config, weights, tokenizer, processor, chat template) run locally."""
 
@@ -104,7 +125,6 @@ class LocalPolicy(PromptedPolicy):
         self._dashes = dash_tokens(self.processor.tokenizer) if generation.constrain_echo else frozenset()
         self._pieces = token_pieces(self.processor.tokenizer) if generation.constrain_typing else []
 
-    @torch.inference_mode()
     def generate(self, prompts: Sequence[list[dict]], images: Sequence[Image.Image],
                  rows: Sequence[Sequence[str]] | None = None,
                  typable: Sequence[dict[str, frozenset[str]]] | None = None,
@@ -113,27 +133,16 @@ class LocalPolicy(PromptedPolicy):
         (per prompt), an echoed row is one of that prompt's rows; with `typable` (per prompt, by
         action type), typed or answered text is one of those strings. `settings` overrides this
         policy's decoding settings for the call (its seed is not applied)."""
-        texts = [self.processor.apply_chat_template(p, add_generation_prompt=True, tokenize=False) for p in prompts]
-        inputs = self.processor(text=texts, images=list(images) or None, return_tensors="pt",
-                                padding=True).to(self.device)
-        g = settings or self.generation
-        kwargs: dict = {"max_new_tokens": g.max_new_tokens, "pad_token_id": self.processor.tokenizer.pad_token_id}
-        if g.temperature > 0:
-            kwargs.update(do_sample=True, temperature=g.temperature, top_p=g.top_p)
-        else:
-            kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
-        prompt_length = inputs["input_ids"].shape[1]
-        processors = []
-        if rows is not None:
-            lines = [row_token_sequences(self.processor.tokenizer, r) for r in rows]
-            processors.append(RowEchoConstraint(lines, prompt_length, self._dashes))
-        if typable is not None:
-            processors.append(TypedTextConstraint(typable, prompt_length, self.processor.tokenizer, self._pieces))
-        if processors:
-            kwargs["logits_processor"] = processors
-        output = self.model.generate(**inputs, **kwargs)
-        new_tokens = output[:, inputs["input_ids"].shape[1]:]
-        return self.processor.batch_decode(new_tokens, skip_special_tokens=True)
+        def constraints(prompt_length: int) -> list:
+            processors = []
+            if rows is not None:
+                lines = [row_token_sequences(self.processor.tokenizer, r) for r in rows]
+                processors.append(RowEchoConstraint(lines, prompt_length, self._dashes))
+            if typable is not None:
+                processors.append(TypedTextConstraint(typable, prompt_length, self.processor.tokenizer, self._pieces))
+            return processors
+
+        return generate_texts(self.model, self.processor, prompts, images, settings or self.generation, constraints)
 
     def act_batch(self, requests: Sequence[PolicyRequest]) -> list[PolicyOutput]:
         """Generates in chunks of `batch_size` prompts of similar length (left padding to a

@@ -10,7 +10,9 @@ reward functions of weight 0, so each is logged per step beside R without changi
 reward (which already holds w1·R_format + w2·R_reasoning, MobileWizard eq. 3). The reasoning reward
 compares each generated part with the step's annotation under a sentence embedder: the packaged
 all-MiniLM-L6-v2 unless `embedder` names another model or the caller passes one; step samples
-without annotations are dropped before training, and counted.
+without annotations are dropped before training, and counted. With `history_alignment` set,
+training runs in rounds with MobileWizard's history self-alignment (§3.4.3,
+`training.trainers.history_alignment`).
 """
 
 from __future__ import annotations
@@ -23,8 +25,15 @@ from datasets import Dataset
 from pydantic import Field, ValidationError, model_validator
 from trl import GRPOConfig, GRPOTrainer
 
+from ops.history_alignment import HistoryAlignmentConfig
 from ops.reasoning_reward import Embedder
-from ops.reward import ANNOTATION_COLUMNS, RewardConfig, make_trl_reward
+from ops.reward import ANNOTATION_COLUMNS, STRUCTURED_FORMAT, RewardConfig, make_trl_reward
+from training.trainers.history_alignment import (
+    HistoryAlignment,
+    hold_out_validation,
+    round_budgets,
+    without_alignment,
+)
 from training.trainers.runs import (
     PreparedRun,
     TrainProgress,
@@ -133,6 +142,13 @@ class HiFPOConfig(TrainSettings):
     action_format: str = Field(
         "qwen3vl", description="ops.actions format the policy answers in (qwen3vl, guiowl, canonical, ...)."
     )
+    history_alignment: HistoryAlignmentConfig | None = Field(
+        None,
+        description="MobileWizard's history self-alignment (§3.4.3): train in `rounds`, measure the validation "
+        "reward on held-out trajectories after each, and when it stalls for `stall_patience` evaluations let the "
+        "policy regenerate the memory history of a share of the training trajectories (mobilewizard format; the "
+        "step samples need their reasoning annotations, and samples without them are dropped). None: off.",
+    )
 
     # --- generation backend (GPU)
     use_vllm: bool = Field(False, description="Generate rollouts with vLLM instead of transformers generate.")
@@ -172,6 +188,11 @@ class HiFPOConfig(TrainSettings):
                 "the checkpoint's preprocessor_config.json, so set it there (docs/gpu.md)"
             )
         self.reward_config()
+        # the action format is checked when the run is prepared: the asset fills it from the policy's prompt style
+        if self.history_alignment is not None and self.max_steps is not None \
+                and self.max_steps < self.history_alignment.rounds:
+            raise ValueError(f"history_alignment.rounds={self.history_alignment.rounds} needs max_steps >= rounds "
+                             f"(got {self.max_steps}): every round trains at least one step")
         return self
 
     def reward_config(self) -> RewardConfig:
@@ -269,9 +290,13 @@ def prepare_hifpo(
     base_checkpoint: str | Path, dataset: Dataset | str | Path, out_dir: str | Path, config: HiFPOConfig,
     *, embed: Embedder | None = None,
 ) -> PreparedRun:
-    """Load the processor, filter overlong (and, with the reasoning reward, unannotated) step samples
-    and build the GRPOTrainer (no training). `embed` scores the reasoning reward (default:
-    `load_embedder(config.embedder)`, loaded only when the reasoning reward is on)."""
+    """Load the processor, filter overlong (and, with the reasoning reward or history alignment,
+    unannotated) step samples and build the GRPOTrainer (no training); with history alignment, hold out
+    its validation trajectories and train in rounds (`PreparedRun.train`). `embed` scores the reasoning reward and
+    compares alignment candidates (default: `load_embedder(config.embedder)`, loaded only when one is on)."""
+    if config.history_alignment is not None and config.action_format != STRUCTURED_FORMAT:
+        raise ValueError(f"history_alignment rebuilds the memory of the {STRUCTURED_FORMAT!r} format's prompts; the "
+                         f"action format is {config.action_format!r}")
     base = require_local_checkpoint(base_checkpoint)
     lora = config.peft_config(base)  # checked before any data or weights are loaded
     data, data_path = resolve_dataset(dataset)
@@ -280,15 +305,28 @@ def prepare_hifpo(
     train = data.remove_columns([c for c in ("completion",) if c in data.column_names])
     reward_config = config.reward_config()
     dropped: dict[str, int] = {}
-    if reward_config.reasoning_weight is not None:
+    if reward_config.reasoning_weight is not None or config.history_alignment is not None:
         train, dropped["no_reasoning_annotation"] = drop_unannotated(train)
         if len(train) == 0:
             raise ValueError("no step sample has the four reasoning annotations (target_<part> columns) that "
-                             "reward_options.reasoning_weight compares with; annotate the step dataset first")
+                             "reward_options.reasoning_weight compares with and history_alignment keeps as labels; "
+                             "annotate the step dataset first")
         embed = embed if embed is not None else load_embedder(config.embedder)
     train, dropped["prompt_too_long"] = drop_overlong(train, processor, config.max_prompt_length)
     if len(train) == 0:
         raise ValueError(f"every step sample is longer than max_prompt_length={config.max_prompt_length}")
+    rounds = None
+    if config.history_alignment is not None:
+        split = hold_out_validation(train, config.history_alignment, config.seed)
+        if isinstance(split, str):
+            rounds = without_alignment(split)
+        else:
+            train, validation = split
+            rounds = HistoryAlignment(
+                config.history_alignment, validation, reward_config, config.action_format, embed, processor,
+                config.max_completion_length, config.top_p, config.max_prompt_length,
+                round_budgets(config.history_alignment.rounds, config.max_steps, config.num_train_epochs),
+                config.seed).train
     rewards = {c: make_trl_reward(config.action_format, reward_config, c, embed=embed)
                for c in reward_config.components()}
     trainer = GRPOTrainer(
@@ -302,7 +340,7 @@ def prepare_hifpo(
     )
     # TRL logs each reward function's batch mean under its __name__.
     curves = {c: f"rewards/{f.__name__}/mean" for c, f in rewards.items()} | TRAINER_CURVES
-    return PreparedRun(trainer, base, data, data_path, len(train), dropped, curves)
+    return PreparedRun(trainer, base, data, data_path, len(train), dropped, curves, rounds)
 
 
 def train_hifpo(
@@ -312,7 +350,8 @@ def train_hifpo(
     """Step-level GRPO from `base_checkpoint` on a step dataset (or its saved path); saves the
     trained model, processor and `manifest.json` to `out_dir`. Curves: one per reward component
     (overall / type / arg / format, and structure / reasoning when on), reward std, KL, loss,
-    completion length per logged step. `embed`: see `prepare_hifpo`."""
+    completion length per logged step; with history alignment also `validation_reward` per round, and
+    its record in `TrainReport.details["history_alignment"]`. `embed`: see `prepare_hifpo`."""
     out = Path(out_dir)
     return train_and_save(
         prepare_hifpo(base_checkpoint, dataset, out, config, embed=embed), method="hifpo", out_dir=out,

@@ -39,6 +39,7 @@ class Manifest:
     config: dict[str, Any]
     metrics: dict[str, Any]
     curves: dict[str, list[list[float]]]  # name -> [[step, value], ...]
+    details: dict[str, Any] = field(default_factory=dict)  # a method's own record (HiFPO: history_alignment)
     created_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
     versions: dict[str, str] = field(default_factory=library_versions)
     manifest_version: int = MANIFEST_VERSION

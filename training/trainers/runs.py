@@ -156,6 +156,7 @@ class TrainReport:
     samples: int
     dropped: dict[str, int] = field(default_factory=dict)
     tensorboard_dir: Path | None = None  # TensorBoard event files of the run, inside `checkpoint`
+    details: dict[str, Any] = field(default_factory=dict)  # the run's own record (e.g. history_alignment)
 
     @property
     def seconds_per_step(self) -> float:
@@ -266,6 +267,24 @@ def drop_overlong(
 
 
 @dataclass
+class TrainOutcome:
+    """What training produced: the final metrics, the log history and optimizer steps (counted over
+    the whole run), and any curves and record of the run's own (`TrainReport.details`)."""
+
+    metrics: dict[str, Any]
+    log_history: list[dict[str, Any]]
+    global_step: int
+    curves: dict[str, list[list[float]]] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+def single_run(trainer: Trainer) -> TrainOutcome:
+    """One `trainer.train()` over its dataset."""
+    output = trainer.train()
+    return TrainOutcome(output.metrics, trainer.state.log_history, trainer.state.global_step)
+
+
+@dataclass
 class PreparedRun:
     """A trainer built and ready to train (what `launch --dry-run` stops at)."""
 
@@ -276,6 +295,8 @@ class PreparedRun:
     train_rows: int
     dropped: dict[str, int]
     curve_keys: dict[str, str]  # curve name -> key in the trainer's log history
+    # how to train: one `trainer.train()` when None (HiFPO's history alignment trains in rounds)
+    train: Callable[[Trainer], TrainOutcome] | None = None
 
 
 def curves_from_history(
@@ -360,8 +381,8 @@ def save_full_model(save: Callable[[str], None], base_checkpoint: Path, out_dir:
 
 def train_and_save(run: PreparedRun, *, method: str, out_dir: Path, config: TrainSettings,
                    progress: Callable[[TrainProgress], None] | None = None) -> TrainReport:
-    """Train, save model + processor to `out_dir`, write `manifest.json`, report; `progress`
-    receives a `TrainProgress` about ten times per run."""
+    """Train (`run.train`, else one `trainer.train()`), save model + processor to `out_dir`, write
+    `manifest.json`, report; `progress` receives a `TrainProgress` about ten times per `trainer.train()`."""
     trainer, dataset, dropped = run.trainer, run.dataset, run.dropped
     tensorboard_dir = _quiet_and_tracked(trainer, out_dir)
     if progress is not None:
@@ -369,12 +390,12 @@ def train_and_save(run: PreparedRun, *, method: str, out_dir: Path, config: Trai
     counts = parameter_counts(trainer.model)  # before train() shards the model across processes
     start = time.perf_counter()
     with torch_threads(config), deterministic_algorithms(config):
-        output = trainer.train()
+        outcome = (run.train or single_run)(trainer)
     runtime = time.perf_counter() - start
     save_full_model(trainer.save_model, run.base_checkpoint, out_dir, config,
                     main_process=trainer.accelerator.is_main_process)
-    curves = curves_from_history(trainer.state.log_history, run.curve_keys)
-    metrics = {k: v for k, v in output.metrics.items() if isinstance(v, (int, float))} | counts
+    curves = curves_from_history(outcome.log_history, run.curve_keys) | outcome.curves
+    metrics = {k: v for k, v in outcome.metrics.items() if isinstance(v, (int, float))} | counts
     manifest_path = None
     if trainer.accelerator.is_main_process:
         trainer.processing_class.save_pretrained(str(out_dir))
@@ -388,19 +409,21 @@ def train_and_save(run: PreparedRun, *, method: str, out_dir: Path, config: Trai
                 "dropped": dropped,
             },
             config=config.model_dump(mode="json"),
-            metrics={**metrics, "global_step": trainer.state.global_step},
+            metrics={**metrics, "global_step": outcome.global_step},
             curves=curves,
+            details=outcome.details,
         )
         manifest_path = write_manifest(out_dir, manifest)
     return TrainReport(
         method=method,
         checkpoint=out_dir,
         manifest_path=manifest_path,
-        steps=trainer.state.global_step,
+        steps=outcome.global_step,
         runtime_s=runtime,
         metrics=metrics,
         curves=curves,
         samples=run.train_rows,
         dropped=dropped,
         tensorboard_dir=tensorboard_dir,
+        details=outcome.details,
     )
