@@ -204,9 +204,9 @@ def trajectory_history(rows: Sequence[Mapping[str, Any]], trajectory: Sequence[i
     # the last step's outcome never enters a later prompt, so it is not needed
     unknown = sum(step not in shown for step in steps[:-1])
     gaps = sum(later - earlier - 1 for earlier, later in zip(steps, steps[1:]))
-    return TrajectoryHistory(
-        [HistoryStep(i, list(rows[i]["prompt"]), label_content(rows[i]), shown.get(rows[i]["step"], StepOutcome.UNVERIFIED))
-         for i in trajectory], unknown, gaps)
+    return TrajectoryHistory([HistoryStep(i, list(rows[i]["prompt"]), label_content(rows[i]),
+                                          shown.get(rows[i]["step"], StepOutcome.UNVERIFIED)) for i in trajectory],
+                             unknown, gaps)
 
 
 def _prompt_text(messages: Sequence[Message]) -> str:
