@@ -128,7 +128,8 @@ def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, flo
     p = successes / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # the interval always holds p; at p = 0 or 1 rounding can put a bound a hair past it
+    return max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half))
 
 
 def sign_test_p(gained: int, lost: int) -> float:

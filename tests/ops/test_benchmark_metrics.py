@@ -112,3 +112,10 @@ def test_wilson_interval_is_bounded_and_covers_the_estimate():
     low, high = wilson_interval(3, 195)
     assert low < 3 / 195 < high < 0.05
     assert wilson_interval(10, 10)[1] == 1.0 and wilson_interval(0, 0) == (0.0, 1.0)
+
+
+@pytest.mark.parametrize("n", [6, 11, 21, 22, 770])
+def test_the_wilson_interval_holds_the_estimate_exactly_at_zero_and_all(n):
+    """At 0 or n successes rounding put a bound a hair past the estimate (0 of 11: low 2.8e-17),
+    a negative error bar that made the benchmark's chart, and so the asset, fail."""
+    assert wilson_interval(0, n)[0] == 0.0 and wilson_interval(n, n)[1] == 1.0
