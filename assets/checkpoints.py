@@ -12,6 +12,7 @@ from ops.checkpoint import Checkpoint, Method
 from ops.plots import training_curves_chart
 from resources.experiment import experiment_of
 from resources.storage import ArtifactStore
+from resources.validation_messages import validation_problems
 
 NO_WEIGHTS = "the base has no weights to train from: set policy.checkpoint to the weights the endpoint serves"
 
@@ -60,5 +61,4 @@ def trainer_settings(settings: str, preset: str, overrides: dict[str, Any]) -> A
     try:
         return cls.cpu_tiny(**overrides) if preset == "cpu_tiny" else cls(**overrides)
     except ValidationError as error:
-        raise ValueError("; ".join(f"overrides.{'.'.join(map(str, e['loc']))}: {e['msg']} (got {e['input']!r:.60})"
-                                   if e["loc"] else f"overrides: {e['msg']}" for e in error.errors())) from None
+        raise ValueError("; ".join(validation_problems(error, "overrides"))) from None

@@ -46,6 +46,7 @@ from resources.experiment_names import check_experiment_name
 from resources.stage_config import config_problems, constraints_only
 from resources.experiment_lock import ExperimentBusy, experiment_lock
 from resources.storage import ParquetIOManager
+from resources.validation_messages import validation_problems
 
 CODE_VERSION_TAG = "dagster/code_version"  # Dagster tags every materialization with its asset's code version
 REPO = Path(__file__).resolve().parents[1]
@@ -245,9 +246,7 @@ def check_config(config: dict[str, Any], jobs: list[dg.JobDefinition]) -> None:
         try:
             classes[asset](**fields)
         except ValidationError as error:
-            problems += [f"{'.'.join(map(str, (asset, *e['loc'])))}: {e['msg']}"
-                         + ("" if isinstance(e["input"], dict) else f" (got {e['input']!r:.80})")
-                         for e in error.errors()]
+            problems += validation_problems(error, asset)
             continue
         # what the schema admits and the launch would not (e.g. 2.0 for an int)
         schema = next(job for job in jobs if job.has_node_named(asset)).graph.node_named(asset).definition
@@ -290,7 +289,7 @@ def resource_run_config(defs: dg.Definitions, overrides: dict[str, dict[str, Any
         try:
             type(resource)(**merged)
         except ValidationError as error:
-            problems += [f"{name}.{'.'.join(map(str, e['loc']))}: {e['msg']}".rstrip(".") for e in error.errors()]
+            problems += validation_problems(error, name)
             continue
         section[name] = {"config": merged}
     if problems:
