@@ -27,6 +27,9 @@ from resources.policy import PolicyResource
 from resources.storage import ArtifactStore, StorageLocation
 
 
+POLICY_NAMES = ("base", "hifpo", "rft", "grsd", "adagrpo")  # the benchmarked policies, in evaluation order
+
+
 class BenchmarkConfig(dg.Config):
     split: Literal["test", "train"] = Field(default="test", description=(
         "'test': the held-out templates, never mined: the test split and the out-of-domain split (cross-app "
@@ -53,6 +56,18 @@ class BenchmarkConfig(dg.Config):
     emulator_grpc_port: int = Field(default=8554, ge=1, le=65535, description="suite=androidworld: the emulator's gRPC port.")
     max_parallel_episodes: int = Field(default=64, ge=1, description=(
         "Episodes stepped together (a local policy answers them in length-sorted chunks)."))
+    policies: list[str] | None = Field(default=None, description=(
+        "Evaluate only these policies (the base always, for the paired comparison), e.g. ['base', 'rft'] for a "
+        "ten-seed table of one method; None evaluates all five."))
+
+    @model_validator(mode="after")
+    def _base_evaluated(self) -> "BenchmarkConfig":
+        unknown = sorted(set(self.policies or ()) - set(POLICY_NAMES))
+        if unknown:
+            raise ValueError(f"benchmark_results.policies: {', '.join(unknown)} not among {', '.join(POLICY_NAMES)}")
+        if self.policies is not None and "base" not in self.policies:
+            raise ValueError("benchmark_results.policies: include 'base': every adapted policy is paired with it")
+        return self
 
     @model_validator(mode="after")
     def _unseen_instances(self) -> "BenchmarkConfig":
@@ -100,8 +115,9 @@ def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig
              unseen_train_tasks(config.seeds_per_template, config.first_seed, config.max_templates, simulator.world_seed))
     specs = [t for t, _ in tasks]
     androidworld = _androidworld(config) if config.suite == "androidworld" else None
-    candidates = {"base": base_policy, "hifpo": hifpo_checkpoint, "rft": rft_checkpoint, "grsd": grsd_checkpoint,
-                  "adagrpo": adagrpo_checkpoint}
+    candidates = {name: checkpoint for name, checkpoint in zip(POLICY_NAMES, (
+        base_policy, hifpo_checkpoint, rft_checkpoint, grsd_checkpoint, adagrpo_checkpoint), strict=True)
+        if config.policies is None or name in config.policies}
     expected_apps = first_apps(specs, simulator.world_seed)
     evaluated: dict[str, pl.DataFrame] = {}  # checkpoint URI -> its episodes (untrained methods reuse the base's)
     frames = []

@@ -73,6 +73,16 @@ def test_benchmark_config_refuses_train_split_seeds_the_curriculum_mines():
         BenchmarkConfig(split="train")
 
 
+def test_benchmark_config_evaluates_a_named_subset_of_policies_always_with_the_base():
+    from assets.benchmark import BenchmarkConfig
+
+    assert BenchmarkConfig(policies=["base", "rft"]).policies == ["base", "rft"]
+    with pytest.raises(ValueError, match="include 'base'"):
+        BenchmarkConfig(policies=["rft"])
+    with pytest.raises(ValueError, match="rtf not among base, hifpo"):
+        BenchmarkConfig(policies=["base", "rtf"])
+
+
 def _episodes(policy: str, passes: dict[str, list[bool]]) -> list[dict]:
     return [{"policy_id": policy, "task_id": task, "attempt": a + 1, "success": ok}
             for task, attempts in passes.items() for a, ok in enumerate(attempts)]

@@ -231,7 +231,7 @@ def test_from_evaluation_rebenchmarks_on_the_stored_stages_only(materialized):
     _, resources, instance, _, _ = materialized
     rollouts_run = instance.get_latest_materialization_event(dg.AssetKey("rollout_attempts")).run_id
     before = _load(resources, "benchmark_results")
-    bench = {**FAST["benchmark_results"], "seeds_per_template": 2}
+    bench = {**FAST["benchmark_results"], "seeds_per_template": 2, "policies": ["base", "rft"]}
     from pipelines.definitions import ASSETS, CHECKS, STAGES
 
     # the fixture's storage root (pipelines.definitions.defs was built with whatever root was set at import)
@@ -242,3 +242,4 @@ def test_from_evaluation_rebenchmarks_on_the_stored_stages_only(materialized):
     assert instance.get_latest_materialization_event(dg.AssetKey("rollout_attempts")).run_id == rollouts_run
     after = _load(resources, "benchmark_results")
     assert after["task_id"].n_unique() == 2 * before["task_id"].n_unique()
+    assert set(after["policy_id"]) == {"base", "rft"}  # the policies asked for, no others
