@@ -67,7 +67,11 @@ def test_a_killed_run_is_marked_failed_by_the_next_start_which_says_what_it_resu
                 break
     finally:
         os.killpg(second.pid, signal.SIGTERM)
-        second.wait(timeout=60)
+        try:
+            second.wait(timeout=60)
+        except subprocess.TimeoutExpired:  # a loaded machine can take longer to stop the run's processes
+            os.killpg(second.pid, signal.SIGKILL)
+            second.wait()
     output = "".join(lines)
     print(output)
     assert "taking over the lock of run" in output and "ended without releasing it" in output
