@@ -1,6 +1,6 @@
 """benchmark_results: Pass@k of the base and adapted policies on held-out simulator tasks."""
 
-from typing import Literal
+from typing import Literal, get_args
 
 import dagster as dg
 import polars as pl
@@ -16,7 +16,7 @@ from ops.benchmark import (
     unseen_train_tasks,
     versus_baseline,
 )
-from ops.checkpoint import Checkpoint
+from ops.checkpoint import Checkpoint, Method
 from ops.androidworld import evaluate_on_androidworld
 from ops.evaluation import evaluate_policy
 from ops.plots import pass_at_k_chart
@@ -27,7 +27,7 @@ from resources.policy import PolicyResource
 from resources.storage import ArtifactStore, StorageLocation
 
 
-POLICY_NAMES = ("base", "hifpo", "rft", "grsd", "adagrpo")  # the benchmarked policies, in evaluation order
+POLICY_NAMES: tuple[str, ...] = get_args(Method)  # the benchmarked policies, in evaluation order
 
 
 class BenchmarkConfig(dg.Config):

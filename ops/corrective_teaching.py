@@ -37,7 +37,7 @@ from ops.prompts.reasoning_memory import ReasoningMemory
 from ops.rollout import describe_action
 from ops.schemas import from_rows
 from ops.step_outcome import verified_outcome
-from ops.step_samples import element_under
+from ops.step_samples import element_centre, element_under
 from ops.teachers import Teacher, TeacherFailure, TeachingRequest
 
 # Why a failed attempt yields no remedial trajectory (the teachers' own reasons included, ops.teachers).
@@ -82,10 +82,10 @@ class ScriptedPolicy(PromptedPolicy):
         action at the centre of an element names that element (one elsewhere in it, e.g. a value on a
         slider, keeps its point); in the others an action naming an element is at its centre."""
         if self.style != PromptStyle.ELEMENTS:
-            if action.element is None or not 0 <= action.element < len(observation.elements):
+            centre = element_centre(action.element, observation.elements)
+            if centre is None:
                 return action
-            x0, y0, x1, y1 = observation.elements[action.element]["grid"]
-            return dataclasses.replace(action, element=None, point=((x0 + x1) // 2, (y0 + y1) // 2))
+            return dataclasses.replace(action, element=None, point=(int(centre[0]), int(centre[1])))
         if action.point is None or action.end_point is not None or action.type not in POINTED_TYPES | {ActionType.TYPE}:
             return action
         index = element_under(action.point, observation.elements)

@@ -101,12 +101,6 @@ class StallDetector:
         return True
 
 
-def stall_triggers(series: Sequence[float], patience: int, min_improvement: float = 0.0) -> list[int]:
-    """Indices of the evaluations in `series` at which alignment triggers."""
-    detector = StallDetector(patience, min_improvement)
-    return [i for i, value in enumerate(series) if detector.observe(value)]
-
-
 # ------------------------------------------------------------------ trajectories
 
 

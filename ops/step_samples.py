@@ -88,6 +88,14 @@ def element_under(point: Sequence[float], elements: list[dict[str, Any]]) -> int
     return min(hits, key=lambda i: _area(elements[i]["grid"])) if hits else None
 
 
+def element_centre(index: int | None, elements: list[dict[str, Any]]) -> tuple[float, float] | None:
+    """Centre of element `index`'s grid box (0–1000 grid), None without a valid index."""
+    if index is None or not 0 <= index < len(elements):
+        return None
+    x0, y0, x1, y1 = elements[index]["grid"]
+    return (x0 + x1) / 2, (y0 + y1) / 2
+
+
 def _area(box: Sequence[float]) -> float:
     return (box[2] - box[0]) * (box[3] - box[1])
 

@@ -85,7 +85,6 @@ class StageProgress:
         self.progress.console.print(message, soft_wrap=True)
 
 
-
 @contextmanager
 def stage_progress(terminal: IO[str]) -> Iterator[Observer]:
     """The live display on a terminal; timestamped plain lines otherwise (a live display would

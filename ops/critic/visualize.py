@@ -10,6 +10,7 @@ from typing import Any, Sequence
 from PIL import Image, ImageDraw
 
 from ops.actions import GRID, Action
+from ops.step_samples import element_centre
 
 MARKER = (255, 40, 40)
 PANEL_HEIGHT = 800  # critic images are downscaled: VLM critics do not need full resolution
@@ -28,13 +29,6 @@ def _to_px(point: Sequence[float], img: Image.Image) -> tuple[float, float]:
     return point[0] / GRID * img.width, point[1] / GRID * img.height
 
 
-def _element_center(action: Action, elements: list[dict[str, Any]]) -> tuple[float, float] | None:
-    if action.element is None or not (0 <= action.element < len(elements)):
-        return None
-    x0, y0, x1, y1 = elements[action.element]["grid"]
-    return (x0 + x1) / 2, (y0 + y1) / 2
-
-
 _DIRECTION_VECTORS = {"up": (0, -1), "down": (0, 1), "left": (-1, 0), "right": (1, 0)}
 
 
@@ -45,7 +39,7 @@ def annotate_action(png: bytes, action: Action | None, elements: list[dict[str, 
         return img
     draw = ImageDraw.Draw(img)
     r = max(12, img.width // 30)
-    start = action.point or _element_center(action, elements)
+    start = action.point or element_centre(action.element, elements)
     if start is not None and action.end_point is None and action.direction is None:
         x, y = _to_px(start, img)
         draw.ellipse((x - r, y - r, x + r, y + r), outline=MARKER, width=max(3, r // 4))

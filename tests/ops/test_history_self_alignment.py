@@ -10,7 +10,7 @@ import pytest
 from ops.actions import Action, ActionType, ParsedOutput, ReasoningParts, render_structured
 from ops.history_alignment import (
     AlignmentReport, HistoryAlignmentConfig, StallDetector, choose_trajectories, group_trajectories,
-    realign_trajectory, reward_ceiling, split_validation, stall_triggers, trajectory_history,
+    realign_trajectory, reward_ceiling, split_validation, trajectory_history,
 )
 from ops.prompts import build_policy_prompt
 from ops.prompts.policy import with_memory
@@ -29,7 +29,8 @@ TASK = "Turn on airplane mode"
     ([0.5, 0.4, 0.6, 0.7, 0.8], 2, 0.0, []),  # one dip, then steady gains
 ])
 def test_stall_detection_on_hand_made_series(series, patience, min_improvement, triggers):
-    assert stall_triggers(series, patience, min_improvement) == triggers
+    detector = StallDetector(patience, min_improvement)
+    assert [i for i, value in enumerate(series) if detector.observe(value)] == triggers
 
 
 def test_stall_detector_refuses_a_non_finite_reward():
