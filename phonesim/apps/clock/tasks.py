@@ -9,6 +9,7 @@ from phonesim.apps.clock.world import CITIES, DAYS, all_alarms, city_time, get_a
 from phonesim.dates import hhmm, minutes
 from phonesim.records import Lookup
 from phonesim.task_template import TaskTemplate, extend
+from phonesim.variety import recount, regroup
 
 
 ALARMS = Lookup("clock", all_alarms, get_alarm, overlay_key="alarms")
@@ -60,6 +61,41 @@ def sample_alarm_before_event(rng, phone) -> dict:
     return p
 
 
+def with_switches(base):
+    """Adds which of the other alarms are switched on (`switch_alarms` applies it), so the list
+    around the task's alarm differs between instances."""
+    return extend(base, lambda rng, phone, p: {
+        "on_ids": sorted(a["id"] for a in alarms(phone) if a["id"] != p["aid"] and rng.random() < 0.5)})
+
+
+def with_moved_time(base):
+    """The task's alarm rings at a drawn free time instead (`switch_alarms` moves it), so its time,
+    the answer, differs between instances."""
+    return extend(base, lambda rng, phone, p: {"time": free_time(rng, phone)})
+
+
+def switch_alarms(target_on: bool | None = None):
+    """Setup: the alarms in on_ids are on and the other alarms off; the task's alarm is `target_on`
+    (left as it is for None) and, if the params moved it, rings at their time."""
+    def setup(phone, p):
+        for a in alarms(phone):
+            if a["id"] != p["aid"] and a["on"] != (a["id"] in p["on_ids"]):
+                ALARMS.edit(phone, a["id"], on=a["id"] in p["on_ids"])
+        target = {"on": target_on} if target_on is not None else {}
+        if p["time"] != alarm(phone, p["aid"])["time"]:
+            target["time"] = p["time"]
+        if target:
+            ALARMS.edit(phone, p["aid"], **target)
+    return setup
+
+
+def sample_switched_on(rng, phone) -> dict:
+    """How many alarms are on (0 to all), and which."""
+    everyone = alarms(phone)
+    return recount(rng, [a["id"] for a in everyone if a["on"]], [a["id"] for a in everyone if not a["on"]],
+                   0, len(everyone))
+
+
 def alarm_path(p, key: str = "") -> str:
     return f"clock.alarms.{p['aid']}" + (f".{key}" if key else "")
 
@@ -74,7 +110,7 @@ TEMPLATES = [
     TaskTemplate(
         id="clock.alarm_on", apps=("clock",), objective="operate", composition="atomic", difficulty=1,
         split="test", step_budget=15, instructions=("Switch on my \"{label}\" alarm.",),
-        sample=pick_alarm, setup=set_on(False),
+        sample=with_switches(pick_alarm), setup=switch_alarms(False),
         checks=lambda phone, p: [("on", attr(phone, p["aid"], "on") is True)],
         expected=lambda p: [alarm_path(p, "on")], tags=("settings",)),
     TaskTemplate(
@@ -106,7 +142,7 @@ TEMPLATES = [
     TaskTemplate(
         id="clock.delete_alarm", apps=("clock",), objective="operate", composition="sequential", difficulty=2,
         split="test", step_budget=15, instructions=("Delete the {time} alarm.", "Remove my \"{label}\" alarm."),
-        sample=pick_alarm, checks=lambda phone, p: [("deleted", alarm(phone, p["aid"]) is None)],
+        sample=with_switches(pick_alarm), setup=switch_alarms(), checks=lambda phone, p: [("deleted", alarm(phone, p["aid"]) is None)],
         expected=lambda p: [alarm_path(p)], tags=("delete",)),
     TaskTemplate(
         id="clock.query_alarm_time", apps=("clock",), objective="query", composition="atomic", difficulty=1,
@@ -117,7 +153,7 @@ TEMPLATES = [
     TaskTemplate(
         id="clock.query_alarms_on", apps=("clock",), objective="query", composition="atomic", difficulty=2,
         split="test", step_budget=15, instructions=("How many of my alarms are switched on?",),
-        sample=lambda rng, phone: {},
+        sample=sample_switched_on, setup=regroup(ALARMS, lambda p: {"on": True}, lambda p: {"on": False}),
         answer=lambda phone, p: AnswerSpec("number", float(sum(a["on"] for a in alarms(phone))), hint="a number"),
         evidence=lambda p, spec: [f"{spec.gold:g} of "], tags=("extract",)),
     TaskTemplate(
@@ -151,7 +187,7 @@ TEMPLATES = [
         id="clock.hybrid_alarm_off", apps=("clock",), objective="hybrid", composition="sequential", difficulty=2,
         split="test", step_budget=15,
         instructions=("Tell me what time my \"{label}\" alarm rings, then switch it off.",),
-        sample=pick_alarm, setup=set_on(True),
+        sample=with_moved_time(with_switches(pick_alarm)), setup=switch_alarms(True),
         checks=lambda phone, p: [("off", attr(phone, p["aid"], "on") is False)],
         answer=lambda phone, p: AnswerSpec("time", alarm(phone, p["aid"])["time"], hint="a time (HH:MM, 24-hour)"),
         evidence=lambda p, spec: [f"{spec.gold}\n{p['label']} ·"],

@@ -9,6 +9,7 @@ from phonesim.apps.recorder.world import all_recordings, get_recording, live_rec
 from phonesim.dates import counted, long_date
 from phonesim.records import Lookup
 from phonesim.task_template import TaskTemplate, extend
+from phonesim.variety import recount, regroup
 
 NEW_NAMES = ("Shopping reminder", "Lecture 7", "Voice note for Sam", "Melody sketch", "Parking spot", "Todo ideas")
 
@@ -42,6 +43,27 @@ def created(phone) -> list[dict]:
     return [r for r in recordings(phone) if r["id"].startswith("n") and not r["trashed"]]
 
 
+def sample_trash(lo: int, hi: int):
+    """Sampler: how many recordings are in the trash (lo..hi) and which; `set_trash` applies it."""
+    def sample(rng: random.Random, phone) -> dict:
+        rs = recordings(phone)
+        return recount(rng, [r["id"] for r in rs if r["trashed"]], [r["id"] for r in rs if not r["trashed"]], lo, hi)
+    return sample
+
+
+set_trash = regroup(RECORDINGS, lambda p: {"trashed": True}, lambda p: {"trashed": False})
+
+
+def then_pick(base, trashed: bool = False):
+    """Adds one recording that is in the trash (or not) once `base`'s trash is set up."""
+    def add(rng: random.Random, phone, p) -> dict:
+        now = {r["id"]: r["trashed"] for r in recordings(phone)}
+        now.update({rid: True for rid in p["join"]} | {rid: False for rid in p["leave"]})
+        r = rng.choice([r for r in recordings(phone) if now[r["id"]] == trashed])
+        return {"rec": r["id"], "name": r["name"]}
+    return extend(base, add)
+
+
 def path(p, key: str = "") -> str:
     return f"recorder.recordings.{p['rec']}" + (f".{key}" if key else "")
 
@@ -67,7 +89,7 @@ TEMPLATES = [
         id="recorder.record_quick", apps=("recorder",), objective="operate", composition="sequential",
         difficulty=1, split="test", step_budget=15,
         instructions=("Record a new voice memo.", "Make a quick audio recording and keep it."),
-        sample=lambda rng, phone: {}, checks=lambda phone, p: [("recorded", bool(created(phone)))],
+        sample=sample_trash(0, 6), setup=set_trash, checks=lambda phone, p: [("recorded", bool(created(phone)))],
         expected=lambda p: ["recorder.recordings.n*"], tags=("create",)),
     TaskTemplate(
         id="recorder.rename", apps=("recorder",), objective="operate", composition="deep_dive", difficulty=2,
@@ -80,7 +102,7 @@ TEMPLATES = [
         id="recorder.delete", apps=("recorder",), objective="operate", composition="sequential", difficulty=2,
         split="test", step_budget=15,
         instructions=("Delete the recording \"{name}\".", "Move \"{name}\" to the trash."),
-        sample=pick(), checks=lambda phone, p: [("in trash", trashed(phone, p["rec"]) is True)],
+        sample=then_pick(sample_trash(0, 5)), setup=set_trash, checks=lambda phone, p: [("in trash", trashed(phone, p["rec"]) is True)],
         expected=lambda p: [path(p, "trashed")], tags=("delete",)),
     TaskTemplate(
         id="recorder.restore", apps=("recorder",), objective="operate", composition="sequential", difficulty=2,
@@ -93,7 +115,7 @@ TEMPLATES = [
         id="recorder.delete_forever", apps=("recorder",), objective="operate", composition="sequential",
         difficulty=3, split="test", step_budget=15,
         instructions=("Permanently delete \"{name}\" from the recorder's trash.",),
-        sample=pick(trashed=True), checks=lambda phone, p: [("purged", recording(phone, p["rec"]) is None)],
+        sample=then_pick(sample_trash(1, 6), trashed=True), setup=set_trash, checks=lambda phone, p: [("purged", recording(phone, p["rec"]) is None)],
         expected=lambda p: [path(p)], tags=("delete", "explore")),
     TaskTemplate(
         id="recorder.query_duration", apps=("recorder",), objective="query", composition="atomic", difficulty=2,
@@ -105,7 +127,7 @@ TEMPLATES = [
     TaskTemplate(
         id="recorder.query_date", apps=("recorder",), objective="query", composition="deep_dive", difficulty=2,
         split="test", step_budget=15, instructions=("On what date did I record \"{name}\"?",),
-        sample=pick(),
+        sample=then_pick(sample_trash(0, 5)), setup=set_trash,
         answer=lambda phone, p: AnswerSpec("date", recording(phone, p["rec"])["date"], hint="a date (YYYY-MM-DD)"),
         evidence=lambda p, spec: [long_date(spec.gold)], tags=("extract",)),
     TaskTemplate(
@@ -128,7 +150,8 @@ TEMPLATES = [
     TaskTemplate(
         id="recorder.query_trash_count", apps=("recorder",), objective="query", composition="sequential",
         difficulty=1, split="test", step_budget=15, instructions=("How many recordings are in the trash?",),
-        sample=lambda rng, phone: {},
+        sample=sample_trash(0, 9), setup=set_trash,
         answer=lambda phone, p: AnswerSpec("number", float(trash_count(phone)), hint="a number"),
-        evidence=lambda p, spec: [f"{counted(int(spec.gold), 'recording')} in trash"], tags=("extract", "nav")),
+        evidence=lambda p, spec: [f"{counted(int(spec.gold), 'recording')} in trash" if spec.gold else "Trash is empty"],
+        tags=("extract", "nav")),
 ]
