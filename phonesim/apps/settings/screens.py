@@ -128,7 +128,8 @@ def build_about(ctx: Ctx) -> Page:
     return Page("About phone", [
         item("Device name", s["device_name"], on_tap=tap("open_rename"), chevron=True, rid="device_name"),
         info("Model", w["model"], rid="model"),
-        info("Android version", w["android_version"], rid="android_version"),
+        # a task's setup may have installed another version (an update) over the world's factory one
+        info("Android version", ctx.data.get("android_version", w["android_version"]), rid="android_version"),
         info("Build number", w["build"], rid="build_number"),
         info("Storage", f"{w['storage_used_gb']} GB used of {w['storage_total_gb']} GB", rid="storage"),
     ])

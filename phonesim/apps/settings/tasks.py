@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from phonesim.answers import AnswerSpec
 from phonesim.apps.settings.screens import FONT_SIZES, TIMEOUTS
+from phonesim.apps.settings.world import NETWORK_NAMES
 from phonesim.task_template import TaskTemplate
 
 
@@ -11,13 +12,15 @@ def sysdata(phone) -> dict:
     return phone.state["data"]["system"]
 
 
-def _toggle_template(key: str, label: str, split: str, phrasing: tuple[str, ...]) -> TaskTemplate:
-    """Turn a boolean device setting on or off; setup makes it the opposite first."""
+def _toggle_template(key: str, label: str, split: str, phrasing: tuple[str, ...], scene=None) -> TaskTemplate:
+    """Turn a boolean device setting on or off; setup makes it the opposite first. `scene(rng)`, if
+    given, draws other device settings the agent sees on the way (params["scene"]; setup applies it)."""
     def sample(rng, phone):
         on = rng.random() < 0.5
-        return {"on": on, "state": "on" if on else "off", "label": label}
+        return {"on": on, "state": "on" if on else "off", "label": label} | ({"scene": scene(rng)} if scene else {})
 
     def setup(phone, p):
+        sysdata(phone).update(p.get("scene", {}))
         sysdata(phone)[key] = not p["on"]
         if key in ("wifi", "bluetooth", "mobile_data"):
             sysdata(phone)["airplane"] = False
@@ -55,6 +58,28 @@ def _sample_device_name(rng, phone):
     return {"name": f"{owner}'s {rng.choice(['Phone', 'Pixel', 'Android', 'Mobile'])}"}
 
 
+def _display_scene(rng) -> dict:
+    """The rest of the Display page: font size and brightness."""
+    return {"font_size": rng.choice(FONT_SIZES), "brightness": rng.choice([20, 40, 60, 80, 100])}
+
+
+def _look_scene(rng) -> dict:
+    """What every screen shows: the theme, and the battery level in the status bar."""
+    return {"dark_theme": rng.random() < 0.5, "battery": rng.randint(15, 100)}
+
+
+def _sample_font_change(rng, phone):
+    start = rng.choice(FONT_SIZES)
+    return {"start": start, "value": rng.choice([f for f in FONT_SIZES if f != start])}
+
+
+ANDROID_VERSIONS = tuple(str(v) for v in range(7, 17))
+
+
+def _install_version(phone, p):
+    phone.data("settings")["android_version"] = p["version"]
+
+
 def _wifi_on(phone, p):
     sysdata(phone).update(wifi=True, airplane=False)
 
@@ -64,10 +89,10 @@ TEMPLATES = [
                                                 "Please make sure Wi-Fi is {state}.")),
     _toggle_template("bluetooth", "Bluetooth", "train", ("Turn {state} Bluetooth.", "Switch Bluetooth {state}.")),
     _toggle_template("dark_theme", "Dark theme", "test", ("Turn {state} dark theme.",
-                                                          "Set the dark theme setting to {state}.")),
+                                                          "Set the dark theme setting to {state}."), _display_scene),
     _toggle_template("battery_saver", "Battery Saver", "train", ("Turn {state} Battery Saver.",)),
     _toggle_template("location", "Location", "test", ("Turn {state} location access.",
-                                                      "Switch the phone's location setting {state}.")),
+                                                      "Switch the phone's location setting {state}."), _look_scene),
     TaskTemplate(
         id="settings.airplane_on", apps=("settings",), objective="operate", composition="atomic", difficulty=1,
         split="train", step_budget=15, instructions=("Turn on airplane mode.", "Put the phone in airplane mode."),
@@ -85,7 +110,7 @@ TEMPLATES = [
     TaskTemplate(
         id="settings.set_font_size", apps=("settings",), objective="operate", composition="sequential",
         difficulty=2, split="test", step_budget=15, instructions=("Change the font size to {value}.",),
-        sample=_sample_choice(FONT_SIZES),
+        sample=_sample_font_change, setup=lambda phone, p: sysdata(phone).update(font_size=p["start"]),
         checks=lambda phone, p: [("font size", sysdata(phone)["font_size"] == p["value"])],
         expected=lambda p: ["system.font_size"], tags=("settings",)),
     TaskTemplate(
@@ -131,8 +156,8 @@ TEMPLATES = [
         id="settings.query_android_version", apps=("settings",), objective="query", composition="deep_dive",
         difficulty=2, split="test", step_budget=15,
         instructions=("Which Android version is this phone running?",),
-        sample=lambda rng, phone: {},
-        answer=lambda phone, p: AnswerSpec("number", float(phone.world("settings")["android_version"]),
+        sample=lambda rng, phone: {"version": rng.choice(ANDROID_VERSIONS)}, setup=_install_version,
+        answer=lambda phone, p: AnswerSpec("number", float(phone.data("settings")["android_version"]),
                                            hint="the version number"),
         tags=("extract",)),
     TaskTemplate(
@@ -146,7 +171,8 @@ TEMPLATES = [
         id="settings.hybrid_wifi_off", apps=("settings",), objective="hybrid", composition="sequential",
         difficulty=3, split="test", step_budget=20,
         instructions=("Tell me which Wi-Fi network the phone is connected to, then turn Wi-Fi off.",),
-        sample=lambda rng, phone: {}, setup=_wifi_on,
+        sample=lambda rng, phone: {"network": rng.choice(NETWORK_NAMES)},
+        setup=lambda phone, p: sysdata(phone).update(wifi=True, airplane=False, wifi_network=p["network"]),
         checks=lambda phone, p: [("wifi off", not sysdata(phone)["wifi"])],
         answer=lambda phone, p: AnswerSpec("text", sysdata(phone)["wifi_network"], hint="the network name"),
         expected=lambda p: ["system.wifi"], tags=("extract", "settings")),
