@@ -10,6 +10,7 @@ from phonesim.apps.contacts.screens import pretty_date
 from phonesim.apps.contacts.world import COMPANIES, FIRST, GROUPS, LAST, all_contacts, full_name, get_contact
 from phonesim.records import Lookup
 from phonesim.task_template import TaskTemplate, extend
+from phonesim.variety import recount, regroup
 
 
 PEOPLE = Lookup("contacts", all_contacts, get_contact)
@@ -51,6 +52,14 @@ def with_other_group(base):
 
 def with_company(base):
     return extend(base, lambda rng, phone, p: {"company": contact(phone, p["cid"])["company"]})
+
+
+def sample_group_size(rng, phone) -> dict:
+    """A group and how many contacts are in it (1..15): others join it or members leave for no group."""
+    group = rng.choice(GROUPS)
+    everyone = people(phone)
+    return {"group": group, **recount(rng, [c["id"] for c in everyone if c["group"] == group],
+                                      [c["id"] for c in everyone if c["group"] != group], 1, 15)}
 
 
 def sample_new_person(rng, phone):
@@ -110,7 +119,7 @@ TEMPLATES = [
         id="contacts.query_group_count", apps=("contacts",), objective="query", composition="deep_dive",
         difficulty=3, split="test", step_budget=20,
         instructions=("How many contacts are in the {group} group?",),
-        sample=lambda rng, phone: {"group": rng.choice(GROUPS)},
+        sample=sample_group_size, setup=regroup(PEOPLE, lambda p: {"group": p["group"]}, lambda p: {"group": ""}),
         answer=lambda phone, p: AnswerSpec("number", float(sum(c["group"] == p["group"] for c in people(phone))),
                                            hint="a number"),
         evidence=lambda p, spec: [f"{spec.gold:g} contacts in {p['group']}", f"{p['group']}\n{spec.gold:g} contacts"],

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import random
 
+from phonesim import records
 from phonesim.answers import AnswerSpec
 from phonesim.apps.files.world import FOLDERS, all_files, get_file, human_size, parent, subfolders
 from phonesim.dates import month_day_year
 from phonesim.records import Lookup
 from phonesim.task_template import TaskTemplate
+from phonesim.variety import recount
 
 
 FILES = Lookup("files", all_files, get_file)
@@ -53,6 +55,39 @@ def pick_largest(folder_choices):
         return {"path": path, "top": parent(path) or path, "fid": here[0]["id"],
                 "choices": [f["name"] for f in here]}
     return sample
+
+
+def sample_trimmed_folder(rng, phone) -> dict:
+    """A folder and how many files it holds (0..12; `move_in_or_delete`): files from other folders
+    move in, or some of its own are deleted, so its item count differs between instances."""
+    p = sample_folder(rng, phone)
+    everyone = files(phone)
+    return p | recount(rng, [f["id"] for f in everyone if f["folder"] == p["path"]],
+                       [f["id"] for f in everyone if f["folder"] != p["path"]], 0, 12)
+
+
+def move_in_or_delete(phone, p) -> None:
+    for fid in p["join"]:
+        FILES.edit(phone, fid, folder=p["path"])
+    for fid in p["leave"]:
+        records.delete(phone.data("files"), fid)
+
+
+def pick_grown(folder_choices):
+    """A folder and one of its files, which grows to a drawn size above the folder's largest
+    (`grow`), so the largest file and its size differ between instances. Below 1 GB, which the
+    app would show in GB, not the MB the task asks for."""
+    def sample(rng, phone) -> dict:
+        path = rng.choice(folder_choices)
+        here = [f for f in files(phone) if f["folder"] == path]
+        f = rng.choice(here)
+        return {"path": path, "top": parent(path) or path, "fid": f["id"],
+                "size": min(int(max(x["size"] for x in here) * rng.uniform(1.1, 1.8)), 999_000_000)}
+    return sample
+
+
+def grow(phone, p) -> None:
+    FILES.edit(phone, p["fid"], size=p["size"])
 
 
 def size_mb(phone, fid: str) -> float:
@@ -113,7 +148,7 @@ TEMPLATES = [
         id="files.query_count", apps=("files",), objective="query", composition="deep_dive", difficulty=2,
         split="test", step_budget=15,
         instructions=("How many items are in the {path} folder?", "Count the items (files and folders) in {path}."),
-        sample=sample_folder,
+        sample=sample_trimmed_folder, setup=move_in_or_delete,
         answer=lambda phone, p: AnswerSpec("number", float(len(subfolders(p["path"])) + sum(
             f["folder"] == p["path"] for f in files(phone))), hint="a number"),
         evidence=lambda p, spec: [f"{spec.gold:g} items · "], tags=("extract", "nav")),
@@ -129,7 +164,7 @@ TEMPLATES = [
         id="files.hybrid_largest_delete", apps=("files",), objective="hybrid", composition="sequential",
         difficulty=4, split="test", step_budget=20,
         instructions=("Find the largest file in {path}, tell me its size in MB, then delete it to free space.",),
-        sample=pick_largest(("Download", "Movies", "Music", "Pictures")),
+        sample=pick_grown(("Download", "Movies", "Music", "Pictures")), setup=grow,
         checks=lambda phone, p: [("deleted", file(phone, p["fid"]) is None)],
         answer=lambda phone, p: AnswerSpec("number", size_mb(phone, p["fid"]), tolerance=0.05, hint="a number of MB"),
         evidence=lambda p, spec: [f"{spec.gold:.1f} MB"], expected=lambda p: [path(p)],

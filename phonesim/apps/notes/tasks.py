@@ -13,6 +13,7 @@ from phonesim.apps.notes.world import FOLDERS, all_notes, get_note
 from phonesim.apps.recipes.world import all_recipes
 from phonesim.records import Lookup
 from phonesim.task_template import TaskTemplate
+from phonesim.variety import recount, regroup
 
 NEW_NOTES = [("Call the plumber", "Kitchen tap drips, ask about Thursday"),
              ("Weekend plan", "Hike on Saturday, farmers market Sunday"),
@@ -55,6 +56,16 @@ def with_new_body(rng, phone) -> dict:
     p = pick(rng, phone)
     p["body"] = rng.choice(NEW_BODIES)
     return p
+
+
+def sample_folder_size(rng, phone) -> dict:
+    """A folder and how many notes it holds (0..10): other notes move in, or its notes move to
+    another folder (`elsewhere`)."""
+    folder = rng.choice(FOLDERS)
+    everyone = notes(phone)
+    return {"folder": folder, "elsewhere": rng.choice([f for f in FOLDERS if f != folder]),
+            **recount(rng, [n["id"] for n in everyone if n["folder"] == folder],
+                      [n["id"] for n in everyone if n["folder"] != folder], 0, 10)}
 
 
 def sample_new(rng, phone) -> dict:
@@ -184,7 +195,8 @@ TEMPLATES = [
         id="notes.query_count", apps=("notes",), objective="query", composition="atomic", difficulty=2,
         split="test", step_budget=15,
         instructions=("How many notes are in the {folder} folder?",),
-        sample=lambda rng, phone: {"folder": rng.choice(FOLDERS)},
+        sample=sample_folder_size,
+        setup=regroup(NOTES, lambda p: {"folder": p["folder"]}, lambda p: {"folder": p["elsewhere"]}),
         answer=lambda phone, p: AnswerSpec("number", float(sum(n["folder"] == p["folder"] for n in notes(phone))),
                                            hint="a number"),
         evidence=lambda p, spec: [f"{p['folder']}\n{spec.gold:g} notes"], tags=("extract",)),

@@ -9,6 +9,7 @@ from phonesim.apps.todo.world import LISTS, NEW_TITLES, PRIORITIES, all_tasks, g
 from phonesim.dates import TODAY, counted, day, long_date
 from phonesim.records import Lookup
 from phonesim.task_template import TaskTemplate, extend
+from phonesim.variety import recount, regroup
 
 
 TASKS = Lookup("todo", all_tasks, get_task)
@@ -52,8 +53,12 @@ def with_new_due(base):
     return extend(base, add)
 
 
-def sample_list(rng, phone) -> dict:
-    return {"lst": rng.choice(LISTS)}
+def sample_list_open(rng, phone) -> dict:
+    """A list and how many of its tasks are still open (0..all): done ones reopen or open ones get done."""
+    lst = rng.choice(LISTS)
+    mine = [t for t in tasks(phone) if t["list"] == lst]
+    return {"lst": lst, **recount(rng, [t["id"] for t in mine if not t["done"]], [t["id"] for t in mine if t["done"]],
+                                  0, len(mine))}
 
 
 def open_count(phone, lst: str) -> int:
@@ -142,7 +147,7 @@ TEMPLATES = [
     TaskTemplate(
         id="todo.query_open_count", apps=("todo",), objective="query", composition="deep_dive", difficulty=2,
         split="test", step_budget=15, instructions=("How many open tasks are in my {lst} list?",),
-        sample=sample_list,
+        sample=sample_list_open, setup=regroup(TASKS, lambda p: {"done": False}, lambda p: {"done": True}),
         answer=lambda phone, p: AnswerSpec("number", float(open_count(phone, p["lst"])), hint="a number"),
         evidence=lambda p, spec: [f"{p['lst']}\n{spec.gold:g} open", counted(int(spec.gold), "open task")],
         tags=("extract",)),
