@@ -9,6 +9,7 @@ from phonesim.apps.calendar.world import NEW_TITLES, all_events, get_event
 from phonesim.dates import TODAY, counted, day, hhmm, long_date, short_date
 from phonesim.records import Lookup
 from phonesim.task_template import TaskTemplate, extend
+from phonesim.variety import recount, regroup
 
 THIS_MONTH = TODAY.isoformat()[:7]
 
@@ -33,6 +34,16 @@ def sample_busy_day(rng, phone) -> dict:
     days = sorted({e["date"] for e in events(phone) if in_this_month(e)})
     iso = rng.choice(days)
     return {"day": iso, "date_long": long_date(iso)}
+
+
+def sample_day_load(rng, phone) -> dict:
+    """A busy day this month and how many events it has (1..7): other events move onto it, or some
+    of its own move to another day this month (`elsewhere`), so the count differs between instances."""
+    p = sample_busy_day(rng, phone)
+    everyone = events(phone)
+    p["elsewhere"] = rng.choice(sorted({e["date"] for e in everyone if in_this_month(e)} - {p["day"]}))
+    return p | recount(rng, [e["id"] for e in everyone if e["date"] == p["day"]],
+                       [e["id"] for e in everyone if e["date"] != p["day"]], 1, 7)
 
 
 def sample_new(rng, phone) -> dict:
@@ -104,7 +115,8 @@ TEMPLATES = [
     TaskTemplate(
         id="calendar.query_day_count", apps=("calendar",), objective="query", composition="deep_dive",
         difficulty=3, split="test", step_budget=15, instructions=("How many events do I have on {date_long}?",),
-        sample=sample_busy_day,
+        sample=sample_day_load,
+        setup=regroup(EVENTS, lambda p: {"date": p["day"]}, lambda p: {"date": p["elsewhere"]}),
         answer=lambda phone, p: AnswerSpec("number", float(sum(e["date"] == p["day"] for e in events(phone))),
                                            hint="a number"),
         evidence=lambda p, spec: [f"{counted(int(spec.gold), 'event')} on {short_date(p['day'])}"],

@@ -142,7 +142,8 @@ TEMPLATES = [
     TaskTemplate(
         id="clock.delete_alarm", apps=("clock",), objective="operate", composition="sequential", difficulty=2,
         split="test", step_budget=15, instructions=("Delete the {time} alarm.", "Remove my \"{label}\" alarm."),
-        sample=with_switches(pick_alarm), setup=switch_alarms(), checks=lambda phone, p: [("deleted", alarm(phone, p["aid"]) is None)],
+        sample=with_switches(pick_alarm), setup=switch_alarms(),
+        checks=lambda phone, p: [("deleted", alarm(phone, p["aid"]) is None)],
         expected=lambda p: [alarm_path(p)], tags=("delete",)),
     TaskTemplate(
         id="clock.query_alarm_time", apps=("clock",), objective="query", composition="atomic", difficulty=1,

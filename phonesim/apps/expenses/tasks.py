@@ -6,8 +6,9 @@ from __future__ import annotations
 import random
 from datetime import timedelta
 
+from phonesim import records
 from phonesim.answers import AnswerSpec
-from phonesim.apps.expenses.world import CATEGORIES, ITEMS, all_expenses, get_expense, money, totals
+from phonesim.apps.expenses.world import CATEGORIES, DAYS_BACK, ITEMS, all_expenses, get_expense, money, totals
 from phonesim.dates import TODAY, month_day_year
 from phonesim.records import Lookup
 from phonesim.task_template import TaskTemplate
@@ -66,6 +67,42 @@ def sample_largest(rng, phone) -> dict:
     return {"category": category, "eid": top["id"]}
 
 
+def sample_category_size(rng, phone) -> dict:
+    """A category and how many expenses it holds (1..14): drawn new ones are logged (`added`), or
+    some of its own deleted, so the count differs between instances."""
+    category = rng.choice(CATEGORIES)
+    mine = sorted(e["id"] for e in expenses(phone) if e["category"] == category)
+    target = rng.randint(1, 14)
+    added = []
+    for _ in range(target - len(mine)):
+        name, lo, hi = rng.choice(ITEMS[category])
+        added.append({"name": name, "amount": round(rng.uniform(lo, hi), 2), "category": category,
+                      "date": (TODAY - timedelta(days=rng.randrange(DAYS_BACK))).isoformat(), "note": ""})
+    return {"category": category, "added": added, "deleted": sorted(rng.sample(mine, max(0, len(mine) - target)))}
+
+
+def log_and_delete(phone, p) -> None:
+    data = phone.data("expenses")
+    for e in p["added"]:
+        records.put(data, {"id": records.new_id(data), **e})
+    for eid in p["deleted"]:
+        records.delete(data, eid)
+
+
+def sample_raised_largest(rng, phone) -> dict:
+    """A category and one of its expenses, raised to a drawn amount above the category's largest
+    (`raise_amount`), so the largest expense and its amount differ between instances."""
+    category = rng.choice(CATEGORIES)
+    mine = [e for e in expenses(phone) if e["category"] == category]
+    e = rng.choice(mine)
+    return {"category": category, "eid": e["id"],
+            "amount": round(max(x["amount"] for x in mine) * rng.uniform(1.05, 1.6), 2)}
+
+
+def raise_amount(phone, p) -> None:
+    EXPENSES.edit(phone, p["eid"], amount=p["amount"])
+
+
 def created(phone, p) -> list[dict]:
     return [e for e in expenses(phone) if e["id"].startswith("n") and e["name"].casefold() == p["name"].casefold()]
 
@@ -100,7 +137,7 @@ TEMPLATES = [
         id="expenses.query_category_count", apps=("expenses",), objective="query", composition="deep_dive",
         difficulty=2, split="test", step_budget=15,
         instructions=("How many {category} expenses have I logged?", "Count my expenses in the {category} category."),
-        sample=sample_category,
+        sample=sample_category_size, setup=log_and_delete,
         answer=lambda phone, p: AnswerSpec("number", float(category_total(phone, p["category"])[0]), hint="a number"),
         evidence=lambda p, spec: [f"{p['category']}\n{spec.gold:g} expenses"], tags=("extract", "finance")),
     TaskTemplate(
@@ -160,7 +197,7 @@ TEMPLATES = [
         id="expenses.hybrid_largest_delete", apps=("expenses",), objective="hybrid", composition="sequential",
         difficulty=4, split="test", step_budget=20,
         instructions=("Find my most expensive {category} expense, tell me its amount, then delete it.",),
-        sample=sample_largest,
+        sample=sample_raised_largest, setup=raise_amount,
         checks=lambda phone, p: [("deleted", expense(phone, p["eid"]) is None)],
         answer=lambda phone, p: AnswerSpec("number", expense(phone, p["eid"])["amount"], tolerance=0.01,
                                            hint="a number in dollars"),

@@ -102,7 +102,8 @@ TEMPLATES = [
         id="recorder.delete", apps=("recorder",), objective="operate", composition="sequential", difficulty=2,
         split="test", step_budget=15,
         instructions=("Delete the recording \"{name}\".", "Move \"{name}\" to the trash."),
-        sample=then_pick(sample_trash(0, 5)), setup=set_trash, checks=lambda phone, p: [("in trash", trashed(phone, p["rec"]) is True)],
+        sample=then_pick(sample_trash(0, 5)), setup=set_trash,
+        checks=lambda phone, p: [("in trash", trashed(phone, p["rec"]) is True)],
         expected=lambda p: [path(p, "trashed")], tags=("delete",)),
     TaskTemplate(
         id="recorder.restore", apps=("recorder",), objective="operate", composition="sequential", difficulty=2,
@@ -115,7 +116,8 @@ TEMPLATES = [
         id="recorder.delete_forever", apps=("recorder",), objective="operate", composition="sequential",
         difficulty=3, split="test", step_budget=15,
         instructions=("Permanently delete \"{name}\" from the recorder's trash.",),
-        sample=then_pick(sample_trash(1, 6), trashed=True), setup=set_trash, checks=lambda phone, p: [("purged", recording(phone, p["rec"]) is None)],
+        sample=then_pick(sample_trash(1, 6), trashed=True), setup=set_trash,
+        checks=lambda phone, p: [("purged", recording(phone, p["rec"]) is None)],
         expected=lambda p: [path(p)], tags=("delete", "explore")),
     TaskTemplate(
         id="recorder.query_duration", apps=("recorder",), objective="query", composition="atomic", difficulty=2,
@@ -152,6 +154,7 @@ TEMPLATES = [
         difficulty=1, split="test", step_budget=15, instructions=("How many recordings are in the trash?",),
         sample=sample_trash(0, 9), setup=set_trash,
         answer=lambda phone, p: AnswerSpec("number", float(trash_count(phone)), hint="a number"),
-        evidence=lambda p, spec: [f"{counted(int(spec.gold), 'recording')} in trash" if spec.gold else "Trash is empty"],
+        evidence=lambda p, spec: [f"{counted(int(spec.gold), 'recording')} in trash" if spec.gold
+                                  else "Trash is empty"],
         tags=("extract", "nav")),
 ]
