@@ -73,15 +73,19 @@ def sample_category_size(rng, phone) -> dict:
     category = rng.choice(CATEGORIES)
     mine = sorted(e["id"] for e in expenses(phone) if e["category"] == category)
     target = rng.randint(1, 14)
-    added = []
-    for _ in range(target - len(mine)):
-        name, lo, hi = rng.choice(ITEMS[category])
-        added.append({"name": name, "amount": round(rng.uniform(lo, hi), 2), "category": category,
-                      "date": (TODAY - timedelta(days=rng.randrange(DAYS_BACK))).isoformat(), "note": ""})
+    added = [draw_expense(rng, category) for _ in range(target - len(mine))]
     return {"category": category, "added": added, "deleted": sorted(rng.sample(mine, max(0, len(mine) - target)))}
 
 
+def draw_expense(rng, category: str) -> dict:
+    """A new expense of the category (no id yet; `log_and_delete` logs it), from the last DAYS_BACK days."""
+    name, lo, hi = rng.choice(ITEMS[category])
+    return {"name": name, "amount": round(rng.uniform(lo, hi), 2), "category": category,
+            "date": (TODAY - timedelta(days=rng.randrange(DAYS_BACK))).isoformat(), "note": ""}
+
+
 def log_and_delete(phone, p) -> None:
+    """Setup: log the expenses in `added`, delete those in `deleted`."""
     data = phone.data("expenses")
     for e in p["added"]:
         records.put(data, {"id": records.new_id(data), **e})

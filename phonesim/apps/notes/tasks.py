@@ -8,6 +8,7 @@ import random
 from phonesim.answers import AnswerSpec, parse_numbers
 from phonesim.apps.contacts.world import all_contacts, full_name
 from phonesim.apps.expenses.world import CATEGORIES as EXPENSE_CATEGORIES
+from phonesim.apps.expenses.tasks import draw_expense, log_and_delete
 from phonesim.apps.expenses.world import all_expenses, money, totals
 from phonesim.apps.notes.world import FOLDERS, all_notes, get_note
 from phonesim.apps.recipes.world import all_recipes
@@ -105,9 +106,13 @@ def sample_recipe(rng, phone) -> dict:
 
 
 def sample_spending(rng, phone) -> dict:
+    """A category and its total once a drawn expense of it is logged (`log_and_delete`), so the
+    total differs between instances."""
     category = rng.choice(EXPENSE_CATEGORIES)
-    total = totals(all_expenses(phone.world("expenses"), phone.data("expenses")))[category][1]
-    return {"category": category, "title": f"{category} budget", "total": money(total)}
+    logged = draw_expense(rng, category)
+    total = totals(all_expenses(phone.world("expenses"), phone.data("expenses")))[category][1] + logged["amount"]
+    return {"category": category, "title": f"{category} budget", "total": money(total), "added": [logged],
+            "deleted": []}
 
 
 def sample_event_venue(rng, phone) -> dict:
@@ -124,13 +129,15 @@ def sample_contact_email(rng, phone) -> dict:
     return p
 
 
-def sample_texted(fact_key: str, note_title: str):
+def sample_texted(fact_key: str, note_titles: tuple[str, ...]):
     """A Messages thread carrying `fact_key` (read from the sms world, so notes does not import
-    the sms tasks, which import these), and that fact."""
+    the sms tasks, which import these), that fact, and a note title drawn from `note_titles`
+    (str.format over the sender's `first` name)."""
     def sample(rng, phone) -> dict:
         threads = phone.world("sms")["threads"]
         t = rng.choice([t for t in threads.values() if fact_key in t["facts"]])
-        return {"cid": t["cid"], "name": t["name"], "title": note_title, "value": t["facts"][fact_key]}
+        return {"cid": t["cid"], "name": t["name"], "title": rng.choice(note_titles).format(first=t["name"].split()[0]),
+                "value": t["facts"][fact_key]}
     return sample
 
 
@@ -241,7 +248,7 @@ TEMPLATES = [
         difficulty=4, split="ood", step_budget=25,
         instructions=("Write a note titled \"{title}\" stating how much I have spent on {category} in total, "
                       "according to the Expenses app.",),
-        sample=sample_spending,
+        sample=sample_spending, setup=log_and_delete,
         checks=lambda phone, p: [("created", bool(created(phone, p["title"]))), ("total", total_noted(phone, p))],
         expected=lambda p: ["notes.notes.n*"], hints=lambda p: [p["title"], p["total"]],
         tags=("handoff", "finance", "reasoning")),
@@ -267,7 +274,7 @@ TEMPLATES = [
         id="notes.multi_sms_code", apps=("sms", "notes"), objective="operate", composition="transfer",
         difficulty=3, split="ood", step_budget=25,
         instructions=("Save the door code {name} texted me in a new note titled \"{title}\".",),
-        sample=sample_texted("code", "Door code"),
+        sample=sample_texted("code", ("Door code", "{first}'s door code", "Code for {first}'s place")),
         checks=lambda phone, p: [("created", bool(created(phone, p["title"]))),
                                  ("code", body_has(phone, p["title"], [p["value"]]))],
         expected=lambda p: ["notes.notes.n*"], hints=lambda p: [p["name"], p["title"], p["value"]],
@@ -276,7 +283,7 @@ TEMPLATES = [
         id="notes.multi_sms_place", apps=("sms", "notes"), objective="operate", composition="transfer",
         difficulty=3, split="ood", step_budget=25,
         instructions=("Write down where {name} wants to meet in a new note titled \"{title}\".",),
-        sample=sample_texted("place", "Meeting place"),
+        sample=sample_texted("place", ("Meeting place", "Where to meet {first}", "Meeting {first}")),
         checks=lambda phone, p: [("created", bool(created(phone, p["title"]))),
                                  ("place", body_has(phone, p["title"], [p["value"]]))],
         expected=lambda p: ["notes.notes.n*"], hints=lambda p: [p["name"], p["title"], p["value"]],

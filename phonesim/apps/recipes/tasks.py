@@ -49,17 +49,20 @@ def pick_unique_ingredient(rng, phone) -> dict:
     return {"ingredient": ing, "recipe": users[ing][0]["id"]}
 
 
-def pick_quickest(rng, phone) -> dict:
-    """A category whose quickest recipe is unique, and that recipe."""
-    quickest = {}
-    for category in CATEGORIES:
-        members = sorted((r for r in recipes(phone) if r["category"] == category), key=lambda r: r["prep"])
-        if len(members) == 1 or members[0]["prep"] < members[1]["prep"]:
-            quickest[category] = members[0]["id"]
-    if not quickest:
-        raise ValueError("no recipe category has a unique quickest recipe in this world")
-    category = rng.choice(sorted(quickest))
-    return {"category": category, "recipe": quickest[category]}
+def pick_hastened(rng, phone) -> dict:
+    """A category and one of its recipes, whose prep time drops below the category's quickest to a
+    drawn value (`hasten`), so the quickest recipe differs between instances."""
+    category = rng.choice(CATEGORIES)
+    mine = [r for r in recipes(phone) if r["category"] == category]
+    quickest = min(r["prep"] for r in mine)
+    return {"category": category, "recipe": rng.choice(mine)["id"], "prep": rng.choice(range(5, quickest, 5))}
+
+
+def hasten(phone, p) -> None:
+    """Setup: the recipe takes p["prep"] minutes (its directions say so too) and is not a favourite."""
+    r = recipe(phone, p["recipe"])
+    RECIPES.edit(phone, p["recipe"], prep=p["prep"], favorite=False,
+                 directions=r["directions"].replace(f"about {r['prep']} minutes", f"about {p['prep']} minutes"))
 
 
 def sample_new(rng, phone) -> dict:
@@ -168,7 +171,7 @@ TEMPLATES = [
         difficulty=4, split="test", step_budget=20,
         instructions=("Which {category} recipe is the quickest to prepare? Tell me its title and add it to "
                       "favourites.",),
-        sample=pick_quickest, setup=set_favorite(False),
+        sample=pick_hastened, setup=hasten,
         checks=lambda phone, p: [("favourite", bool(attr(phone, p["recipe"], "favorite")))],
         answer=lambda phone, p: AnswerSpec("choice", title_of(phone, p), choices=TITLES, hint="the recipe title"),
         expected=lambda p: [path(p) + ".favorite"], tags=("extract", "reasoning", "edit")),

@@ -6,7 +6,8 @@ from __future__ import annotations
 import random
 
 from phonesim.answers import AnswerSpec
-from phonesim.apps.sms.world import PLACES, messages
+from phonesim.apps.expenses.tasks import log_and_delete
+from phonesim.apps.sms.world import PLACES, messages, now
 from phonesim.dates import counted, read_time
 from phonesim.task_template import TaskTemplate, extend
 
@@ -46,6 +47,21 @@ def pick_stranger(rng: random.Random, phone) -> dict:
 def sample_code_sender(rng, phone) -> dict:
     t = rng.choice([t for t in threads(phone).values() if "code" in t["facts"]])
     return {"code": t["facts"]["code"], "cid": t["cid"]}
+
+
+def with_replies(base):
+    """Adds replies I already sent to 1..4 other conversations (`send_replies`), which moves them to
+    the top of the inbox, so the list searched for the thread differs between instances."""
+    def add(rng: random.Random, phone, p) -> dict:
+        others = sorted(cid for cid in threads(phone) if cid != p["cid"])
+        return {"replied": {cid: rng.choice(REPLIES) for cid in rng.sample(others, rng.randint(1, 4))}}
+    return extend(base, add)
+
+
+def send_replies(phone, p) -> None:
+    sent = phone.data("sms")["sent"]
+    for cid, text in p["replied"].items():
+        sent[cid] = [{"from": "me", "text": text, "at": now(phone.state["data"]["system"])}]
 
 
 def fact(phone, p, key: str) -> str:
@@ -160,7 +176,7 @@ TEMPLATES = [
     TaskTemplate(
         id="sms.query_code", apps=("sms",), objective="query", composition="deep_dive", difficulty=2,
         split="test", step_budget=15, instructions=("What door code did {name} text me?",),
-        sample=pick_thread("code"),
+        sample=with_replies(pick_thread("code")), setup=send_replies,
         answer=lambda phone, p: AnswerSpec("number", float(fact(phone, p, "code")), hint="the 4-digit code"),
         evidence=lambda p, spec: [f"door code is {spec.gold:g}"], hints=lambda p: [p["name"]], tags=("extract",)),
     TaskTemplate(
@@ -178,7 +194,7 @@ TEMPLATES = [
     TaskTemplate(
         id="sms.query_code_sender", apps=("sms",), objective="query", composition="deep_dive", difficulty=3,
         split="test", step_budget=15, instructions=("Who texted me the door code {code}?",),
-        sample=sample_code_sender,
+        sample=with_replies(sample_code_sender), setup=send_replies,
         answer=lambda phone, p: AnswerSpec("choice", threads(phone)[p["cid"]]["name"],
                                            choices=tuple(sorted(t["name"] for t in threads(phone).values())),
                                            hint="the contact's full name"),
@@ -256,6 +272,7 @@ TEMPLATES = [
         id="sms.multi_expense_total", apps=("expenses", "sms"), objective="operate", composition="transfer",
         difficulty=4, split="ood", step_budget=30,
         instructions=("Text {name} how much I have spent on {category} in total, according to Expenses.",),
-        sample=sample_spending_for, checks=lambda phone, p: [("total sent", total_sent(phone, p))],
+        sample=sample_spending_for, setup=log_and_delete,
+        checks=lambda phone, p: [("total sent", total_sent(phone, p))],
         expected=sent_to, hints=lambda p: [p["name"], p["total"]], tags=("handoff", "finance", "reasoning")),
 ]
