@@ -78,7 +78,7 @@ def annotation_metadata(context: dg.AssetExecutionContext, annotated: Annotation
     }
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="step-datasets-5",
+@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="step-datasets-6",
           description="One row per training step sample kept by the HiFPO filter: hint-contextualized prompt, "
                       "screenshot, target action (also saved as an HF dataset). With the structured-reasoning "
                       "prompt style, the critic's annotator also writes each kept step's four reasoning parts "
@@ -133,7 +133,7 @@ class HiFPOAssetConfig(dg.Config):
         return self
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="hifpo-5",
+@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="hifpo-6",
           description="One checkpoint (not a table): the base trained by step-level GRPO with the adaptive GUI "
                       "action reward on the step dataset (MobileForge §2.3.4); with history_alignment, in rounds "
                       "with MobileWizard's history self-alignment (§3.4.3), its record in `history_alignment`.")

@@ -12,9 +12,11 @@ action with the annotated parts) stays. Among passing candidates, near-duplicate
 (embedding cosine at or above `duplicate_similarity`) are dropped and the best is kept. The accepted
 content builds the memory the later steps' prompts show; the step targets (action, annotations) stay.
 
-What the step samples do not carry, and how it is handled:
-- the verified outcome of each earlier step: read back from the action history of the trajectory's
-  own stored prompts (`recorded_outcomes`); a step no prompt shows enters as `unverified`, counted;
+Each step's memory entry carries the step sample's `verified_outcome`, the rollout's stored outcome of
+the step's action (the one its later prompts showed). What the step samples do not carry, and how it
+is handled:
+- an earlier step without a stored outcome (a finish step, a style without memory): it enters as
+  `unverified`, counted;
 - the steps the filter dropped (not reasonable): they have no sample and no label, so the rebuilt
   memory lists only the trajectory's kept steps, numbered as the memory counts them; counted as gaps.
 """
@@ -32,7 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from ops.actions import Action, ParsedOutput, ReasoningParts, parse_structured
 from ops.prompts.messages import Message
 from ops.prompts.policy import with_memory
-from ops.prompts.reasoning_memory import ReasoningMemory, StepOutcome, recorded_outcomes
+from ops.prompts.reasoning_memory import ReasoningMemory, StepOutcome
 from ops.reasoning_reward import Embedder, cosine
 from ops.reward import ANNOTATION_COLUMNS, RewardConfig
 
@@ -172,8 +174,8 @@ class StepRewrite:
 
 @dataclass(frozen=True)
 class TrajectoryHistory:
-    """A trajectory ready for alignment: its steps, and what the stored data could not say (steps
-    whose outcome no prompt showed; rollout steps missing between its kept steps)."""
+    """A trajectory ready for alignment: its steps, and what the stored data could not say (earlier
+    steps without a stored verified outcome; rollout steps missing between its kept steps)."""
 
     steps: list[HistoryStep]
     unknown_outcomes: int
@@ -184,32 +186,39 @@ def label_content(row: Mapping[str, Any]) -> ParsedOutput:
     """A step sample's labelled content: its target action with its four annotated parts."""
     parts = [row.get(c) for c in ANNOTATION_COLUMNS]
     if not all(isinstance(p, str) and p.strip() for p in parts):
-        raise ValueError(f"step {row.get('task_id')}#{row.get('attempt')}/{row.get('step')} lacks a reasoning "
-                         "annotation: history alignment needs the labelled parts of every step")
+        raise ValueError(f"step {_step_name(row)} lacks a reasoning annotation: history alignment needs the "
+                         "labelled parts of every step")
     return ParsedOutput(Action.from_json(row["target_action"]), reasoning=ReasoningParts(*parts), envelope_ok=True)
 
 
+def _step_name(row: Mapping[str, Any]) -> str:
+    return f"{row.get('task_id')}#{row.get('attempt')}/{row.get('step')}"
+
+
+def _stored_outcome(row: Mapping[str, Any]) -> StepOutcome | None:
+    """A step sample's `verified_outcome` (None: the sample has none). ValueError naming the step when
+    the row has no such column or an unknown value."""
+    if "verified_outcome" not in row:
+        raise ValueError(f"step {_step_name(row)} has no verified_outcome column: history alignment reads each step's "
+                         "verified outcome from the step samples; rebuild the step dataset")
+    try:
+        return None if row["verified_outcome"] is None else StepOutcome(row["verified_outcome"])
+    except ValueError:
+        raise ValueError(f"step {_step_name(row)}: verified_outcome {row['verified_outcome']!r:.40} is not one of "
+                         f"{[o.value for o in StepOutcome]}") from None
+
+
 def trajectory_history(rows: Sequence[Mapping[str, Any]], trajectory: Sequence[int]) -> TrajectoryHistory:
-    """The `HistoryStep`s of one trajectory from its step-sample rows (`prompt` as chat messages)."""
-    shown: dict[int, StepOutcome] = {}
-    for i in trajectory:  # memory step n is rollout step n - 1
-        shown |= {n - 1: outcome for n, outcome in recorded_outcomes(_prompt_text(rows[i]["prompt"])).items()}
+    """The `HistoryStep`s of one trajectory from its step-sample rows (`prompt` as chat messages,
+    `verified_outcome` as the rollout stored it)."""
+    outcomes = [_stored_outcome(rows[i]) for i in trajectory]
     steps = [rows[i]["step"] for i in trajectory]
     # the last step's outcome never enters a later prompt, so it is not needed
-    unknown = sum(step not in shown for step in steps[:-1])
+    unknown = sum(outcome is None for outcome in outcomes[:-1])
     gaps = sum(later - earlier - 1 for earlier, later in zip(steps, steps[1:]))
     return TrajectoryHistory([HistoryStep(i, list(rows[i]["prompt"]), label_content(rows[i]),
-                                          shown.get(rows[i]["step"], StepOutcome.UNVERIFIED)) for i in trajectory],
-                             unknown, gaps)
-
-
-def _prompt_text(messages: Sequence[Message]) -> str:
-    texts = []
-    for message in messages:
-        content = message.get("content")
-        parts = content if isinstance(content, list) else [{"type": "text", "text": content}]
-        texts += [p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)]
-    return "\n".join(texts)
+                                          outcome or StepOutcome.UNVERIFIED)
+                              for i, outcome in zip(trajectory, outcomes, strict=True)], unknown, gaps)
 
 
 def distinct_candidates(texts: Sequence[str], embed: Embedder, similarity: float) -> tuple[list[int], int]:
@@ -272,7 +281,7 @@ class AlignmentReport:
     duplicates_dropped: int = 0
     best_candidate_score: float = 0.0  # highest candidate reward seen, as a fraction of the ceiling
     prompts_too_long: int = 0  # rewritten prompts over max_prompt_length: the step kept its previous prompt
-    unknown_outcomes: int = 0  # earlier steps whose verified outcome no stored prompt showed (entered unverified)
+    unknown_outcomes: int = 0  # earlier steps without a stored verified outcome (entered unverified)
     history_gaps: int = 0  # rollout steps missing between kept steps (the filter dropped them)
 
     def count(self, history: TrajectoryHistory, rewrites: Sequence[StepRewrite]) -> None:

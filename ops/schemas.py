@@ -264,6 +264,10 @@ TRAINING_SAMPLES = TableSchema(
         _ATTEMPT,
         _STEP,
         _c("has_hint", pl.Boolean, "the prompt carries a corrective hint context"),
+        _c("verified_outcome", pl.String, "what the step's action visibly did in the rollout (the `steps` column; "
+           "the memory of later prompts shows it); null when the target was not the executed action (a finish "
+           "step, a GRSD teacher's action), for other prompt styles and for an attempt's last step",
+           required=False, enum=STEP_OUTCOMES),
         *REASONING_TARGETS,
     ),
     all_or_none=(tuple(c.name for c in REASONING_TARGETS),),

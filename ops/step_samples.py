@@ -1,8 +1,8 @@
 """Step-level training samples from judged rollouts (MobileForge eq. 14–15).
 
 A sample keeps the exact prompt the policy saw at rollout time (so the hint context is the
-one that was available to that attempt), the screenshot, the executed action as target and
-the raw output as the SFT target response.
+one that was available to that attempt), the screenshot, the executed action as target with its
+verified outcome, and the raw output as the SFT target response.
 """
 
 from __future__ import annotations
@@ -105,11 +105,13 @@ def build_step_samples(attempts: pl.DataFrame, steps: pl.DataFrame, feedback: pl
                        finish_response: str | None = None) -> tuple[pl.DataFrame, SelectionReport]:
     """Filter tasks and steps (eq. 10–14) and turn the kept steps into `training_samples` rows.
 
-    Each row keeps the prompt exactly as the policy saw it. With `hint_free_copies`, a kept step
-    whose prompt carried hints also appears with the prompt it would have had without them
-    (`has_hint` false), so training also covers the hint-free prompts the policy meets at test time.
-    A finish step (`FilterConfig.finish_at_goal`) keeps its prompt with "terminate, success" as
-    target, written as `finish_response` (`finish_response` of the policy's prompt style).
+    Each row keeps the prompt exactly as the policy saw it, and the step's verified outcome as the
+    rollout stored it (what later prompts' memory shows; history self-alignment reads it). With
+    `hint_free_copies`, a kept step whose prompt carried hints also appears with the prompt it would
+    have had without them (`has_hint` false), so training also covers the hint-free prompts the policy
+    meets at test time. A finish step (`FilterConfig.finish_at_goal`) keeps its prompt with
+    "terminate, success" as target, written as `finish_response` (`finish_response` of the policy's
+    prompt style), and no verified outcome (that target was never executed).
     """
     labels = attempt_labels(feedback)
     hinted = {(r["task_id"], r["attempt"]) for r in attempts.iter_rows(named=True) if r["hints_used"]}
@@ -142,6 +144,7 @@ def build_step_samples(attempts: pl.DataFrame, steps: pl.DataFrame, feedback: pl
             "target_response": response, "target_box": json.dumps(box) if box else None,
             "elements": json.dumps(reward_elements(elements)), "task_id": r["task_id"],
             "attempt": r["attempt"], "step": r["step"], "has_hint": (r["task_id"], r["attempt"]) in hinted,
+            "verified_outcome": None if key in finish else r["verified_outcome"],
             **dict.fromkeys(ANNOTATION_COLUMNS),  # reasoning targets: `ops.annotated_samples` fills them
         })
     samples = from_rows(rows, "training_samples")

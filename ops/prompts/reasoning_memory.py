@@ -11,7 +11,6 @@ whatever the episode's length.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -120,21 +119,3 @@ class ReasoningMemory:
     def render(self) -> str:
         """The three units as prompt text, one line per entry."""
         return "\n".join(line for unit in (self.info, self.actions, self.plans) for line in unit.render(self.limits))
-
-
-_OUTCOME_ENTRY = re.compile(r"- step (\d+): .* \[(success|failure|unverified)\]")
-
-
-def recorded_outcomes(text: str) -> dict[int, StepOutcome]:
-    """The verified outcome of each step (numbered as the memory numbers them, from 1) that the action
-    history of a rendered memory, or of a prompt that ends with one, shows."""
-    start = text.rfind(ACTION_HISTORY_TITLE)
-    if start < 0:
-        return {}
-    outcomes = {}
-    for line in text[start + len(ACTION_HISTORY_TITLE):].split("\n")[1:]:
-        if not line.startswith("- "):
-            break  # the next unit's title
-        if match := _OUTCOME_ENTRY.fullmatch(line):
-            outcomes[int(match[1])] = StepOutcome(match[2])
-    return outcomes

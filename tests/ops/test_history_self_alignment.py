@@ -14,7 +14,7 @@ from ops.history_alignment import (
 )
 from ops.prompts import build_policy_prompt
 from ops.prompts.policy import with_memory
-from ops.prompts.reasoning_memory import ReasoningMemory, StepOutcome, recorded_outcomes
+from ops.prompts.reasoning_memory import ReasoningMemory, StepOutcome
 from ops.reward import ANNOTATION_COLUMNS, RewardConfig
 from tests.support.embedders import HashingEmbedder
 
@@ -56,13 +56,15 @@ LABELS = [_parts("label0"), _parts("label1"), _parts("label2")]
 
 def _rows(steps: tuple[int, ...] = (0, 1, 2)) -> list[dict]:
     """One attempt's step samples as the step dataset holds them: each prompt shows the memory of the
-    rollout's own earlier outputs with their verified outcomes."""
+    rollout's own earlier outputs with their verified outcomes, and each row its own step's outcome
+    (none on the attempt's last step)."""
     rows, memory = [], ReasoningMemory()
     for step in range(max(steps) + 1):
         if step in steps:
             rows.append({"prompt": build_policy_prompt("mobilewizard", TASK, [], [], memory=memory),
                          "target_action": CLICK.to_json(), "task_id": "t", "attempt": 1, "has_hint": False,
-                         "step": step, **dict(zip(ANNOTATION_COLUMNS, LABELS[step].texts(), strict=True))})
+                         "step": step, "verified_outcome": OUTCOMES[step].value if step < len(OUTCOMES) else None,
+                         **dict(zip(ANNOTATION_COLUMNS, LABELS[step].texts(), strict=True))})
         if step < len(ROLLOUT):
             memory.update(ParsedOutput(CLICK, reasoning=ROLLOUT[step]), OUTCOMES[step])
     return rows
@@ -72,10 +74,8 @@ def _text(prompt: list[dict]) -> str:
     return next(p["text"] for m in prompt if isinstance(m["content"], list) for p in m["content"] if p["type"] == "text")
 
 
-def test_memory_of_a_stored_prompt_is_replaced_and_its_outcomes_read_back():
+def test_memory_of_a_stored_prompt_is_replaced():
     rows = _rows()
-    assert recorded_outcomes(_text(rows[2]["prompt"])) == {1: StepOutcome.SUCCESS, 2: StepOutcome.FAILURE}
-    assert recorded_outcomes("Task: no memory here") == {}
     fresh = ReasoningMemory()
     fresh.update(ParsedOutput(CLICK, reasoning=_parts("other")), StepOutcome.UNVERIFIED)
     replaced = with_memory(rows[2]["prompt"], fresh)
@@ -127,15 +127,38 @@ def test_a_trajectory_is_regenerated_step_by_step():
     json.dumps(report.to_dict())
 
 
+def test_the_memory_shows_the_stored_outcomes_not_the_ones_the_prompts_rendered():
+    rows = _rows()
+    assert "rollout0 clicks network [success]" in _text(rows[2]["prompt"])  # what the rollout's prompt showed
+    assert "rollout1 clicks network [failure]" in _text(rows[2]["prompt"])
+    rows[0]["verified_outcome"], rows[1]["verified_outcome"] = "failure", "unverified"  # the column disagrees
+    history = trajectory_history(rows, [0, 1, 2])
+    assert [s.outcome for s in history.steps] == [StepOutcome.FAILURE, StepOutcome.UNVERIFIED, StepOutcome.UNVERIFIED]
+    assert history.unknown_outcomes == 0  # an outcome stored as unverified is known
+    keep_labels = realign_trajectory(history.steps, lambda prompt, row: [], lambda row, candidates: [],
+                                     HashingEmbedder(), HistoryAlignmentConfig())
+    third = _text(keep_labels[2].prompt)
+    assert "label0 clicks network [failure]" in third and "label1 clicks network [unverified]" in third
+    assert "[success]" not in third
+
+
 def test_missing_steps_and_outcomes_are_counted():
     rows = _rows((0, 2))  # the filter dropped step 1
     history = trajectory_history(rows, [0, 1])
-    assert history.gaps == 1 and history.unknown_outcomes == 0  # step 0's outcome is in step 2's prompt
+    assert history.gaps == 1 and history.unknown_outcomes == 0  # step 0 carries its own outcome
     alone = trajectory_history(rows[1:], [0])
     assert (alone.gaps, alone.unknown_outcomes) == (0, 0)  # a last step's outcome is never needed
+    no_outcome = [dict(rows[0], verified_outcome=None), rows[1]]  # e.g. a finish step's target was never executed
+    history = trajectory_history(no_outcome, [0, 1])
+    assert history.unknown_outcomes == 1 and history.steps[0].outcome == StepOutcome.UNVERIFIED
     unlabelled = [dict(rows[0], target_planning=None)]
     with pytest.raises(ValueError, match="lacks a reasoning annotation"):
         trajectory_history(unlabelled, [0])
+    without_column = [{k: v for k, v in rows[0].items() if k != "verified_outcome"}]
+    with pytest.raises(ValueError, match="t#1/0 has no verified_outcome column"):
+        trajectory_history(without_column, [0])
+    with pytest.raises(ValueError, match="verified_outcome 'maybe' is not one of"):
+        trajectory_history([dict(rows[0], verified_outcome="maybe")], [0])
 
 
 def test_trajectories_are_grouped_held_out_and_chosen_from_the_seed():

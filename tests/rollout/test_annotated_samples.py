@@ -41,6 +41,11 @@ def test_each_kept_step_is_annotated_once_and_failures_are_counted(tmp_path):
     samples, _ = build_step_samples(attempts, steps, feedback, FilterConfig(reasonable_only=False),
                                     hint_free_copies=True)
     assert samples.select(pl.col(ANNOTATION_COLUMNS).is_null().all()).row(0) == (True,) * 4
+    # each sample (a hint-free copy too) carries its step's verified outcome as the rollout stored it
+    stored = samples.join(steps.select("task_id", "attempt", "step", stored="verified_outcome"),
+                          on=["task_id", "attempt", "step"])
+    assert stored.height == samples.height and stored["verified_outcome"].is_not_null().any()
+    assert stored.select(pl.col("verified_outcome").eq_missing(pl.col("stored")).all()).item()
     known = {t.task_id: t for t in tasks[1:]}  # the first task is not among the tasks given
     annotator = RecordingAnnotator(failing=tasks[1].task_id)
     annotated, report = annotate_samples(samples, attempts, steps, feedback, known, annotator)

@@ -19,10 +19,12 @@ def test_step_samples_keep_reasonable_steps_of_best_attempt_with_rollout_prompts
     assert validate(samples, "training_samples") == []
     assert report.kept_tasks + sum(report.dropped.values()) == len(sim_tasks())
     labels = {(r["task_id"], r["attempt"]): json.loads(r["step_analysis"]) for r in feedback.iter_rows(named=True)}
-    prompts = {(r["task_id"], r["attempt"], r["step"]): r["prompt"] for r in steps.iter_rows(named=True)}
+    stored = {(r["task_id"], r["attempt"], r["step"]): r for r in steps.iter_rows(named=True)}
     for r in samples.iter_rows(named=True):
         assert labels[(r["task_id"], r["attempt"])][r["step"]]["reasonable"]
-        assert r["prompt"] == prompts[(r["task_id"], r["attempt"], r["step"])]  # exactly as at rollout time
+        step = stored[(r["task_id"], r["attempt"], r["step"])]
+        assert r["prompt"] == step["prompt"]  # exactly as at rollout time
+        assert r["verified_outcome"] == step["verified_outcome"]
         assert r["has_hint"] == (r["attempt"] > 1)
     every = build_step_samples(attempts, steps, feedback, FilterConfig(reasonable_only=False, best_attempt=False))[0]
     assert every.height >= samples.height
@@ -64,9 +66,10 @@ def test_a_success_that_kept_acting_after_its_goal_trains_finish_at_that_step():
     from tests.training.samples import ELEMENT_BOXES, click_json, png, prompt_json
 
     elements = json.dumps([{"index": i, "grid": box} for i, box in enumerate(ELEMENT_BOXES)])
+    outcomes = ["success", "failure", "success", None]
     steps = pl.DataFrame([{"task_id": "t", "attempt": 1, "step": s, "prompt": prompt_json(f"step {s}"),
                            "screenshot_png": png((s * 40, 0, 0)), "elements": elements, "raw_output": f"out {s}",
-                           "action": click_json(s % 2)} for s in range(4)])
+                           "action": click_json(s % 2), "verified_outcome": outcomes[s]} for s in range(4)])
     attempts = pl.DataFrame({"task_id": ["t", "t"], "attempt": [1, 2], "hints_used": [[], [1]]},
                             schema_overrides={"hints_used": pl.List(pl.Int64)})
     labels = [{"step": s, "reasonable": ok, "rationale": "", "goal_held": s >= 2}
@@ -80,8 +83,11 @@ def test_a_success_that_kept_acting_after_its_goal_trains_finish_at_that_step():
     assert validate(samples, "training_samples") == []
     assert samples["step"].to_list() == [0, 1, 2] and report.finish_samples == 1
     assert samples["target_response"].to_list() == ["out 0", "out 1", finish]
+    # each executed step keeps the rollout's verified outcome; the finish target was never executed
+    assert samples["verified_outcome"].to_list() == ["success", "failure", None]
     assert report.samples_by_type == {"click": 2, "terminate": 1}
     kept_acting = build_step_samples(attempts, steps, feedback)[0]
     assert kept_acting["step"].to_list() == [0, 1, 3]  # the redo after the goal counts as reasonable
+    assert kept_acting["verified_outcome"].to_list() == ["success", "failure", None]  # step 3 ended the attempt
     with pytest.raises(ValueError, match="1 finish steps need finish_response"):
         build_step_samples(attempts, steps, feedback, at_goal)

@@ -32,7 +32,8 @@ def _parts(tag: str, target: int) -> ReasoningParts:
 
 def wizard_frame(attempts: int, steps: int) -> pl.DataFrame:
     """Structured step samples: `attempts` trajectories of `steps` clicks, each prompt showing the memory
-    of the rollout's own earlier outputs (all successful), with annotated targets."""
+    of the rollout's own earlier outputs (all successful), with annotated targets and each step's stored
+    outcome (none on an attempt's last step)."""
     rows = []
     for attempt in range(attempts):
         memory = ReasoningMemory()
@@ -45,6 +46,7 @@ def wizard_frame(attempts: int, steps: int) -> pl.DataFrame:
                 "image": png((40 * step % 256, 90, 40 * attempt % 256)), "target_action": click.to_json(),
                 "target_box": None, "elements": json.dumps(ELEMENT_BOXES),
                 "task_id": f"task-{attempt}", "attempt": 1, "step": step, "has_hint": False,
+                "verified_outcome": "success" if step < steps - 1 else None,
                 **dict(zip(ANNOTATION_COLUMNS, _parts("label", target).texts(), strict=True)),
             })
             memory.update(ParsedOutput(click, reasoning=_parts("rollout", target)), StepOutcome.SUCCESS)
@@ -99,6 +101,7 @@ def test_a_stalled_run_triggers_alignment_and_records_it(warm_base, tmp_path):
     # the tiny base writes no structured output: no candidate passes, every label is kept, and counted
     assert (record["steps_rewritten"], record["labels_kept"], record["candidates_passing"]) == (0, 4, 0)
     assert record["best_candidate_score"] <= 0.75
+    assert (record["unknown_outcomes"], record["history_gaps"]) == (0, 0)  # every earlier step stored its outcome
     # the realigned trajectories' later steps now show the labelled history, the others the rollout's
     after = [_memory_of(p) for p in run.trainer.train_dataset["prompt"]]
     changed = [i for i, (a, b) in enumerate(zip(before, after, strict=True)) if a != b]

@@ -101,6 +101,7 @@ def test_optional_columns_may_be_absent():
         ("elements", json.dumps([{"label": "OK"}]), "elements are not a list of boxes"),
         ("elements", json.dumps(ELEMENT_BOXES[:1]), "target click on element 1 has no box: 1 elements"),
         ("elements", None, "target click on element 1 has no box: no elements and no target_box"),
+        ("verified_outcome", "maybe", "row 1: verified_outcome must be one of ['success', 'failure', 'unverified']"),
     ],
 )
 def test_malformed_rows_are_named(column, value, message):
@@ -133,6 +134,7 @@ def _steps(task: str, attempt: int, actions: list[str | None]) -> list[dict]:
             "elements": json.dumps(ELEMENT_BOXES),
             "raw_output": f"out {task}/{attempt}/{t}",
             "action": action,
+            "verified_outcome": "failure" if action is None else "success",
         }
         for t, action in enumerate(actions)
     ]
@@ -159,6 +161,7 @@ def test_rft_samples_keep_parsed_steps_of_verified_successes():
     assert by_judge.select("task_id", "attempt", "step").rows() == [("a", 1, 0), ("a", 1, 2)]
     assert by_judge["target_response"].to_list() == ["out a/1/0", "out a/1/2"]
     assert by_judge["has_hint"].to_list() == [False, False]
+    assert by_judge["verified_outcome"].to_list() == ["success", "success"]  # the rollout's, carried as data
     by_critic = rft_samples(steps, attempts, verdict="critic_decision")
     assert by_critic.select("task_id", "attempt", "has_hint").rows() == [("a", 2, True), ("b", 1, False)]
     assert len(build_step_dataset(by_judge, require_response=True)) == 2
@@ -175,6 +178,7 @@ def test_rft_samples_end_a_success_where_its_goal_first_held():
     assert samples["step"].to_list() == [0, 1, 2]  # step 3, after the goal, is gone
     assert samples["target_response"].to_list() == ["out a/1/0", "out a/1/1", finish]  # step 2 did not even parse
     assert json.loads(samples["target_action"][2]) == {"type": "terminate", "args": {"status": "success"}}
+    assert samples["verified_outcome"].to_list() == ["success", "success", None]  # the finish was never executed
     assert len(build_step_dataset(samples, require_response=True)) == 3
     with pytest.raises(ValueError, match="goal_held needs finish_response"):
         rft_samples(steps, attempts, goal_held={("a", 1): 2})
@@ -217,6 +221,7 @@ def test_grsd_samples_pair_failed_context_with_teacher_response():
     assert row["target_response"] == "teacher says click 1"
     assert row["target_action"] == click_json(1)  # the successful attempt's action at its fork step
     assert (row["attempt"], row["step"]) == (2, 2)
+    assert row["verified_outcome"] is None  # the teacher's action was not executed in the failed context
     assert len(build_step_dataset(samples, require_response=True)) == 1
     with pytest.raises(ValueError, match="1 fork pair"):
         grsd_samples(forks.with_columns(failed_step=pl.lit(9)), steps)

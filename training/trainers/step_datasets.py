@@ -23,17 +23,19 @@ from datasets import Dataset, Features, Image, Json, List, Value, load_from_disk
 from ops.prompts.messages import count_image_placeholders
 from ops.actions import POINTED_TYPES, Action, ActionError
 from ops.reward import ANNOTATION_COLUMNS, RewardInputError, element_boxes
+from ops.schemas import STEP_OUTCOMES
 from ops.step_samples import FINISH, reward_elements
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-FORMAT_VERSION = 2  # 2: the reasoning targets (target_<part>) are columns
+FORMAT_VERSION = 3  # 2: the reasoning targets (target_<part>) are columns; 3: so is verified_outcome
 INFO_FILE = "mobileforge_dataset.json"
 
 REQUIRED_COLUMNS = ("prompt", "image", "target_action")
 # The other `training_samples` columns, plus `target_response` (the text SFT imitates); the reasoning
-# targets (MobileWizard App. C.1) are what the reasoning reward compares each generated part with.
+# targets (MobileWizard App. C.1) are what the reasoning reward compares each generated part with, the
+# verified outcome what history self-alignment's rebuilt memory shows for the step.
 OPTIONAL_COLUMNS = ("target_response", "target_box", "elements", "task_id", "attempt", "step", "has_hint",
-                    *ANNOTATION_COLUMNS)
+                    "verified_outcome", *ANNOTATION_COLUMNS)
 
 # Prompts and completions are stored as lists of JSON-encoded messages: a message's content is
 # a string in one message and a list of parts in another, which no single Arrow type holds.
@@ -49,6 +51,7 @@ FEATURES = Features(
         "attempt": Value("int64"),
         "step": Value("int64"),
         "has_hint": Value("bool"),
+        "verified_outcome": Value("string"),  # success / failure / unverified, or null
         **{column: Value("string") for column in ANNOTATION_COLUMNS},  # annotated reasoning part, or null
     }
 )
@@ -135,6 +138,9 @@ def _convert_row(raw: dict[str, Any], row: int, require_response: bool) -> dict[
         raise StepSampleError(f"row {row}: target_response must be text")
     if require_response and not response:
         raise StepSampleError(f"row {row}: target_response is missing; SFT needs the response to imitate")
+    if raw.get("verified_outcome") not in (None, *STEP_OUTCOMES):
+        raise StepSampleError(f"row {row}: verified_outcome must be one of {list(STEP_OUTCOMES)} or null, got "
+                              f"{raw['verified_outcome']!r:.40}")
     _check_scorable(
         target,
         _load_json(raw.get("elements"), row, "elements"),
@@ -152,6 +158,7 @@ def _convert_row(raw: dict[str, Any], row: int, require_response: bool) -> dict[
         "attempt": raw.get("attempt"),
         "step": raw.get("step"),
         "has_hint": raw.get("has_hint"),
+        "verified_outcome": raw.get("verified_outcome"),
         **{column: raw.get(column) for column in ANNOTATION_COLUMNS},
     }
 
@@ -299,6 +306,8 @@ def rft_samples(steps: pl.DataFrame, attempts: pl.DataFrame, *, verdict: str = "
             attempt=pl.col("attempt"),
             step=pl.col("step"),
             has_hint=pl.col("has_hint"),
+            # a finish target was never executed: it has no verified outcome
+            verified_outcome=pl.when(pl.col("_finish")).then(None).otherwise(pl.col("verified_outcome")),
             **NO_REASONING_TARGETS,
         )
     )
@@ -340,5 +349,6 @@ def grsd_samples(fork_pairs: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame:
         attempt=pl.col("failed_attempt"),
         step=pl.col("failed_step"),
         has_hint=pl.lit(None, pl.Boolean),
+        verified_outcome=pl.lit(None, pl.String),  # the teacher's action was not executed in this context
         **NO_REASONING_TARGETS,
     )
