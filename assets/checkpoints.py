@@ -46,7 +46,8 @@ def training_progress(context: dg.AssetExecutionContext, method: Method):
 def unchanged_checkpoint(context: dg.AssetExecutionContext, method: Method, base: Checkpoint, reason: str,
                          extra: dict | None = None) -> Checkpoint:
     """The method had no training signal: its result is the input policy, said so loudly."""
-    context.log.warning(f"{method}: no training data ({reason}); the checkpoint is the unchanged base policy")
+    context.log.warning(f"{method}: no training data ({reason}); the checkpoint is the unchanged input policy "
+                        f"{base.version}")
     context.add_output_metadata(tidy({"weights": base.uri or "", "version": base.version, "trained": False,
                                       "reason": reason, **(extra or {})}))
     return base.unchanged(method, reason)

@@ -1,8 +1,9 @@
-"""adagrpo_checkpoint: the base trained online in the simulator by AdaGRPO (MobileRL §2.2)."""
+"""adagrpo_checkpoint: the RFT checkpoint (or the base) trained online in the simulator by AdaGRPO
+(MobileRL §2.2), in MobileRL's order (§2.1): supervised fine-tuning first, then online RL from that model."""
 
 import tempfile
 from pathlib import Path
-from typing import Any, ContextManager
+from typing import Any, ContextManager, Literal
 
 import dagster as dg
 import polars as pl
@@ -36,6 +37,10 @@ class AdaGRPOAssetConfig(dg.Config):
     keep_history: bool = Field(default=True, description=(
         "Read and update the experiment's FCF failure history (MobileRL keeps it across training runs); "
         "false starts from none and stores nothing."))
+    start_from: Literal["rft", "base"] = Field(default="rft", description=(
+        "The checkpoint online RL starts from. 'rft': the RFT checkpoint, our supervised stage, as MobileRL §2.1 "
+        "runs AdaGRPO on its SFT model (the base when RFT left it unchanged); 'base': the base policy, for "
+        "comparing AdaGRPO with HiFPO from the same start."))
 
     @model_validator(mode="after")
     def _overrides_fit(self) -> "AdaGRPOAssetConfig":
@@ -62,22 +67,38 @@ def _write_history(fs: pafs.FileSystem, path: str, text: str) -> None:
         f.write(text.encode())
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name="learning", code_version="adagrpo-2",
-          description="One checkpoint (not a table): the base trained online by trajectory-level GRPO on the "
-                      "curriculum's train-split templates at fresh seeds, with SPA, AdaPR and FCF (MobileRL §2.2).")
+def start_checkpoint(start_from: str, base_policy: Checkpoint, rft_checkpoint: Checkpoint) -> tuple[Checkpoint, str]:
+    """The checkpoint AdaGRPO starts from and a line saying which. An RFT checkpoint that RFT left
+    unchanged holds the base's weights, so the start is then the base itself (named as such, which
+    also keeps a served base asked at its endpoint)."""
+    if start_from == "base":
+        return base_policy, f"the base policy {base_policy.version}"
+    if not rft_checkpoint.trained:
+        return base_policy, f"the base policy {base_policy.version}: RFT left it unchanged ({rft_checkpoint.reason})"
+    return rft_checkpoint, f"the RFT checkpoint {rft_checkpoint.version}"
+
+
+@dg.asset(partitions_def=experiment_partitions, group_name="learning", code_version="adagrpo-3",
+          description="One checkpoint (not a table): the RFT checkpoint (start_from: rft, MobileRL §2.1's SFT then "
+                      "RL) or the base trained online by trajectory-level GRPO on the curriculum's train-split "
+                      "templates at fresh seeds, with SPA, AdaPR and FCF (MobileRL §2.2).")
 def adagrpo_checkpoint(context: dg.AssetExecutionContext, config: AdaGRPOAssetConfig,
-                       curriculum_tasks: pl.DataFrame, base_policy: Checkpoint, simulator: SimulatorResource,
-                       policy: PolicyResource, storage: StorageLocation, artifact_store: ArtifactStore) -> Checkpoint:
+                       curriculum_tasks: pl.DataFrame, base_policy: Checkpoint, rft_checkpoint: Checkpoint,
+                       simulator: SimulatorResource, policy: PolicyResource, storage: StorageLocation,
+                       artifact_store: ArtifactStore) -> Checkpoint:
     from training.trainers.adagrpo import run_adagrpo
 
-    if base_policy.uri is None:
-        return unchanged_checkpoint(context, "adagrpo", base_policy, NO_WEIGHTS, lineage_metadata(context, config))
+    start, started = start_checkpoint(config.start_from, base_policy, rft_checkpoint)
+    context.log.info(f"adagrpo starts from {started}")
+    described = {"start_checkpoint": started, **lineage_metadata(context, config)}
+    if start.uri is None:
+        return unchanged_checkpoint(context, "adagrpo", start, NO_WEIGHTS, described)
     known = all_templates()
     pool = sorted({t.template_id for t in task_specs(curriculum_tasks, True, None)
                    if t.template_id and known[t.template_id].split == "train"})
     if not pool:
-        return unchanged_checkpoint(context, "adagrpo", base_policy, "the curriculum has no train-split template task",
-                          lineage_metadata(context, config))
+        return unchanged_checkpoint(context, "adagrpo", start, "the curriculum has no train-split template task",
+                                    described)
     train_config = trainer_settings(ADAGRPO_SETTINGS, config.preset, config.overrides)
     experiment, run = experiment_of(context), context.run_id
     fs, history_path = _history_path(storage, experiment)
@@ -85,14 +106,18 @@ def adagrpo_checkpoint(context: dg.AssetExecutionContext, config: AdaGRPOAssetCo
                                            train_config.fcf_fail_epochs, train_config.fcf_cooldown_epochs)
 
     def act(checkpoint_dir: Path | None, epoch: int) -> ContextManager[Policy]:
-        """Epoch e's policy: the previous epoch's weights, read in place, sampling at the config's temperature."""
-        acting = base_policy if checkpoint_dir is None else base_policy.trained_from(
+        """Epoch e's policy: the start checkpoint, then the previous epoch's weights read in place, sampling
+        at the config's temperature."""
+        acting = start if checkpoint_dir is None else start.trained_from(
             "adagrpo", f"adagrpo-e{epoch - 1}:{run[:8]}", f"file://{checkpoint_dir}", 0)
         return policy.acting_policy(acting, artifact_store, temperature=train_config.temperature,
                                     seed=train_config.seed + epoch, version=f"adagrpo-e{epoch - 1}:{run[:8]}")
 
     with tempfile.TemporaryDirectory() as tmp:
-        result = run_adagrpo(pool, base_dir=artifact_store.local_path(base_policy.uri), workdir=Path(tmp),
+        # training loads the start's weights, and so does TRL's KL reference (GRPOTrainer rebuilds it from the
+        # same directory; with LoRA, the model with its adapters off): the KL term keeps the policy near the
+        # model RL started from (the RFT model under start_from=rft), MobileRL §2.2's "prior distribution"
+        result = run_adagrpo(pool, base_dir=artifact_store.local_path(start.uri), workdir=Path(tmp),
                              config=train_config, act=act, failures=failures, world_seed=simulator.world_seed,
                              screen_size=(simulator.screen_width, simulator.screen_height), log=context.log.info,
                              progress=training_progress(context, "adagrpo"))
@@ -102,14 +127,15 @@ def adagrpo_checkpoint(context: dg.AssetExecutionContext, config: AdaGRPOAssetCo
                  "rollout_seconds": result.rollout_seconds, "update_seconds": result.update_seconds,
                  "episode_errors": len(result.episode_errors),
                  "failure_history": dg.MetadataValue.json({**failures.counts(), "epochs_seen": failures.epochs_seen}),
-                 "ablation": dg.MetadataValue.json({k: getattr(train_config, k) for k in (
-                     "spa", "adapr", "fcf", "reward", "structure_weight", "reasoning_weight")}),
+                 "ablation": dg.MetadataValue.json({"start_from": config.start_from, **{k: getattr(train_config, k)
+                                                    for k in ("spa", "adapr", "fcf", "reward", "structure_weight",
+                                                              "reasoning_weight")}}),
                  "unscored_reasoning_steps": dg.MetadataValue.json(result.unscored_steps),
                  "final_epoch": dg.MetadataValue.json({k: v[-1][1] for k, v in result.curves.items() if v}),
-                 **lineage_metadata(context, config)}
+                 **described}
         if result.report is None:  # the curves still show what the episodes did
             curves = {"curves": chart_md(training_curves_chart(result.curves, "adagrpo"))} \
                 if any(result.curves.values()) else {}
-            return unchanged_checkpoint(context, "adagrpo", base_policy, "no trajectory group had reward variance: every "
-                              "group's G episodes scored alike, so every advantage was 0", {**curves, **extra})
-        return trained_checkpoint(context, result.report, artifact_store, "adagrpo", base_policy, extra)
+            return unchanged_checkpoint(context, "adagrpo", start, "no trajectory group had reward variance: every "
+                                        "group's G episodes scored alike, so every advantage was 0", {**curves, **extra})
+        return trained_checkpoint(context, result.report, artifact_store, "adagrpo", start, extra)

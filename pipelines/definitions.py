@@ -60,7 +60,8 @@ STAGES = [
     _stage_job("training", [step_datasets, fork_pairs, remedial_trajectories, hifpo_checkpoint, rft_checkpoint,
                             grsd_checkpoint, adagrpo_checkpoint],
                "Filter the step dataset, find fork pairs, repair failed attempts with a teacher (remedial "
-               "trajectories), train HiFPO, RFT and GRSD checkpoints and AdaGRPO online in the simulator, in parallel.",
+               "trajectories), train HiFPO, RFT and GRSD checkpoints in parallel and, after RFT, AdaGRPO online "
+               "in the simulator from the RFT checkpoint (MobileRL §2.1's order; start_from=base: from the base).",
                dg.multiprocess_executor.configured({"max_concurrent": 2})),
     _stage_job("evaluation", [benchmark_results], "Benchmark the base and every trained policy: Pass@k."),
 ]

@@ -111,7 +111,8 @@ class AdaGRPOConfig(TrainSettings):
     fcf_fail_epochs: int = Field(2, ge=1, description="All-zero epochs in a row before a task cools down.")
     fcf_cooldown_epochs: int = Field(3, ge=1, description="Cooldown epochs (weight exp(-f)) before removal.")
     # --- objective (table 5: KL 0.001, clip 0.2, PPO epochs 1)
-    beta: float = Field(0.001, ge=0, description="KL coefficient against the base (k3 estimator, TRL).")
+    beta: float = Field(0.001, ge=0, description=(
+        "KL coefficient against the model training starts from (k3 estimator, TRL)."))
     epsilon: float = Field(0.2, gt=0, description="Clip range of the importance ratio.")
     ppo_epochs: int = Field(1, ge=1, description="Passes over each update's step rows.")
 
@@ -339,7 +340,7 @@ def run_adagrpo(pool: Sequence[str], *, base_dir: Path, workdir: Path, config: A
                 embed: Embedder | None = None) -> AdaGRPOResult:
     """Train from the checkpoint in `base_dir` on the train-split templates `pool` for
     `config.epochs` epochs. `act(checkpoint_dir, epoch)` is a context holding the policy of a
-    checkpoint directory (None: the base) sampling at `config.temperature`. `failures` is the FCF
+    checkpoint directory (None: the one in `base_dir`) sampling at `config.temperature`. `failures` is the FCF
     history (updated in place, also when FCF is off, so an ablation still records what failed).
     `embed` scores the reasoning reward (default: see `reasoning_reward_of`). The final checkpoint and its manifest go to `workdir / "adagrpo"`."""
     if not pool:
