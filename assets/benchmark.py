@@ -11,6 +11,7 @@ from ops.benchmark import (
     MINED_SEEDS,
     first_apps,
     held_out_tasks,
+    instances_per_template,
     pass_at_k,
     pass_at_k_by_split,
     unseen_train_tasks,
@@ -37,11 +38,13 @@ class BenchmarkConfig(dg.Config):
         "instances it "
         "never mined (seeds from first_seed up, minus instances whose parameters repeat a mined one), to tell "
         "'learned nothing' from 'does not transfer'. RFT rounds 2+ train on variants at seeds from "
-        "rft_checkpoint.variant_seed_offset up: keep first_seed + seeds_per_template below it."))
+        "rft_checkpoint.variant_seed_offset up: keep the seeds the benchmark draws from below it."))
     first_seed: int = Field(default=0, ge=0, description=(
         f"First template seed; with split 'train' at least {MINED_SEEDS} (the seeds the curriculum tries)."))
     k: int = Field(default=3, ge=1, description="Attempts per task: reports Pass@1..k.")
-    seeds_per_template: int = Field(default=1, ge=1, description="Parameter seeds per held-out template.")
+    seeds_per_template: int = Field(default=1, ge=1, description=(
+        "Distinct instances per held-out template: seeds from first_seed up, skipping a seed whose instance "
+        "(params and initial state) repeats an earlier one; metadata names templates that have fewer."))
     max_templates: int | None = Field(default=None, ge=1, description=(
         "Evaluate only the first N templates of each split."))
     temperature: float = Field(default=0.7, ge=0, description="Sampling temperature, so the k attempts differ.")
@@ -102,7 +105,7 @@ def _androidworld(config: BenchmarkConfig):
     return aw_config, load_env(aw_config)
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name="evaluation", code_version="benchmark-7",
+@dg.asset(partitions_def=experiment_partitions, group_name="evaluation", code_version="benchmark-8",
           description="One row per benchmark episode (policy x task x attempt) on held-out templates (or unseen "
                       "instances of the curriculum's): success, progress, false complete, side effects, overdue.")
 def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig, base_policy: Checkpoint,
@@ -114,6 +117,10 @@ def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig
              if config.split == "test" else
              unseen_train_tasks(config.seeds_per_template, config.first_seed, config.max_templates, simulator.world_seed))
     specs = [t for t, _ in tasks]
+    short = {template: n for template, n in instances_per_template(specs).items() if n < config.seeds_per_template}
+    if short:
+        context.log.warning(f"benchmark: {len(short)} templates have fewer than {config.seeds_per_template} distinct "
+                            f"instances, so fewer tasks: {short}")
     androidworld = _androidworld(config) if config.suite == "androidworld" else None
     candidates = {name: checkpoint for name, checkpoint in zip(POLICY_NAMES, (
         base_policy, hifpo_checkpoint, rft_checkpoint, grsd_checkpoint, adagrpo_checkpoint), strict=True)
@@ -131,7 +138,7 @@ def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig
                     aw_config, env = androidworld
                     evaluation = evaluate_on_androidworld(name, agent, aw_config, store, config.k, env)
                 else:
-                    to_run = sum(max(0, config.k - len(store.completed(t.task_id, agent.version))) for t in specs)
+                    to_run = sum(max(0, config.k - len(store.completed(t, agent.version))) for t in specs)
                     evaluation = evaluate_policy(name, agent, tasks, simulator.make_env, store, config.k,
                                                  expected_apps, config.max_parallel_episodes,
                                                  CountdownLog(f"benchmark {name} episodes", to_run, context.log.info))
@@ -146,6 +153,7 @@ def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig
     rate_cols = [c for c in RATE_HEADERS if c in table.columns]
     context.add_output_metadata(tidy({
         "episodes": results.height, "tasks": len(specs), "split": config.split,
+        "templates_short_of_instances": dg.MetadataValue.json(short),
         f"pass@{config.k}_chart": chart_md(pass_at_k_chart(table, config.k)),
         "pass_at_k": md_table(["policy", *pass_cols], overall.select("policy_id", *pass_cols).rows()),
         "pass_at_k_by_split": md_table(["policy", "split", *pass_cols],

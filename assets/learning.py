@@ -272,7 +272,7 @@ def rft_checkpoint(context: dg.AssetExecutionContext, config: RFTAssetConfig, cu
     def attempt(tasks, agent):
         run_rollouts(tasks, simulator.make_env, agent, critic, store,
                      RolloutConfig(attempts=config.attempts, use_hints=config.use_hints))
-        return collect_tables(store, agent.version, [t.task_id for t in tasks])
+        return collect_tables(store, agent.version, tasks)
 
     rounds = RFTRoundsConfig(rounds=config.rounds, variant_seed_offset=config.variant_seed_offset,
                              world_seed=simulator.world_seed,

@@ -82,10 +82,10 @@ def rollouts(context: dg.AssetExecutionContext, config: RolloutAssetConfig, curr
         "critic": critic.name, "hint_steps": config.hint_steps, "direct_plans": config.direct_plans,
         "hint_from_start": config.hint_from_start})
     with policy.acting_policy(base_policy, artifact_store, temperature=temperature, conditions=conditions) as agent:
-        to_run = sum(max(0, config.attempts - len(store.completed(t.task_id, agent.version))) for t in tasks)
+        to_run = sum(max(0, config.attempts - len(store.completed(t, agent.version))) for t in tasks)
         progress = CountdownLog("rollout attempts", to_run, context.log.info)
         summary = run_rollouts(tasks, simulator.make_env, agent, critic, store, run_config, on_attempt=progress)
-    attempts, steps, feedback = collect_tables(store, agent.version, [t.task_id for t in tasks])
+    attempts, steps, feedback = collect_tables(store, agent.version, tasks)
     context.log.info(f"rollouts: {summary.attempts_run} run, {summary.attempts_resumed} resumed, "
                      f"{summary.attempts_failed} lost to errors, {summary.infrastructure_failures} interrupted by "
                      f"their environment and run again, {summary.invalid_actions} invalid actions")

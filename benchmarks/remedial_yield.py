@@ -53,7 +53,7 @@ def main() -> None:
     curriculum = pl.read_parquet(args.root / args.experiment / "curriculum_tasks" / "_" / "data.parquet")
     tasks = {t.task_id: t for t in task_specs(curriculum, False, None)}
     store = ParquetAttemptStore.from_uri(str(staged))
-    attempts, steps, feedback = collect_tables(store, version, sorted(tasks))
+    attempts, steps, feedback = collect_tables(store, version, [tasks[t] for t in sorted(tasks)])
     width, height = (int(v) for v in args.screen.split("x"))
 
     start = time.perf_counter()

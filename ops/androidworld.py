@@ -199,7 +199,7 @@ def evaluate_on_androidworld(policy_id: str, agent: Policy, config: AndroidWorld
     summary = run_rollouts(specs, lambda: world, agent, JudgeOnlyCritic(), store,
                            RolloutConfig(attempts=k, use_hints=False, max_parallel_tasks=1), on_attempt)
     world.tear_down()
-    attempts, steps, _ = collect_tables(store, agent.version, [t.task_id for t in specs])
+    attempts, steps, _ = collect_tables(store, agent.version, specs)
     return AndroidWorldEvaluation(from_rows(_rows(policy_id, attempts, steps, instances), "benchmark_results"), summary)
 
 

@@ -6,7 +6,10 @@ itself). The JSON is written last, so its presence means the attempt is complete
 the two leaves an orphan Parquet that is overwritten on rerun, and a kill mid-write a temp file that
 resuming the task removes. An attempt whose files no longer
 match its digests is not trusted: it is left out of what is resumed (so it runs again), counted
-in `ParquetAttemptStore.damaged` and logged. Works on any pyarrow filesystem (local or S3).
+in `ParquetAttemptStore.damaged` and logged. An attempt staged for a different task under the same
+task id (the task's instruction, params or budget changed since: a template or curriculum edit) is
+not resumed either: it runs again and is counted in `ParquetAttemptStore.stale`. Works on any
+pyarrow filesystem (local or S3).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import json
 import logging
 import re
 from dataclasses import asdict
-from typing import Any
+from typing import Any, Sequence
 
 import polars as pl
 import pyarrow as pa
@@ -70,7 +73,7 @@ def reasoning_of(row: dict[str, Any]) -> ReasoningParts | None:
 def attempt_summary(record: AttemptRecord) -> dict[str, Any]:
     """Attempt-level fields of a record as plain JSON data."""
     return {
-        "task": asdict(record.task),
+        "task": _as_stored(record.task),
         "attempt": record.attempt,
         "policy_version": record.policy_version,
         "hints": [asdict(h) for h in record.hints],
@@ -101,6 +104,7 @@ class ParquetAttemptStore:
         self.fs, self.root = fs, root.rstrip("/")
         self.fs.create_dir(self.root, recursive=True)
         self.damaged: dict[str, str] = {}  # summary path -> why the attempt was not trusted
+        self.stale: dict[str, str] = {}  # summary path -> the task it was made for, when not this one
 
     @classmethod
     def from_uri(cls, root_uri: str) -> ParquetAttemptStore:
@@ -176,15 +180,33 @@ class ParquetAttemptStore:
                     log.warning(f"staged attempt damaged: {error}")
         return out
 
-    def completed(self, task_id: str, policy_version: str) -> dict[int, CriticFeedback]:
-        """Feedback of each intact stored attempt of a task, by attempt number: what a rerun resumes.
+    def current_summaries(self, policy_version: str, task: TaskSpec) -> list[dict[str, Any]]:
+        """The intact summaries of attempts made for exactly this task (same instruction, params,
+        budget, ...); one staged under the same task id for a task defined differently is left out
+        and recorded in `stale`, so a rerun runs it again and overwrites it."""
+        expected = _as_stored(task)
+        current = []
+        for summary in self.intact_summaries(policy_version, task.task_id):
+            if summary["task"] == expected:
+                current.append(summary)
+                continue
+            path = self.attempt_path(policy_version, task.task_id, summary["attempt"], "json")
+            if path not in self.stale:
+                self.stale[path] = json.dumps(summary["task"], ensure_ascii=False)
+                log.warning(f"staged attempt {path} was made for another definition of task {task.task_id} "
+                            f"(stored: {summary['task']['instruction']!r}, {summary['task']['params']}); "
+                            "it runs again")
+        return current
+
+    def completed(self, task: TaskSpec, policy_version: str) -> dict[int, CriticFeedback]:
+        """Feedback of each intact stored attempt of this task, by attempt number: what a rerun resumes.
 
         Temp files of writes a killed run left in the task's directory are removed: only the run
         that resumes a task writes to it (the experiment's run lock keeps a second run out).
         """
-        remove_abandoned_temps(self.fs, self._dir(policy_version, task_id))
+        remove_abandoned_temps(self.fs, self._dir(policy_version, task.task_id))
         return {s["attempt"]: CriticFeedback.from_json(json.dumps(s["feedback"]))
-                for s in self.intact_summaries(policy_version, task_id)}
+                for s in self.current_summaries(policy_version, task)}
 
     def read_steps(self, policy_version: str, task_id: str, attempt: int) -> pl.DataFrame:
         """The `steps` table rows of one stored attempt (one staged before the structured-reasoning
@@ -225,16 +247,21 @@ def feedback_row(task_id: str, attempt: int, fb: dict[str, Any]) -> dict[str, An
 
 
 def collect_tables(store: ParquetAttemptStore, policy_version: str,
-                   task_ids: list[str]) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
-    """The `attempts`, `steps` and `critic_feedback` tables of every intact stored attempt of these tasks."""
+                   tasks: Sequence[TaskSpec]) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """The `attempts`, `steps` and `critic_feedback` tables of every intact stored attempt made for these tasks."""
     attempts, feedback, steps = [], [], []
-    for task_id in task_ids:
-        for s in store.intact_summaries(policy_version, task_id):
-            attempts.append(attempt_row(s, store.read_final_screenshot(policy_version, task_id, s["attempt"])))
-            feedback.append(feedback_row(task_id, s["attempt"], s["feedback"]))
-            steps.append(store.read_steps(policy_version, task_id, s["attempt"]))
+    for task in tasks:
+        for s in store.current_summaries(policy_version, task):
+            attempts.append(attempt_row(s, store.read_final_screenshot(policy_version, task.task_id, s["attempt"])))
+            feedback.append(feedback_row(task.task_id, s["attempt"], s["feedback"]))
+            steps.append(store.read_steps(policy_version, task.task_id, s["attempt"]))
     steps_df = pl.concat(steps, how="vertical") if steps else from_rows([], "steps")
     return from_rows(attempts, "attempts"), steps_df, from_rows(feedback, "critic_feedback")
+
+
+def _as_stored(task: TaskSpec) -> dict[str, Any]:
+    """A task as its attempts' summaries store it (through JSON, so it compares with what is read back)."""
+    return json.loads(json.dumps(asdict(task), ensure_ascii=False))
 
 
 def _unjson(text: str | None) -> Any:

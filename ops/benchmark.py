@@ -19,6 +19,8 @@ MINED_SEEDS = SimCurriculumConfig.max_seed_tries
 # Held out from every stage: the test templates (the curriculum's apps, functions it never mines)
 # and the out-of-domain ones (cross-app hand-offs, functions unlike any train template).
 HELD_OUT_SPLITS = ("test", "ood")
+# How many seeds per requested instance a template's distinct instances are drawn from.
+DISTINCT_SCAN = 20
 
 
 def held_out_tasks(seeds_per_template: int, max_templates: int | None = None, world_seed: int = 0,
@@ -31,14 +33,32 @@ def held_out_tasks(seeds_per_template: int, max_templates: int | None = None, wo
 
 def template_tasks(split: str, seeds_per_template: int, max_templates: int | None = None,
                    world_seed: int = 0, first_seed: int = 0) -> list[tuple[TaskSpec, str]]:
-    """Instances of one split's templates (template seeds first_seed, first_seed + 1, ...) as
-    (task, difficulty stratum L1–L4)."""
+    """Up to `seeds_per_template` distinct instances of each of one split's templates, as (task,
+    difficulty stratum L1–L4): seeds first_seed, first_seed + 1, ... in order, skipping a seed whose
+    instance repeats an earlier one (a small parameter space draws the same task again, which would
+    count one task several times). A template with fewer distinct instances among the first
+    `DISTINCT_SCAN` × `seeds_per_template` seeds gives fewer (`instances_per_template` shows it)."""
     out = []
     for tmpl in templates(split=split)[:max_templates]:
-        for seed in range(first_seed, first_seed + seeds_per_template):
+        seen: set[str] = set()
+        for seed in range(first_seed, first_seed + DISTINCT_SCAN * seeds_per_template):
             inst = instantiate(tmpl.id, seed, world_seed)
+            if inst.key in seen:
+                continue
+            seen.add(inst.key)
             out.append((template_task_spec(inst), f"L{inst.difficulty}"))
+            if len(seen) == seeds_per_template:
+                break
     return out
+
+
+def instances_per_template(tasks: list[TaskSpec]) -> dict[str, int]:
+    """How many tasks each template contributes (a template short of the seeds asked for has
+    fewer distinct instances)."""
+    counts: dict[str, int] = {}
+    for task in tasks:
+        counts[task.template_id] = counts.get(task.template_id, 0) + 1
+    return counts
 
 
 def unseen_train_tasks(seeds_per_template: int, first_seed: int, max_templates: int | None = None,

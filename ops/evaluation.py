@@ -42,7 +42,7 @@ def evaluate_policy(policy_id: str, agent: Policy, tasks: Sequence[tuple[TaskSpe
     difficulty = {t.task_id: d for t, d in tasks}
     summary = run_rollouts(specs, make_env, agent, JudgeOnlyCritic(), store,
                            RolloutConfig(attempts=k, use_hints=False, max_parallel_tasks=max_parallel_tasks), on_attempt)
-    attempts, steps, _ = collect_tables(store, agent.version, [t.task_id for t in specs])
+    attempts, steps, _ = collect_tables(store, agent.version, specs)
     app_right = first_app_right(expected_apps, steps)
     rows = [{
         "policy_id": policy_id, "task_id": r["task_id"], "template_id": r["task_id"].split("#")[0],

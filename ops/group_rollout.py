@@ -73,7 +73,7 @@ class GroupCollector:
     def __init__(self) -> None:
         self.groups: dict[str, list[AttemptRecord]] = defaultdict(list)
 
-    def completed(self, task_id: str, policy_version: str) -> dict:
+    def completed(self, task: TaskSpec, policy_version: str) -> dict:
         return {}
 
     def save(self, record: AttemptRecord) -> None:

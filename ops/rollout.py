@@ -50,7 +50,7 @@ class RolloutConfig:
 
 
 class AttemptStore(Protocol):
-    def completed(self, task_id: str, policy_version: str) -> dict[int, CriticFeedback]:
+    def completed(self, task: TaskSpec, policy_version: str) -> dict[int, CriticFeedback]:
         """Feedback of the attempts already stored for this task and policy, by attempt index."""
 
     def save(self, record: AttemptRecord) -> None: ...
@@ -116,7 +116,7 @@ def run_rollouts(
     # without hints every attempt left to run
     pending: deque[tuple[TaskSpec, int, list[Hint]]] = deque()
     for task in tasks:
-        done = store.completed(task.task_id, policy.version)
+        done = store.completed(task, policy.version)
         summary.attempts_resumed += len(done)
         todo = [k for k in range(1, config.attempts + 1) if k not in done]
         if not todo:

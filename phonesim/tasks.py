@@ -6,6 +6,8 @@ A template (MobileGym §4.2; `phonesim.task_template`) is a small declarative un
 
 from __future__ import annotations
 
+import hashlib
+import json
 import random
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -46,6 +48,13 @@ class TaskInstance:
     @property
     def id(self) -> str:
         return f"{self.template.id}#{self.seed}"
+
+    @property
+    def key(self) -> str:
+        """What makes two instances the same task: template, params and initial state (instances that
+        differ only in the instruction's paraphrase are one task)."""
+        content = json.dumps([self.template.id, self.params, self.initial], sort_keys=True, default=str)
+        return hashlib.sha256(content.encode()).hexdigest()
 
     @property
     def step_budget(self) -> int:

@@ -50,7 +50,7 @@ def test_a_pulled_device_is_an_infrastructure_failure_and_the_attempt_reruns_els
     assert summary.infrastructure_failures == 1
     assert (summary.attempts_run, summary.attempts_failed) == (1, 0)  # not counted against the policy
     assert "phonesim-1" in summary.errors[0] and "run again" in summary.errors[0]
-    attempts, steps, feedback = collect_tables(store, policy.version, [_task().task_id])
+    attempts, steps, feedback = collect_tables(store, policy.version, [_task()])
     assert attempts.height == 1 and feedback.height == 1
     (attempt,) = attempts.iter_rows(named=True)
     assert attempt["n_steps"] == 4 and steps.height == 4  # the whole rerun, none of the lost steps

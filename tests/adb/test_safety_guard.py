@@ -102,7 +102,7 @@ def test_a_guard_that_ends_the_episode_ends_the_attempt(server, tmp_path):
                     app="settings", template_id="settings.airplane_on", seed=0)
     env = _env(server, GuardConfig(deny_action_types=("click",), end_episode=True))
     run_rollouts([task], lambda: env, policy, ProgrammaticCritic(), store, RolloutConfig(attempts=1))
-    attempts, steps, _ = collect_tables(store, policy.version, [task.task_id])
+    attempts, steps, _ = collect_tables(store, policy.version, [task])
     assert attempts["end_reason"].to_list() == ["blocked_by_guard"] and steps.height == 1
     assert steps["env_reason"][0].startswith("blocked_by_guard: action_type (click)")
     assert attempts["gt_success"].to_list() == [False]

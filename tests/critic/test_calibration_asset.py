@@ -25,15 +25,17 @@ TRUTHS = {("wifi", 1): False, ("wifi", 2): True, ("dark", 1): False, ("dark", 2)
 def stored_rollouts(context: dg.AssetExecutionContext, storage: StorageLocation):
     """Attempts staged like `rollouts` stages them, labelled by the programmatic critic."""
     store = storage.attempt_store(context.partition_key)
+    tasks = {}
     for (task_id, attempt), success in TRUTHS.items():
         record = make_attempt([CLICK_POINT, CLICK_ELEMENT, TERMINATE], task_id=task_id, attempt=attempt)
+        tasks[task_id] = record.task
         record.ground_truth = replace(record.ground_truth, success=success, progress=float(success))
         record.feedback = CriticFeedback(
             decision=int(success), reason="simulator judge", failure_step=None, task_feasible=True,
             step_analysis=[StepLabel(s.step, True, "closer") for s in record.steps], hint=None,
             critic="programmatic")
         store.save(record)
-    attempts, _, feedback = collect_tables(store, "p0", sorted({t for t, _ in TRUTHS}))
+    attempts, _, feedback = collect_tables(store, "p0", [tasks[t] for t in sorted(tasks)])
     return attempts, feedback
 
 

@@ -9,8 +9,8 @@ import polars as pl
 from ops.actions import Action, ActionType
 import pytest
 
-from ops.benchmark import (MINED_SEEDS, first_app_right, first_apps, pass_at_k, sign_test_p, template_tasks,
-                           unseen_train_tasks, versus_baseline, wilson_interval)
+from ops.benchmark import (MINED_SEEDS, first_app_right, first_apps, instances_per_template, pass_at_k, sign_test_p,
+                           template_tasks, unseen_train_tasks, versus_baseline, wilson_interval)
 from phonesim.tasks import instantiate
 
 
@@ -52,9 +52,19 @@ def test_template_tasks_start_at_the_first_seed():
     assert all(t.task_id == f"{t.template_id}#{t.seed}" for t in tasks)
 
 
+def test_template_tasks_skip_seeds_that_repeat_an_instance():
+    """A template with few parameter values (which of the phone's alarms to switch off) draws the same
+    instance at several seeds; each distinct instance is one task, and the count says it is short."""
+    tasks = [t for t, _ in template_tasks("train", 10, first_seed=500) if t.template_id == "clock.alarm_off"]
+    keys = [instantiate(t.template_id, t.seed).key for t in tasks]
+    assert len(set(keys)) == len(keys) < 10
+    assert instances_per_template(tasks) == {"clock.alarm_off": len(tasks)}
+    assert instantiate("clock.alarm_off", 0).key != instantiate("clock.alarm_on", 0).key
+
+
 def test_unseen_train_tasks_skip_instances_whose_parameters_the_curriculum_can_mine():
     tasks = [t for t, _ in unseen_train_tasks(3, 500, max_templates=20)]
-    assert tasks and all(500 <= t.seed < 503 for t in tasks)
+    assert tasks and all(t.seed >= 500 for t in tasks)
     for t in tasks:
         mined = [instantiate(t.template_id, s).params for s in range(MINED_SEEDS)]
         assert instantiate(t.template_id, t.seed).params not in mined, t.task_id

@@ -42,7 +42,7 @@ def _rollout(tmp_path, task: TaskSpec, script: list[Action], attempts: int = 1):
     store = ParquetAttemptStore.from_uri(str(tmp_path / "attempts"))
     agent = ScriptedPolicy("elements", script, version="agent")
     run_rollouts([task], small_env, agent, ProgrammaticCritic(), store, RolloutConfig(attempts=attempts))
-    return collect_tables(store, "agent", [task.task_id])
+    return collect_tables(store, "agent", [task])
 
 
 def _failed(tmp_path, task: TaskSpec, script: list[Action], attempts: int = 1):
@@ -180,7 +180,7 @@ def _structured_tables(tmp_path):
     store = ParquetAttemptStore.from_uri(str(tmp_path / "attempts"))
     run_rollouts([WIFI], small_env, StructuredAgent("mobilewizard", [plan[0], plan[1], BACK, DONE], version="agent"),
                  ProgrammaticCritic(), store, RolloutConfig(attempts=1))
-    return collect_tables(store, "agent", [WIFI.task_id])
+    return collect_tables(store, "agent", [WIFI])
 
 
 def _structured_failure(tmp_path):

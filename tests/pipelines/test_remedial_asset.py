@@ -49,7 +49,7 @@ def stub_rollouts(context: dg.AssetExecutionContext, curriculum_tasks: pl.DataFr
     store = storage.attempt_store(context.partition_key)
     run_rollouts(tasks, simulator.make_env, RandomClickPolicy(seed=5), ProgrammaticCritic(simulator.world_seed), store,
                  RolloutConfig(attempts=2))
-    return collect_tables(store, "random", [t.task_id for t in tasks])
+    return collect_tables(store, "random", tasks)
 
 
 @dg.multi_asset(outs={"rollout_attempts": dg.AssetOut(), "rollout_steps": dg.AssetOut(),
@@ -61,7 +61,7 @@ def structured_rollouts(context: dg.AssetExecutionContext, curriculum_tasks: pl.
     store = storage.attempt_store(context.partition_key)
     run_rollouts(tasks, simulator.make_env, StructuredClickPolicy(seed=3, invalid_every=5),
                  ProgrammaticCritic(simulator.world_seed), store, RolloutConfig(attempts=2))
-    return collect_tables(store, "structured", [t.task_id for t in tasks])
+    return collect_tables(store, "structured", tasks)
 
 
 def _materialize(tmp_path, monkeypatch, experiment: str, config: dict, rollouts=stub_rollouts, **resources):

@@ -49,7 +49,7 @@ def structured_rollouts(context: dg.AssetExecutionContext, curriculum_tasks: pl.
     store = storage.attempt_store(context.partition_key)
     run_rollouts(tasks, simulator.make_env, StructuredClickPolicy(seed=4, stop_prob=0.05, invalid_every=5),
                  ProgrammaticCritic(simulator.world_seed), store, RolloutConfig(attempts=2))
-    return collect_tables(store, "structured", [t.task_id for t in tasks])
+    return collect_tables(store, "structured", tasks)
 
 
 def _wizard_run_config(resources: dict, ops: dict) -> dict:

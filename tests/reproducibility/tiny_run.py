@@ -49,7 +49,7 @@ def run(workdir: Path) -> dict[str, str]:
     rollout_store = ParquetAttemptStore.from_uri(str(workdir / "rollouts"))
     run_rollouts(tasks, make_env, LocalPolicy(BUNDLED_DIR, generation=decoding, version="base"),
                  ProgrammaticCritic(0), rollout_store, RolloutConfig(attempts=2))
-    attempts, steps, feedback = collect_tables(rollout_store, "base", [t.task_id for t in tasks])
+    attempts, steps, feedback = collect_tables(rollout_store, "base", tasks)
     samples, _ = build_step_samples(attempts, steps, feedback, FilterConfig(), hint_free_copies=True,
                                     finish_response=finish_response("elements"))
     dataset = build_step_dataset(samples)

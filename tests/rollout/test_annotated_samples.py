@@ -37,7 +37,7 @@ def test_each_kept_step_is_annotated_once_and_failures_are_counted(tmp_path):
     tasks = sim_tasks()
     run_rollouts(tasks, small_env, StructuredClickPolicy(seed=4, stop_prob=0.05, invalid_every=5), ProgrammaticCritic(),
                  store, RolloutConfig(attempts=2))
-    attempts, steps, feedback = collect_tables(store, "structured", [t.task_id for t in tasks])
+    attempts, steps, feedback = collect_tables(store, "structured", tasks)
     samples, _ = build_step_samples(attempts, steps, feedback, FilterConfig(reasonable_only=False),
                                     hint_free_copies=True)
     assert samples.select(pl.col(ANNOTATION_COLUMNS).is_null().all()).row(0) == (True,) * 4

@@ -14,7 +14,7 @@ from tests.rollout.test_rollout import _run, sim_tasks
 
 def test_step_samples_keep_reasonable_steps_of_best_attempt_with_rollout_prompts(tmp_path):
     store, _ = _run(tmp_path, attempts=3)
-    attempts, steps, feedback = collect_tables(store, "random", [t.task_id for t in sim_tasks()])
+    attempts, steps, feedback = collect_tables(store, "random", sim_tasks())
     samples, report = build_step_samples(attempts, steps, feedback)
     assert validate(samples, "training_samples") == []
     assert report.kept_tasks + sum(report.dropped.values()) == len(sim_tasks())
@@ -32,7 +32,7 @@ def test_step_samples_keep_reasonable_steps_of_best_attempt_with_rollout_prompts
 
 def test_hint_free_copies_pair_each_hinted_step_with_its_unhinted_prompt(tmp_path):
     store, _ = _run(tmp_path, attempts=3)
-    attempts, steps, feedback = collect_tables(store, "random", [t.task_id for t in sim_tasks()])
+    attempts, steps, feedback = collect_tables(store, "random", sim_tasks())
     config = FilterConfig(reasonable_only=False, best_attempt=False)
     plain = build_step_samples(attempts, steps, feedback, config)[0]
     twinned, report = build_step_samples(attempts, steps, feedback, config, hint_free_copies=True)

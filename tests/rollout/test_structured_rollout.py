@@ -23,7 +23,7 @@ def structured_run(tmp_path_factory):
     policy = StructuredClickPolicy(seed=1, stop_prob=0.1, invalid_every=4)
     summary = run_rollouts(sim_tasks(), small_env, policy, ProgrammaticCritic(), store,
                            RolloutConfig(attempts=2, max_parallel_tasks=1))
-    attempts, steps, _ = collect_tables(store, policy.version, [t.task_id for t in sim_tasks()])
+    attempts, steps, _ = collect_tables(store, policy.version, sim_tasks())
     return policy, summary, attempts, steps
 
 
@@ -73,7 +73,7 @@ def test_other_styles_leave_the_columns_empty_and_old_staged_steps_read_with_the
     store = ParquetAttemptStore.from_uri(str(tmp_path))
     run_rollouts(sim_tasks()[:1], small_env, RandomClickPolicy(seed=2), ProgrammaticCritic(), store,
                  RolloutConfig(attempts=1))
-    _, steps, _ = collect_tables(store, "random", [sim_tasks()[0].task_id])
+    _, steps, _ = collect_tables(store, "random", [sim_tasks()[0]])
     assert steps.select(pl.col("planning", "verified_outcome").is_null().all()).row(0) == (True, True)
     old = steps.drop("self_verification", "screen_analysis", "planning", "action_guidance", "verified_outcome")
     assert with_optional_columns(old, "steps").columns == steps.columns

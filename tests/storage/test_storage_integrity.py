@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import dagster as dg
@@ -156,13 +157,27 @@ def test_a_damaged_staged_attempt_is_not_resumed_and_is_counted(tmp_path, damage
         summary.write_text(summary.read_text().replace('"n_steps": 3', '"n_steps": 2'))
     else:
         png.unlink()
-    assert sorted(store.completed("wifi", "p0")) == [1, 3]  # attempt 2 runs again
+    assert sorted(store.completed(_attempt(1).task, "p0")) == [1, 3]  # attempt 2 runs again
     assert list(store.damaged) == [str(summary)]
     assert "staged attempt damaged" in caplog.text and "attempt_2" in caplog.text
-    attempts, steps_table, _ = collect_tables(store, "p0", ["wifi"])
+    attempts, steps_table, _ = collect_tables(store, "p0", [_attempt(1).task])
     assert attempts["attempt"].to_list() == [1, 3] and steps_table.height == 6
     store.save(_attempt(2))  # the rerun
-    assert sorted(store.completed("wifi", "p0")) == [1, 2, 3]
+    assert sorted(store.completed(_attempt(1).task, "p0")) == [1, 2, 3]
+
+
+def test_an_attempt_staged_for_another_definition_of_the_task_is_run_again(tmp_path, caplog):
+    """A task id whose instruction or params changed since its attempts were staged (a template or
+    curriculum edit) must not resume them: they were made, and judged, for another task."""
+    store = _staged(tmp_path)
+    changed = replace(_attempt(1).task, params={**_attempt(1).task.params, "changed": True})
+    assert store.completed(changed, "p0") == {}
+    assert len(store.stale) == 3 and "another definition of task wifi" in caplog.text
+    attempts, _, _ = collect_tables(store, "p0", [changed])
+    assert attempts.height == 0
+    store.save(replace(_attempt(2), task=changed))  # the rerun overwrites the stale attempt
+    assert sorted(store.completed(changed, "p0")) == [2]
+    assert sorted(store.completed(_attempt(1).task, "p0")) == [1, 3]
 
 
 def test_concurrent_writers_of_one_attempt_never_collide(tmp_path):
@@ -185,7 +200,7 @@ def test_concurrent_writers_of_one_attempt_never_collide(tmp_path):
     for thread in writers:
         thread.join()
     assert errors == []
-    assert sorted(store.completed("wifi", "p0")) == [1] and not store.damaged
+    assert sorted(store.completed(_attempt(1).task, "p0")) == [1] and not store.damaged
     assert not [p.name for p in (tmp_path / "staging").rglob("*") if "tmp" in p.name]
 
 
@@ -193,6 +208,6 @@ def test_resuming_a_task_removes_the_temp_files_a_killed_writer_left(tmp_path):
     store = _staged(tmp_path)
     base = tmp_path / "staging" / "p0" / "wifi"
     (base / ".tmp-0123abcd-attempt_2.png").write_bytes(b"half a screenshot")
-    assert sorted(store.completed("wifi", "p0")) == [1, 2, 3]
+    assert sorted(store.completed(_attempt(1).task, "p0")) == [1, 2, 3]
     assert sorted(p.name for p in base.iterdir()) == [f"attempt_{k}.{ext}" for k in (1, 2, 3)
                                                       for ext in ("json", "parquet", "png")]

@@ -27,7 +27,7 @@ def rollouts_and_remedial(tmp_path_factory):
     store = ParquetAttemptStore.from_uri(str(tmp_path_factory.mktemp("attempts")))
     agent = ScriptedPolicy("elements", [*plan, DONE, plan[0], BACK, DONE], version="agent")
     run_rollouts([WIFI], small_env, agent, ProgrammaticCritic(), store, RolloutConfig(attempts=2))
-    tables = collect_tables(store, "agent", [WIFI.task_id])
+    tables = collect_tables(store, "agent", [WIFI])
     report = TeachingReport()
     failed = failed_attempts(*tables, {WIFI.task_id: WIFI}, report)
     grafts = teach(failed, SolverTeacher(), small_env, ScriptedPolicy("elements"), ProgrammaticCritic(), report)
