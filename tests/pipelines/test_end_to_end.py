@@ -31,16 +31,21 @@ pytestmark = pytest.mark.timeout(1800)
 
 REPO = Path(__file__).resolve().parents[2]
 
+# Every stage runs, each as small as the tests below allow: exploration deep enough that the
+# curriculum's first tasks are those of the default depth (fewer transitions, fewer templates for
+# the curriculum to solve), two optimizer steps per trainer, one AdaGRPO epoch of 2 tasks x G = 2,
+# one held-out template per split.
 FAST = {
     "base_policy": {},  # the bundled base (training/base/checkpoint); pretraining is tested on its own
-    "exploration_traces": {"max_transitions": 15, "max_depth": 3},
+    "exploration_traces": {"max_transitions": 6, "max_depth": 2},
     "curriculum_tasks": {"variants_per_template": 1},
-    "rollouts": {"max_tasks": 8, "attempts": 2},
+    "rollouts": {"max_tasks": 4, "attempts": 2},
     "hifpo_checkpoint": {"overrides": {"max_steps": 2}},
     "rft_checkpoint": {"rounds": 2, "max_tasks": 2, "attempts": 2, "use_hints": True, "hint_steps": 3,
                        "overrides": {"max_steps": 2}},
     "grsd_checkpoint": {"overrides": {"max_steps": 2}},
-    "benchmark_results": {"max_templates": 2, "seeds_per_template": 1, "k": 2},
+    "adagrpo_checkpoint": {"overrides": {"epochs": 1, "tasks_per_epoch": 2, "group_size": 2}},
+    "benchmark_results": {"max_templates": 1, "seeds_per_template": 1, "k": 2},
 }
 
 
@@ -141,12 +146,13 @@ def test_rollouts_curriculum_and_benchmark_hold_real_rows(materialized):
     tasks = _load(resources, "curriculum_tasks")
     attempts = _load(resources, "rollout_attempts")
     assert tasks.height > 0 and tasks["verifiable"].any()
-    assert attempts.height == 8 * 2 and attempts["gt_success"].is_not_null().all()
+    rollouts = FAST["rollouts"]
+    assert attempts.height == rollouts["max_tasks"] * rollouts["attempts"] and attempts["gt_success"].is_not_null().all()
     bench = _load(resources, "benchmark_results")
     policies = {"base", "hifpo", "rft", "grsd", "adagrpo"}
     assert set(bench["policy_id"]) == policies
-    # 2 templates of each held-out split (test, ood) x k = 2 attempts, for every policy
-    assert bench.group_by("policy_id").len()["len"].to_list() == [2 * 2 * 2] * len(policies)
+    # 1 template of each held-out split (test, ood) x k = 2 attempts, for every policy
+    assert bench.group_by("policy_id").len()["len"].to_list() == [1 * 2 * 2] * len(policies)
     meta = instance.get_latest_materialization_event(dg.AssetKey("benchmark_results")).asset_materialization.metadata
     versus = meta["versus_base"].value  # the paired comparison, one row per policy
     assert all(f"| {p} | " in versus for p in policies) and "sign test p" in versus
@@ -207,7 +213,7 @@ def test_the_printed_table_pairs_every_adapted_policy_with_the_base(materialized
     _, resources, _, _, _ = materialized
     print_benchmark(resources["io_manager"], "ci", 2)
     out = capsys.readouterr().out
-    assert "Held-out benchmark (4 tasks, 2 attempts each)" in out and "Paired with the base" in out  # test + ood
+    assert "Held-out benchmark (2 tasks, 2 attempts each)" in out and "Paired with the base" in out  # test + ood
     for column in ("test@2", "ood@2", "gained", "lost", "p_value", "ci_high"):
         assert column in out
 
