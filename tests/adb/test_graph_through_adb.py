@@ -1,7 +1,7 @@
 """The whole asset graph through the adb path: `mobileforge sim adb-server` in a subprocess, the
 runs' code location started with MOBILEFORGE_ENV=adb-simulator, and exploration, curriculum,
-rollouts, training and the benchmark materialized on the embedded defaults (the small FAST config
-of the end-to-end test) through AdbEnvironment, with the served simulator's judges verifying
+rollouts, training and the benchmark materialized on the embedded defaults (the end-to-end test's
+small sizes, FAST below) through AdbEnvironment, with the served simulator's judges verifying
 outcomes. The data says which path it came through: a device's uiautomator dump keeps each
 resource id's `package:id/` prefix, which the in-process simulator's tree has not."""
 
@@ -18,7 +18,12 @@ import pytest
 
 import dagster as dg
 
-from tests.pipelines.test_end_to_end import FAST
+from tests.pipelines.test_end_to_end import FAST as E2E
+
+# the end-to-end test's sizes, less what no test here reads: RFT's second round (its device-driven
+# attempts are the rollouts' code path) and the benchmark of AdaGRPO (trained all the same)
+FAST = {**E2E, "rft_checkpoint": {"rounds": 1, "overrides": {"max_steps": 2}},
+        "benchmark_results": {**E2E["benchmark_results"], "policies": ["base", "hifpo", "rft", "grsd"]}}
 
 # a whole graph runs in this module's fixture: minutes on an idle 2-core machine, far more on a loaded one
 pytestmark = pytest.mark.timeout(1800)
