@@ -27,14 +27,16 @@ pytestmark = pytest.mark.timeout(1800)
 
 
 REPO = Path(__file__).resolve().parents[2]
+# every stage, as small as the tests below allow (one held-out template per split, one attempt)
 SMALL = {
-    "exploration_traces": {"max_transitions": 15, "max_depth": 3},
+    "exploration_traces": {"max_transitions": 6, "max_depth": 2},
     "curriculum_tasks": {"variants_per_template": 1},
-    "rollouts": {"max_tasks": 6, "attempts": 2},
+    "rollouts": {"max_tasks": 4, "attempts": 2},
     "hifpo_checkpoint": {"overrides": {"max_steps": 2}},
     "rft_checkpoint": {"rounds": 1, "overrides": {"max_steps": 2}},
     "grsd_checkpoint": {"overrides": {"max_steps": 2}},
-    "benchmark_results": {"max_templates": 2, "seeds_per_template": 1, "k": 1},
+    "adagrpo_checkpoint": {"overrides": {"epochs": 1, "tasks_per_epoch": 2, "group_size": 2}},
+    "benchmark_results": {"max_templates": 1, "seeds_per_template": 1, "k": 1},
 }
 
 
@@ -110,7 +112,7 @@ def test_rollouts_ask_the_served_model(production_run):
     model, _, resources = production_run
     attempts = _load(resources, "rollout_attempts")
     steps = _load(resources, "rollout_steps")
-    assert attempts.height == 6 * 2
+    assert attempts.height == SMALL["rollouts"]["max_tasks"] * SMALL["rollouts"]["attempts"]
     [version] = set(attempts["policy_version"])  # the base's version, then the rollout settings' digest
     assert version.startswith(f"base:{weights_digest(model)}~")
     assert steps["raw_output"].str.len_chars().min() > 0
