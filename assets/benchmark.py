@@ -105,7 +105,7 @@ def _androidworld(config: BenchmarkConfig):
     return aw_config, load_env(aw_config)
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name="evaluation", code_version="benchmark-8",
+@dg.asset(partitions_def=experiment_partitions, group_name="evaluation", code_version="benchmark-9",
           description="One row per benchmark episode (policy x task x attempt) on held-out templates (or unseen "
                       "instances of the curriculum's): success, progress, false complete, side effects, overdue.")
 def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig, base_policy: Checkpoint,
@@ -149,7 +149,7 @@ def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig
     results = pl.concat(frames)
     table = pass_at_k(results, config.k)
     overall = table.filter(pl.col("difficulty") == "all")
-    pass_cols = ["tasks", *[f"pass@{k}" for k in range(1, config.k + 1)]]
+    pass_cols = ["tasks", *[c for c in table.columns if c.startswith(("pass@", "grounded@"))]]
     rate_cols = [c for c in RATE_HEADERS if c in table.columns]
     context.add_output_metadata(tidy({
         "episodes": results.height, "tasks": len(specs), "split": config.split,

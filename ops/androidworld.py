@@ -219,5 +219,6 @@ def _rows(policy_id: str, attempts: pl.DataFrame, steps: pl.DataFrame, instances
             "overdue": r["gt_overdue"], "steps": r["n_steps"],
             "first_app_right": first.get("type") == "open_app" and
             str(first.get("args", {}).get("app", "")).lower() == wanted,
+            "answer_seen": None,  # android_world tasks name no evidence texts
         })
     return rows

@@ -19,6 +19,8 @@ MINED_SEEDS = SimCurriculumConfig.max_seed_tries
 # Held out from every stage: the test templates (the curriculum's apps, functions it never mines)
 # and the out-of-domain ones (cross-app hand-offs, functions unlike any train template).
 HELD_OUT_SPLITS = ("test", "ood")
+# benchmark_results column: an answer episode showed its evidence (null for operate tasks)
+GROUNDED = "answer_seen"
 # How many seeds per requested instance a template's distinct instances are drawn from.
 DISTINCT_SCAN = 20
 
@@ -107,12 +109,34 @@ def first_app_right(expected: dict[str, tuple[TaskInstance, str]], steps: pl.Dat
     return out
 
 
+def answers_seen(expected: dict[str, tuple[TaskInstance, str]], steps: pl.DataFrame) -> dict[tuple[str, int], bool]:
+    """Per (task_id, attempt) of an answer task: did one of the task's evidence texts (the gold, or
+    what shows it, `TaskInstance.evidence`) appear on any screen of the attempt? A success without
+    it answered without having seen the answer: a guess (a memorized "5" to a count question).
+    Operate tasks are absent. `expected` is `first_apps` of the tasks."""
+    shown: dict[tuple[str, int], bool] = {}
+    for r in steps.select("task_id", "attempt", "elements").iter_rows(named=True):
+        inst = expected[r["task_id"]][0]
+        key = (r["task_id"], r["attempt"])
+        if inst.answer_spec is None or shown.get(key):
+            continue
+        elements = json.loads(r["elements"]) if r["elements"] else []
+        shown[key] = inst.evidence_shown(f"{e.get('text', '')}\n{e.get('desc', '')}" for e in elements)
+    return shown
+
+
 def pass_at_k(results: pl.DataFrame, k_max: int) -> pl.DataFrame:
     """Per policy (and difficulty): Pass@1..k_max — a task passes @k if any of its first k attempts succeeded —
     plus mean progress, false-complete, side-effect and overdue rates over all episodes (and the
-    first-app-right rate when `results` has that column)."""
-    per_task = results.group_by("policy_id", "difficulty", "task_id").agg(
-        *[(pl.col("success") & (pl.col("attempt") <= k)).any().alias(f"pass@{k}") for k in range(1, k_max + 1)])
+    first-app-right rate when `results` has that column). With an `answer_seen` column, also
+    grounded@k_max: Pass@k_max where an answer task's success counts only if the episode saw its
+    evidence (`answers_seen`), so a gain made of guesses shows as a gap between the two."""
+    passes = [(pl.col("success") & (pl.col("attempt") <= k)).any().alias(f"pass@{k}") for k in range(1, k_max + 1)]
+    grounded = GROUNDED in results.columns
+    if grounded:  # Pass@k_max counting only successes that saw their answer (a guess is not a pass)
+        passes.append((pl.col("success") & pl.col(GROUNDED).fill_null(True)).any().alias(f"grounded@{k_max}"))
+    per_task = results.filter(pl.col("attempt") <= k_max).group_by("policy_id", "difficulty", "task_id").agg(*passes)
+    pass_cols = [f"pass@{k}" for k in range(1, k_max + 1)] + ([f"grounded@{k_max}"] if grounded else [])
     rate_exprs = [pl.col("progress").mean(), pl.col("false_complete").mean(),
                   (pl.col("side_effects") > 0).mean().alias("side_effects"), pl.col("overdue").mean(),
                   pl.col("steps").mean().alias("mean_steps")]
@@ -120,11 +144,11 @@ def pass_at_k(results: pl.DataFrame, k_max: int) -> pl.DataFrame:
         rate_exprs.append(pl.col("first_app_right").mean())
     rates = results.group_by("policy_id", "difficulty").agg(*rate_exprs)
     by_difficulty = per_task.group_by("policy_id", "difficulty").agg(
-        pl.len().alias("tasks"), *[pl.col(f"pass@{k}").mean() for k in range(1, k_max + 1)]
+        pl.len().alias("tasks"), *[pl.col(c).mean() for c in pass_cols]
     ).join(rates, on=["policy_id", "difficulty"])
     overall_rates = results.group_by("policy_id").agg(*rate_exprs)
     overall = per_task.group_by("policy_id").agg(
-        pl.len().alias("tasks"), *[pl.col(f"pass@{k}").mean() for k in range(1, k_max + 1)]
+        pl.len().alias("tasks"), *[pl.col(c).mean() for c in pass_cols]
     ).join(overall_rates, on="policy_id").with_columns(pl.lit("all").alias("difficulty"))
     return pl.concat([overall.select(by_difficulty.columns), by_difficulty]).sort("policy_id", "difficulty")
 

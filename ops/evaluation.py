@@ -11,7 +11,7 @@ from typing import Callable, Sequence
 import polars as pl
 
 from ops.attempt_store import ParquetAttemptStore, collect_tables
-from ops.benchmark import first_app_right
+from ops.benchmark import answers_seen, first_app_right
 from ops.critic.programmatic import JudgeOnlyCritic
 from ops.episode import AttemptRecord, Environment, Policy, TaskSpec
 from ops.rollout import RolloutConfig, RolloutSummary, run_rollouts
@@ -44,6 +44,7 @@ def evaluate_policy(policy_id: str, agent: Policy, tasks: Sequence[tuple[TaskSpe
                            RolloutConfig(attempts=k, use_hints=False, max_parallel_tasks=max_parallel_tasks), on_attempt)
     attempts, steps, _ = collect_tables(store, agent.version, specs)
     app_right = first_app_right(expected_apps, steps)
+    seen = answers_seen(expected_apps, steps)
     rows = [{
         "policy_id": policy_id, "task_id": r["task_id"], "template_id": r["task_id"].split("#")[0],
         "difficulty": difficulty[r["task_id"]], "seed": int(r["task_id"].split("#")[1]),
@@ -51,5 +52,6 @@ def evaluate_policy(policy_id: str, agent: Policy, tasks: Sequence[tuple[TaskSpe
         "false_complete": r["gt_false_complete"], "side_effects": r["gt_side_effects"],
         "overdue": r["gt_overdue"], "steps": r["n_steps"],
         "first_app_right": app_right.get((r["task_id"], r["attempt"]), False),
+        "answer_seen": seen.get((r["task_id"], r["attempt"])),
     } for r in attempts.iter_rows(named=True)]
     return Evaluation(from_rows(rows, "benchmark_results"), attempts, steps, summary)

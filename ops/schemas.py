@@ -290,6 +290,9 @@ BENCHMARK_RESULTS = TableSchema(
         _c("overdue", pl.Boolean, "goal reached but kept acting until truncation"),
         _c("steps", pl.Int64, "steps taken", bounds=(0, None)),
         _c("first_app_right", pl.Boolean, "the first action opened the app a shortest solution opens first"),
+        _c("answer_seen", pl.Boolean, "answer task: one of its evidence texts (the gold, or what shows it) was on a "
+           "screen of the episode (a substring test); null for operate tasks and suites without evidence",
+           required=False),
     ),
 )
 

@@ -11,7 +11,7 @@ import json
 import random
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, Iterable
 
 from phonesim.answers import AnswerSpec, match_answer
 from phonesim.apps import load_apps
@@ -109,6 +109,13 @@ class TaskInstance:
             return self.template.evidence(self.params, self.answer_spec)
         gold = self.answer_spec.gold
         return [f"{gold:g}" if isinstance(gold, float) else str(gold)]
+
+    def evidence_shown(self, texts: Iterable[str]) -> bool:
+        """Whether one of `texts` (a screen's element texts) contains one of this task's evidence
+        texts. A substring test, so approximate: a short gold such as "5" can also sit inside an
+        unrelated text ("Battery 95%")."""
+        evidence = self.evidence()
+        return any(ev in text for text in texts for ev in evidence)
 
     def to_dict(self) -> dict[str, Any]:
         return {"task_id": self.id, "template": self.template.id, "seed": self.seed, "world_seed": self.world_seed,

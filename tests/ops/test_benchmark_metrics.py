@@ -9,8 +9,8 @@ import polars as pl
 from ops.actions import Action, ActionType
 import pytest
 
-from ops.benchmark import (MINED_SEEDS, first_app_right, first_apps, instances_per_template, pass_at_k, sign_test_p,
-                           template_tasks, unseen_train_tasks, versus_baseline, wilson_interval)
+from ops.benchmark import (MINED_SEEDS, answers_seen, first_app_right, first_apps, instances_per_template, pass_at_k,
+                           sign_test_p, template_tasks, unseen_train_tasks, versus_baseline, wilson_interval)
 from phonesim.tasks import instantiate
 
 
@@ -139,3 +139,29 @@ def test_the_wilson_interval_holds_the_estimate_exactly_at_zero_and_all(n):
     """At 0 or n successes rounding put a bound a hair past the estimate (0 of 11: low 2.8e-17),
     a negative error bar that made the benchmark's chart, and so the asset, fail."""
     assert wilson_interval(0, n)[0] == 0.0 and wilson_interval(n, n)[1] == 1.0
+
+
+def _elements(*texts: str) -> str:
+    return json.dumps([{"text": t, "desc": ""} for t in texts])
+
+
+def test_an_answer_success_counts_as_grounded_only_if_its_evidence_was_on_screen():
+    """A count question answered right without the count ever shown (a memorized "5") is a pass
+    but not a grounded one; an operate task is grounded by its judge alone."""
+    question = instantiate("todo.query_open_count", 0)
+    [evidence, *_] = question.evidence()
+    operate = instantiate("settings.toggle_dark_theme", 0)
+    expected = {question.id: (question, "todo"), operate.id: (operate, "settings")}
+    steps = pl.DataFrame({
+        "task_id": [question.id, question.id, question.id, operate.id],
+        "attempt": [1, 1, 2, 1], "step": [0, 1, 0, 0],
+        "elements": [_elements("Home"), _elements("Battery 92%"), _elements("Home", evidence), _elements("Display")]})
+    assert answers_seen(expected, steps) == {(question.id, 1): False, (question.id, 2): True}
+    results = pl.DataFrame({
+        "policy_id": ["p"] * 3, "difficulty": ["L1"] * 3, "task_id": [question.id, question.id, operate.id],
+        "attempt": [1, 2, 1], "success": [True, False, True], "answer_seen": [False, True, None],
+        "progress": [1.0, 0.0, 1.0], "false_complete": [False] * 3, "side_effects": [0] * 3,
+        "overdue": [False] * 3, "steps": [3] * 3})
+    [row] = pass_at_k(results, 2).filter(pl.col("difficulty") == "all").to_dicts()
+    assert (row["pass@1"], row["pass@2"], row["grounded@2"]) == (1.0, 1.0, 0.5)
+    assert "grounded@2" not in pass_at_k(results.drop("answer_seen"), 2).columns

@@ -30,7 +30,7 @@ def _episodes() -> pl.DataFrame:
                 rows.append({"policy_id": policy, "task_id": f"{task}#0", "template_id": task,
                              "difficulty": difficulty, "seed": 0, "attempt": attempt, "success": success,
                              "progress": 1.0 if success else 0.25, "false_complete": False, "side_effects": 0,
-                             "overdue": False, "steps": 4, "first_app_right": True})
+                             "overdue": False, "steps": 4, "first_app_right": True, "answer_seen": None})
     return from_rows(rows, "benchmark_results")
 
 
