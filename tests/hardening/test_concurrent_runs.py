@@ -20,6 +20,15 @@ from resources.experiment import PartitionAddress
 from resources.storage import ARTIFACT_MARKER, MANIFEST, ArtifactStore, ParquetIOManager, StorageLocation
 from tests.pipelines.test_end_to_end import FAST
 
+# every stage of the end-to-end test's small run, smaller still: what this test checks is the lock
+# and what is stored, which every stage still writes (tables, checkpoints, staged attempts)
+SMALLEST = {**FAST, "rollouts": {"max_tasks": 2, "attempts": 1},
+            "remedial_trajectories": {"max_attempts": 1},
+            "hifpo_checkpoint": {"overrides": {"max_steps": 1}},
+            "rft_checkpoint": {"rounds": 1, "overrides": {"max_steps": 1}},
+            "grsd_checkpoint": {"overrides": {"max_steps": 1}},
+            "benchmark_results": {"max_templates": 1, "seeds_per_template": 1, "k": 1, "policies": ["base"]}}
+
 # a whole graph runs in this module's fixture: minutes on an idle 2-core machine, far more on a loaded one
 pytestmark = pytest.mark.timeout(1800)
 
@@ -48,7 +57,7 @@ def _verify_everything_stored(root: Path) -> dict[str, int]:
 
 @pytest.mark.timeout(1800)
 def test_two_runs_on_one_experiment_one_refuses_the_other_completes(tmp_path):
-    (tmp_path / "ci.yaml").write_text(yaml.safe_dump(FAST))
+    (tmp_path / "ci.yaml").write_text(yaml.safe_dump(SMALLEST))
     env = {key: value for key, value in os.environ.items() if not key.startswith("MOBILEFORGE_")}
     env.update(DAGSTER_HOME=str(tmp_path / "dagster_home"), MOBILEFORGE_STORAGE_ROOT=str(tmp_path / "storage"),
                OMP_NUM_THREADS="1")
