@@ -154,13 +154,13 @@ def pass_at_k(results: pl.DataFrame, k_max: int) -> pl.DataFrame:
 
 
 def pass_at_k_by_split(results: pl.DataFrame, k_max: int) -> pl.DataFrame:
-    """Per policy and template split (test, ood, train), side by side: tasks and Pass@1..k_max
-    over all difficulties (the `pass_at_k` overall row of each split's episodes)."""
+    """Per policy and template split (test, ood, train), side by side: tasks and Pass@1..k_max (and
+    grounded@k_max when `results` has `answer_seen`) over all difficulties (the `pass_at_k` overall row of each split's episodes)."""
     split_of = {t.id: t.split for t in all_templates().values()}
     tagged = results.with_columns(pl.col("template_id").replace_strict(split_of, return_dtype=pl.String)
                                   .alias("split"))
     frames = [pass_at_k(tagged.filter(pl.col("split") == split), k_max).filter(pl.col("difficulty") == "all")
-              .select("policy_id", pl.lit(split).alias("split"), "tasks", *[f"pass@{k}" for k in range(1, k_max + 1)])
+              .select("policy_id", pl.lit(split).alias("split"), "tasks", pl.col("^(pass|grounded)@.*$"))
               for split in sorted(tagged["split"].unique().to_list())]
     return pl.concat(frames).sort("policy_id", "split")
 

@@ -10,7 +10,8 @@ from ops.actions import Action, ActionType
 import pytest
 
 from ops.benchmark import (MINED_SEEDS, answers_seen, first_app_right, first_apps, instances_per_template, pass_at_k,
-                           sign_test_p, template_tasks, unseen_train_tasks, versus_baseline, wilson_interval)
+                           pass_at_k_by_split, sign_test_p, template_tasks, unseen_train_tasks, versus_baseline,
+                           wilson_interval)
 from phonesim.tasks import instantiate
 
 
@@ -165,3 +166,6 @@ def test_an_answer_success_counts_as_grounded_only_if_its_evidence_was_on_screen
     [row] = pass_at_k(results, 2).filter(pl.col("difficulty") == "all").to_dicts()
     assert (row["pass@1"], row["pass@2"], row["grounded@2"]) == (1.0, 1.0, 0.5)
     assert "grounded@2" not in pass_at_k(results.drop("answer_seen"), 2).columns
+    [by_split] = pass_at_k_by_split(results.with_columns(template_id=pl.col("task_id").str.split("#").list.first()),
+                                    2).to_dicts()  # both templates are in the test split
+    assert (by_split["split"], by_split["pass@2"], by_split["grounded@2"]) == ("test", 1.0, 0.5)
