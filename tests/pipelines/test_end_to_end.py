@@ -214,7 +214,7 @@ def test_the_printed_table_pairs_every_adapted_policy_with_the_base(materialized
     print_benchmark(resources["io_manager"], "ci", 2)
     out = capsys.readouterr().out
     assert "Held-out benchmark (2 tasks, 2 attempts each)" in out and "Paired with the base" in out  # test + ood
-    for column in ("test@2", "ood@2", "gained", "lost", "p_value", "ci_high"):
+    for column in ("test@2", "ood@2", "grounded@2", "gained", "lost", "p_value", "ci_high"):
         assert column in out
 
 
