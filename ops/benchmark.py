@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 
 import polars as pl
 
@@ -45,9 +46,10 @@ def template_tasks(split: str, seeds_per_template: int, max_templates: int | Non
         seen: set[str] = set()
         for seed in range(first_seed, first_seed + DISTINCT_SCAN * seeds_per_template):
             inst = instantiate(tmpl.id, seed, world_seed)
-            if inst.key in seen:
+            key = inst.key  # a digest of the whole initial state: computed once
+            if key in seen:
                 continue
-            seen.add(inst.key)
+            seen.add(key)
             out.append((template_task_spec(inst), f"L{inst.difficulty}"))
             if len(seen) == seeds_per_template:
                 break
@@ -57,10 +59,7 @@ def template_tasks(split: str, seeds_per_template: int, max_templates: int | Non
 def instances_per_template(tasks: list[TaskSpec]) -> dict[str, int]:
     """How many tasks each template contributes (a template short of the seeds asked for has
     fewer distinct instances)."""
-    counts: dict[str, int] = {}
-    for task in tasks:
-        counts[task.template_id] = counts.get(task.template_id, 0) + 1
-    return counts
+    return dict(Counter(task.template_id for task in tasks))
 
 
 def unseen_train_tasks(seeds_per_template: int, first_seed: int, max_templates: int | None = None,
@@ -120,8 +119,7 @@ def answers_seen(expected: dict[str, tuple[TaskInstance, str]], steps: pl.DataFr
         key = (r["task_id"], r["attempt"])
         if inst.answer_spec is None or shown.get(key):
             continue
-        elements = json.loads(r["elements"]) if r["elements"] else []
-        shown[key] = inst.evidence_shown(f"{e.get('text', '')}\n{e.get('desc', '')}" for e in elements)
+        shown[key] = inst.evidence_shown(json.loads(r["elements"]) if r["elements"] else [])
     return shown
 
 

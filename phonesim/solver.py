@@ -135,7 +135,7 @@ def candidate_actions(phone: Phone, task: TaskInstance, shortcuts: bool = True) 
     out.append(Action("system_button", button="back"))
     out += [Action("open_app", app=a) for a in task.apps if a != phone.current_app]
     if task.answer_spec is not None and phone.answer is None:
-        if task.evidence_shown(f"{e['text']}\n{e['desc']}" for e in elements):
+        if task.evidence_shown(elements):
             gold = task.answer_spec.gold
             out.append(Action("answer", text=f"{gold:g}" if isinstance(gold, float) else str(gold)))
     return out

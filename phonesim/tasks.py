@@ -11,7 +11,7 @@ import json
 import random
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from phonesim.answers import AnswerSpec, match_answer
 from phonesim.apps import load_apps
@@ -110,12 +110,12 @@ class TaskInstance:
         gold = self.answer_spec.gold
         return [f"{gold:g}" if isinstance(gold, float) else str(gold)]
 
-    def evidence_shown(self, texts: Iterable[str]) -> bool:
-        """Whether one of `texts` (a screen's element texts) contains one of this task's evidence
+    def evidence_shown(self, elements: Iterable[Mapping[str, Any]]) -> bool:
+        """Whether a screen's elements (dicts with `text` and `desc`) show one of this task's evidence
         texts. A substring test, so approximate: a short gold such as "5" can also sit inside an
         unrelated text ("Battery 95%")."""
         evidence = self.evidence()
-        return any(ev in text for text in texts for ev in evidence)
+        return any(ev in f"{e.get('text', '')}\n{e.get('desc', '')}" for e in elements for ev in evidence)
 
     def to_dict(self) -> dict[str, Any]:
         return {"task_id": self.id, "template": self.template.id, "seed": self.seed, "world_seed": self.world_seed,
