@@ -18,6 +18,7 @@ from ops.benchmark import (
     versus_baseline,
 )
 from ops.checkpoint import Checkpoint, Method
+from ops.cpu_clock import CpuClock
 from ops.androidworld import evaluate_on_androidworld
 from ops.evaluation import evaluate_policy
 from ops.plots import pass_at_k_chart
@@ -127,10 +128,11 @@ def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig
         if config.policies is None or name in config.policies}
     expected_apps = first_apps(specs, simulator.world_seed)
     evaluated: dict[str, pl.DataFrame] = {}  # checkpoint URI -> its episodes (untrained methods reuse the base's)
-    frames = []
+    frames, cost = [], {}
     for name, checkpoint in candidates.items():
         key = checkpoint.uri or checkpoint.version
         if key not in evaluated:
+            clock = CpuClock()
             store = storage.attempt_store(experiment_of(context), f"benchmark/{name}")
             with policy.acting_policy(checkpoint, artifact_store, temperature=config.temperature,
                                       seed=config.seed) as agent:
@@ -145,6 +147,7 @@ def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig
             context.log.info(f"benchmark {name}: {evaluation.summary.attempts_run} episodes run, "
                              f"{evaluation.summary.attempts_resumed} resumed")
             evaluated[key] = evaluation.results
+            cost[name] = {**clock.figures(), "episodes_run": evaluation.summary.attempts_run}
         frames.append(evaluated[key].with_columns(pl.lit(name).alias("policy_id")))
     results = pl.concat(frames)
     table = pass_at_k(results, config.k)
@@ -154,6 +157,8 @@ def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig
     context.add_output_metadata(tidy({
         "episodes": results.height, "tasks": len(specs), "split": config.split,
         "templates_short_of_instances": dg.MetadataValue.json(short),
+        # per policy evaluated here (not one reusing another's episodes); resumed episodes cost little
+        "cost_by_policy": dg.MetadataValue.json(cost),
         f"pass@{config.k}_chart": chart_md(pass_at_k_chart(table, config.k)),
         "pass_at_k": md_table(["policy", *pass_cols], overall.select("policy_id", *pass_cols).rows()),
         "pass_at_k_by_split": md_table(["policy", "split", *pass_cols],

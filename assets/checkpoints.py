@@ -9,6 +9,7 @@ from pydantic import ValidationError
 
 from assets.metadata import chart_md, tidy
 from ops.checkpoint import Checkpoint, Method
+from ops.cpu_clock import CpuClock
 from ops.plots import training_curves_chart
 from resources.experiment import experiment_of
 from resources.storage import ArtifactStore
@@ -18,8 +19,9 @@ NO_WEIGHTS = "the base has no weights to train from: set policy.checkpoint to th
 
 
 def trained_checkpoint(context: dg.AssetExecutionContext, report: Any, artifact_store: ArtifactStore,
-                       method: Method, base: Checkpoint, extra: dict | None = None) -> Checkpoint:
-    """Store a trained checkpoint directory and describe it (URI, version, curves, TensorBoard) for the UI."""
+                       method: Method, base: Checkpoint, clock: CpuClock, extra: dict | None = None) -> Checkpoint:
+    """Store a trained checkpoint directory and describe it (URI, version, curves, TensorBoard, the
+    CPU and wall seconds since `clock` started: the asset's cost) for the UI."""
     uri = artifact_store.put_dir(report.checkpoint, f"{experiment_of(context)}/{method}/{context.run_id}")
     last = {k: v[-1][1] for k, v in report.curves.items() if v}
     checkpoint = base.trained_from(method, f"{method}:{experiment_of(context)}:{context.run_id[:8]}", uri,
@@ -28,7 +30,7 @@ def trained_checkpoint(context: dg.AssetExecutionContext, report: Any, artifact_
         if report.tensorboard_dir else {}
     context.add_output_metadata(tidy({
         "weights": uri, "version": checkpoint.version, "base": base.version, "steps": report.steps,
-        "train_seconds": report.runtime_s, "samples": report.samples,
+        "train_seconds": report.runtime_s, **clock.figures(), "samples": report.samples,
         "dropped_samples": dg.MetadataValue.json(report.dropped),
         "final_metrics": dg.MetadataValue.json(last),
         **({"curves": chart_md(training_curves_chart(report.curves, method))} if last else {}),
@@ -44,12 +46,13 @@ def training_progress(context: dg.AssetExecutionContext, method: Method):
 
 
 def unchanged_checkpoint(context: dg.AssetExecutionContext, method: Method, base: Checkpoint, reason: str,
-                         extra: dict | None = None) -> Checkpoint:
-    """The method had no training signal: its result is the input policy, said so loudly."""
+                         clock: CpuClock, extra: dict | None = None) -> Checkpoint:
+    """The method had no training signal: its result is the input policy, said so loudly (with what
+    finding that out cost since `clock` started)."""
     context.log.warning(f"{method}: no training data ({reason}); the checkpoint is the unchanged input policy "
                         f"{base.version}")
     context.add_output_metadata(tidy({"weights": base.uri or "", "version": base.version, "trained": False,
-                                      "reason": reason, **(extra or {})}))
+                                      "reason": reason, **clock.figures(), **(extra or {})}))
     return base.unchanged(method, reason)
 
 

@@ -13,6 +13,7 @@ from assets.metadata import chart_md, md_table, tidy
 from ops.annotated_samples import AnnotationReport, annotate_samples
 from ops.attempt_store import collect_tables
 from ops.checkpoint import Checkpoint
+from ops.cpu_clock import CpuClock
 from ops.critic.programmatic import ProgrammaticCritic
 from ops.critic.reasoning_annotation import LLMAnnotator, ProgrammaticAnnotator, ReasoningAnnotator
 from ops.curriculum import task_specs
@@ -139,14 +140,15 @@ class HiFPOAssetConfig(dg.Config):
                       "with MobileWizard's history self-alignment (§3.4.3), its record in `history_alignment`.")
 def hifpo_checkpoint(context: dg.AssetExecutionContext, config: HiFPOAssetConfig, step_datasets: pl.DataFrame,
                      base_policy: Checkpoint, policy: PolicyResource, artifact_store: ArtifactStore) -> Checkpoint:
+    clock = CpuClock()
     from training.trainers.step_datasets import build_step_dataset
     from training.trainers.hifpo import train_hifpo
 
     if base_policy.uri is None:
-        return unchanged_checkpoint(context, "hifpo", base_policy, NO_WEIGHTS, lineage_metadata(context, config))
+        return unchanged_checkpoint(context, "hifpo", base_policy, NO_WEIGHTS, clock, lineage_metadata(context, config))
     if step_datasets.height == 0:
         return unchanged_checkpoint(context, "hifpo", base_policy, "the step dataset is empty: every task was filtered out",
-                          lineage_metadata(context, config))
+                                    clock, lineage_metadata(context, config))
     # responses are scored in the format the policy writes (overrides may still name another)
     overrides = {"action_format": OUTPUT_FORMATS[PromptStyle(policy.prompt_style)], **config.overrides}
     train_config = trainer_settings(HIFPO_SETTINGS, config.preset, overrides)
@@ -155,7 +157,7 @@ def hifpo_checkpoint(context: dg.AssetExecutionContext, config: HiFPOAssetConfig
                              Path(tmp) / "hifpo", train_config, progress=training_progress(context, "hifpo"))
         # validation reward per round, triggers, steps rewritten / labels kept, duplicates dropped
         alignment = {name: dg.MetadataValue.json(record) for name, record in report.details.items()}
-        return trained_checkpoint(context, report, artifact_store, "hifpo", base_policy,
+        return trained_checkpoint(context, report, artifact_store, "hifpo", base_policy, clock,
                                   {**lineage_metadata(context, config), **alignment})
 
 
@@ -197,20 +199,22 @@ def fork_pairs(context: dg.AssetExecutionContext, rollout_attempts: pl.DataFrame
                       "on the successful attempt's response (UI-Voyager §3.3).")
 def grsd_checkpoint(context: dg.AssetExecutionContext, config: SFTAssetConfig, fork_pairs: pl.DataFrame,
                     rollout_steps: pl.DataFrame, base_policy: Checkpoint, artifact_store: ArtifactStore) -> Checkpoint:
+    clock = CpuClock()
     from training.trainers.step_datasets import build_step_dataset, grsd_samples
     from training.trainers.sft import train_sft
 
     if base_policy.uri is None:
-        return unchanged_checkpoint(context, "grsd", base_policy, NO_WEIGHTS, lineage_metadata(context, config))
+        return unchanged_checkpoint(context, "grsd", base_policy, NO_WEIGHTS, clock, lineage_metadata(context, config))
     samples = grsd_samples(fork_pairs, rollout_steps)
     if samples.height == 0:
         return unchanged_checkpoint(context, "grsd", base_policy, "no fork pairs: no task had both a successful and a "
-                          "failed attempt", lineage_metadata(context, config))
+                          "failed attempt", clock, lineage_metadata(context, config))
     with tempfile.TemporaryDirectory() as tmp:
         report = train_sft(artifact_store.local_path(base_policy.uri),
                            build_step_dataset(samples, require_response=True), Path(tmp) / "grsd",
                            _sft_config(config), method="grsd", progress=training_progress(context, "grsd"))
-        return trained_checkpoint(context, report, artifact_store, "grsd", base_policy, lineage_metadata(context, config))
+        return trained_checkpoint(context, report, artifact_store, "grsd", base_policy, clock,
+                                  lineage_metadata(context, config))
 
 
 class RFTAssetConfig(SFTAssetConfig):
@@ -253,10 +257,11 @@ def rft_checkpoint(context: dg.AssetExecutionContext, config: RFTAssetConfig, cu
                    rollout_attempts: pl.DataFrame, rollout_steps: pl.DataFrame, critic_feedback: pl.DataFrame,
                    remedial_trajectories: pl.DataFrame, base_policy: Checkpoint, simulator: SimulatorResource,
                    policy: PolicyResource, storage: StorageLocation, artifact_store: ArtifactStore) -> Checkpoint:
+    clock = CpuClock()
     from training.trainers.rft import RFTRoundsConfig, run_rft_rounds
 
     if base_policy.uri is None:
-        return unchanged_checkpoint(context, "rft", base_policy, NO_WEIGHTS, lineage_metadata(context, config))
+        return unchanged_checkpoint(context, "rft", base_policy, NO_WEIGHTS, clock, lineage_metadata(context, config))
     experiment, run = experiment_of(context), context.run_id
     store = storage.attempt_store(experiment, "rft")
     critic = ProgrammaticCritic(simulator.world_seed, config.hint_steps, config.direct_plans, config.hint_from_start)
@@ -287,5 +292,6 @@ def rft_checkpoint(context: dg.AssetExecutionContext, config: RFTAssetConfig, cu
                                 remedial=conform(remedial_trajectories, "training_samples") if config.remedial else None)
         extra = {"rounds": dg.MetadataValue.json(result.rounds), **lineage_metadata(context, config)}
         if result.report is None:
-            return unchanged_checkpoint(context, "rft", base_policy, "no verified-successful attempt to learn from", extra)
-        return trained_checkpoint(context, result.report, artifact_store, "rft", base_policy, extra)
+            return unchanged_checkpoint(context, "rft", base_policy, "no verified-successful attempt to learn from",
+                                        clock, extra)
+        return trained_checkpoint(context, result.report, artifact_store, "rft", base_policy, clock, extra)

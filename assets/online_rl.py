@@ -14,6 +14,7 @@ from assets.checkpoints import NO_WEIGHTS, trained_checkpoint, trainer_settings,
 from assets.metadata import chart_md
 from ops.adagrpo import FailureCurriculum
 from ops.checkpoint import Checkpoint
+from ops.cpu_clock import CpuClock
 from ops.curriculum import task_specs
 from ops.episode import Policy
 from ops.plots import training_curves_chart
@@ -86,19 +87,20 @@ def adagrpo_checkpoint(context: dg.AssetExecutionContext, config: AdaGRPOAssetCo
                        curriculum_tasks: pl.DataFrame, base_policy: Checkpoint, rft_checkpoint: Checkpoint,
                        simulator: SimulatorResource, policy: PolicyResource, storage: StorageLocation,
                        artifact_store: ArtifactStore) -> Checkpoint:
+    clock = CpuClock()
     from training.trainers.adagrpo import run_adagrpo
 
     start, started = start_checkpoint(config.start_from, base_policy, rft_checkpoint)
     context.log.info(f"adagrpo starts from {started}")
     described = {"start_checkpoint": started, **lineage_metadata(context, config)}
     if start.uri is None:
-        return unchanged_checkpoint(context, "adagrpo", start, NO_WEIGHTS, described)
+        return unchanged_checkpoint(context, "adagrpo", start, NO_WEIGHTS, clock, described)
     known = all_templates()
     pool = sorted({t.template_id for t in task_specs(curriculum_tasks, True, None)
                    if t.template_id and known[t.template_id].split == "train"})
     if not pool:
         return unchanged_checkpoint(context, "adagrpo", start, "the curriculum has no train-split template task",
-                                    described)
+                                    clock, described)
     train_config = trainer_settings(ADAGRPO_SETTINGS, config.preset, config.overrides)
     experiment, run = experiment_of(context), context.run_id
     fs, history_path = _history_path(storage, experiment)
@@ -137,5 +139,5 @@ def adagrpo_checkpoint(context: dg.AssetExecutionContext, config: AdaGRPOAssetCo
             curves = {"curves": chart_md(training_curves_chart(result.curves, "adagrpo"))} \
                 if any(result.curves.values()) else {}
             return unchanged_checkpoint(context, "adagrpo", start, "no trajectory group had reward variance: every "
-                                        "group's G episodes scored alike, so every advantage was 0", {**curves, **extra})
-        return trained_checkpoint(context, result.report, artifact_store, "adagrpo", start, extra)
+                                        "group's G episodes scored alike, so every advantage was 0", clock, {**curves, **extra})
+        return trained_checkpoint(context, result.report, artifact_store, "adagrpo", start, clock, extra)

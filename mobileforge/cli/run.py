@@ -86,6 +86,33 @@ def print_benchmark(io_manager, experiment: str, k: int) -> None:
         click.echo(versus_baseline(results, k).filter(pl.col("policy_id") != "base"))
 
 
+TRAINED = ("hifpo", "rft", "grsd", "adagrpo")
+
+
+def print_costs(instance, experiment: str) -> None:
+    """CPU and wall seconds of each training method and each policy's benchmark episodes, from the
+    metadata of the experiment's latest materializations (CPU time compares methods fairly on a
+    loaded machine; wall time is what the run took)."""
+    import dagster as dg
+
+    def latest(asset: str) -> dict:
+        records = instance.fetch_materializations(
+            dg.AssetRecordsFilter(asset_key=dg.AssetKey(asset), asset_partitions=[experiment]), limit=1).records
+        return {k: v.value for k, v in records[0].asset_materialization.metadata.items()} if records else {}
+
+    def figures(meta: dict) -> str:
+        return f"{meta['cpu_seconds']:.0f} CPU s / {meta['wall_seconds']:.0f} s"
+
+    trained = {m: latest(f"{m}_checkpoint") for m in TRAINED}
+    parts = [f"{m} {figures(meta)}" for m, meta in trained.items() if "cpu_seconds" in meta]
+    if parts:
+        click.echo("Training cost: " + ", ".join(parts))
+    cost = latest("benchmark_results").get("cost_by_policy") or {}
+    if cost:
+        click.echo("Benchmark cost: " + ", ".join(f"{p} {figures(c)} ({c['episodes_run']} episodes run)"
+                                                 for p, c in cost.items()))
+
+
 def run_log_path(experiment: str) -> Path:
     """Where this run's full log goes: $DAGSTER_HOME/logs/<experiment>-<UTC time>-<pid>.log (two
     commands started in the same second get their own)."""
@@ -150,5 +177,6 @@ def run(experiment: str, config_file, overrides: tuple[str, ...], rebuild_shared
     except (StageFailed, ExperimentBusy, ConfigError) as error:
         raise click.ClickException(f"{error}\nFull log: {log_path}") from None
     print_benchmark(defs.resources["io_manager"], experiment, config.get("benchmark_results", {}).get("k", 3))
+    print_costs(instance, experiment)
     click.echo("\nStage seconds: " + ", ".join(f"{stage} {seconds:.0f}" for stage, seconds in timings.items())
                + f" (total {sum(timings.values()):.0f}). Full log: {log_path}")

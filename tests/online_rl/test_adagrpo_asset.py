@@ -112,6 +112,8 @@ def test_the_asset_trains_from_rft_stores_and_keeps_the_failure_history(tmp_path
     assert "RFT checkpoint rft:nudged" in metadata["start_checkpoint"].value
     assert metadata["episodes"].value == 2 * 2 * 2 and metadata["pool"].value == len(TEMPLATES)
     assert "curves" in metadata  # reward, success, episode length, buffer and pool size per epoch
+    # what the asset cost: its episodes and updates, more than the trainer's own update seconds
+    assert metadata["cpu_seconds"].value > 0 and metadata["wall_seconds"].value >= metadata["update_seconds"].value
     manifest = json.loads((resources["artifact_store"].local_path(trained.uri) / "manifest.json").read_text())
     assert {"reward", "success", "episode_length", "buffer_size", "pool_size"} <= set(manifest["curves"])
     assert len(manifest["curves"]["pool_size"]) == 2
@@ -142,7 +144,7 @@ def test_without_reward_variance_the_start_is_passed_on_unchanged(tmp_path, monk
     assert not rft.trained and acted[0] == base
     assert "RFT left it unchanged (no verified-successful attempt" in metadata["start_checkpoint"].value
     assert not result.trained and result.uri == base.uri and "reward variance" in result.reason
-    assert result.base == base.version
+    assert result.base == base.version and metadata["cpu_seconds"].value > 0  # the episodes it ran to find out
     # all-zero groups: FCF counted them, and the history was stored for the next run
     history = json.loads((tmp_path / "storage" / "flat" / HISTORY_FILE).read_text())
     assert history["epochs_seen"] == 3

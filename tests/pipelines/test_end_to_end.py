@@ -208,14 +208,21 @@ def test_analysis_notebook_runs_on_the_stored_assets(materialized, monkeypatch):
 
 
 def test_the_printed_table_pairs_every_adapted_policy_with_the_base(materialized, capsys):
-    from mobileforge.cli.run import print_benchmark
+    from mobileforge.cli.run import print_benchmark, print_costs
 
-    _, resources, _, _, _ = materialized
+    _, resources, instance, _, _ = materialized
     print_benchmark(resources["io_manager"], "ci", 2)
     out = capsys.readouterr().out
     assert "Held-out benchmark (2 tasks, 2 attempts each)" in out and "Paired with the base" in out  # test + ood
     for column in ("test@2", "ood@2", "grounded@2", "gained", "lost", "p_value", "ci_high"):
         assert column in out
+    print_costs(instance, "ci")
+    training, benchmark = capsys.readouterr().out.splitlines()
+    assert training.startswith("Training cost: hifpo ") and training.count("CPU s") == 4, training
+    assert benchmark.startswith("Benchmark cost: base ") and "episodes run" in benchmark, benchmark
+    for method in ("hifpo", "rft", "grsd", "adagrpo"):  # each trainer's own work, in its own process
+        meta = instance.get_latest_materialization_event(dg.AssetKey(f"{method}_checkpoint")).asset_materialization
+        assert meta.metadata["cpu_seconds"].value > 0, method
 
 
 def test_a_run_from_a_later_stage_refuses_missing_inputs_and_config_it_would_ignore(materialized):
