@@ -26,10 +26,12 @@ from typing import Any, Protocol
 import dagster as dg
 import psutil
 from dagster._config import validate_config
+from dagster._core.definitions.data_version import INPUT_EVENT_POINTER_TAG_PREFIX
 from dagster._core.definitions.decorators.op_decorator import DecoratedOpFunction
 from dagster._core.definitions.selector import JobSubsetSelector
 from dagster._core.errors import DagsterUserCodeProcessError
 from dagster._core.storage.dagster_run import DagsterRun, DagsterRunStatus
+from dagster._core.storage.tags import PARTITION_NAME_TAG, get_multidimensional_partition_tag
 from dagster._core.workspace.context import WorkspaceProcessContext
 from dagster._core.workspace.load_target import WorkspaceFileTarget
 from dagster.version import __version__ as dagster_version
@@ -42,10 +44,10 @@ from resources.experiment import (
     PartitionAddress,
     register_experiment,
 )
-from resources.experiment_names import check_experiment_name
+from resources.experiment_names import check_experiment_name, check_fork
 from resources.stage_config import config_problems, constraints_only
 from resources.experiment_lock import ExperimentBusy, experiment_lock
-from resources.storage import ParquetIOManager
+from resources.storage import ParquetIOManager, StorageLocation
 from resources.validation_messages import validation_problems
 
 CODE_VERSION_TAG = "dagster/code_version"  # Dagster tags every materialization with its asset's code version
@@ -60,6 +62,7 @@ UNFINISHED = [DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING, DagsterRu
 EXPERIMENT_TAG = "mobileforge/experiment"  # on every run run_experiment launches, with the host it ran on
 HOST_TAG = "mobileforge/host"
 LOCK_RUN_TAG = "mobileforge/run"  # the run of `mobileforge run` (its lock owner id) that launched it
+FORKED_FROM = "forked_from"  # metadata of a partition `--fork` copied: the experiment it was copied from
 
 log = logging.getLogger(__name__)
 
@@ -189,20 +192,145 @@ def split_at_stage(jobs: list[dg.JobDefinition], config: dict[str, Any], from_st
     return jobs[:cut], jobs[cut:]
 
 
+def stored_counts(jobs: list[dg.JobDefinition], instance: dg.DagsterInstance, experiment: str,
+                  io_manager: ParquetIOManager) -> Iterator[tuple[dg.JobDefinition, dg.AssetKey, int, int]]:
+    """(job, asset, partitions stored, partitions in all) of each asset of `jobs` for `experiment`."""
+    for job in jobs:
+        keys = experiment_partition_keys(job, instance, experiment)
+        for asset in sorted(job.asset_layer.executable_asset_keys):
+            stored = sum(io_manager.stored(asset, PartitionAddress.of(job.partitions_def, key)) for key in keys)
+            yield job, asset, stored, len(keys)
+
+
 def missing_inputs(skipped: list[dg.JobDefinition], instance: dg.DagsterInstance, experiment: str,
                    io_manager: Any) -> list[str]:
     """Each asset of the skipped stages with partitions not stored for `experiment` (what a run
     that starts at a later stage reads), as `asset` or `asset (n of m partitions)`."""
     if not isinstance(io_manager, ParquetIOManager):
         return []  # another IO manager: the first run that reads a missing input names it
-    missing = []
+    return [asset.to_user_string() + (f" ({total - stored} of {total} partitions)" if total > 1 else "")
+            for _, asset, stored, total in stored_counts(skipped, instance, experiment, io_manager) if stored < total]
+
+
+@dataclass(frozen=True)
+class PartitionCopy:
+    """One stored partition that forking copies: `source` of the parent, `target` of the fork."""
+
+    asset: dg.AssetKey
+    partitions_def: dg.PartitionsDefinition
+    source: str | dg.MultiPartitionKey
+    target: str | dg.MultiPartitionKey
+
+    def address(self, key: str | dg.MultiPartitionKey) -> PartitionAddress:
+        return PartitionAddress.of(self.partitions_def, key)
+
+
+def fork_copies(skipped: list[dg.JobDefinition], instance: dg.DagsterInstance, parent: str, experiment: str
+                ) -> list[PartitionCopy]:
+    """Every per-experiment and per-app partition of the skipped stages' assets that forking
+    `parent` into `experiment` copies, upstream before downstream (shared assets, without an
+    experiment, are read by both as they are)."""
+    copies = []
     for job in skipped:
-        keys = experiment_partition_keys(job, instance, experiment)
-        for asset in sorted(job.asset_layer.executable_asset_keys):
-            absent = sum(not io_manager.stored(asset, PartitionAddress.of(job.partitions_def, key)) for key in keys)
-            if absent:
-                missing.append(asset.to_user_string() + (f" ({absent} of {len(keys)} partitions)" if len(keys) > 1 else ""))
-    return missing
+        if job.partitions_def is None:
+            continue
+        pairs = list(zip(experiment_partition_keys(job, instance, parent),
+                         experiment_partition_keys(job, instance, experiment), strict=True))
+        executable = job.asset_layer.executable_asset_keys
+        for asset in (k for k in job.asset_layer.asset_graph.toposorted_asset_keys if k in executable):
+            copies += [PartitionCopy(asset, job.partitions_def, source, target) for source, target in pairs]
+    return copies
+
+
+def _latest_materialization(instance: dg.DagsterInstance, asset: dg.AssetKey, partition: str
+                            ) -> dg.EventLogRecord | None:
+    records = instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=asset, asset_partitions=[partition]), limit=1).records
+    return records[0] if records else None
+
+
+def record_fork(instance: dg.DagsterInstance, copy: PartitionCopy, parent: str, uri: str,
+                forked_events: dict[dg.AssetKey, int]) -> int:
+    """Report `copy.target` materialized, as a copy of `copy.source`: the parent event's metadata
+    and version tags (code, data and input data versions, which the UI's staleness reads) plus
+    `forked_from`; its inputs point at the events this fork recorded for them (`forked_events`,
+    storage id by asset), not at the parent's. Returns the new event's storage id."""
+    source = _latest_materialization(instance, copy.asset, str(copy.source))
+    event = source.asset_materialization if source is not None else None
+    tags = {tag: value for tag, value in (event.tags or {} if event is not None else {}).items()
+            if not tag.startswith(PARTITION_NAME_TAG)}  # the parent's partition: the target's are set below
+    if isinstance(copy.target, dg.MultiPartitionKey):
+        tags.update({get_multidimensional_partition_tag(dimension): key
+                     for dimension, key in copy.target.keys_by_dimension.items()})
+    for tag in [t for t in tags if t.startswith(INPUT_EVENT_POINTER_TAG_PREFIX)]:
+        upstream = dg.AssetKey.from_user_string(tag.split("/", 2)[-1])
+        if upstream in forked_events:
+            tags[tag] = str(forked_events[upstream])
+    metadata = {**(event.metadata if event is not None else {}), "uri": uri,
+                "experiment": copy.address(copy.target).experiment, FORKED_FROM: parent,
+                "forked_from_run": source.run_id if source is not None else ""}
+    instance.report_runless_asset_event(
+        dg.AssetMaterialization(copy.asset, partition=str(copy.target), metadata=metadata, tags=tags))
+    return _latest_materialization(instance, copy.asset, str(copy.target)).storage_id
+
+
+def _fork_refusals(skipped: list[dg.JobDefinition], instance: dg.DagsterInstance, parent: str,
+                   copies: list[PartitionCopy], io_manager: ParquetIOManager) -> list[str]:
+    """What `parent` lacks (`missing_inputs`) or holds damaged of what forking copies."""
+    problems = [f"not stored: {asset}" for asset in missing_inputs(skipped, instance, parent, io_manager)]
+    for copy in ([] if problems else copies):
+        try:
+            io_manager.verify(copy.asset, copy.address(copy.source))
+        except DamagedFileError as error:
+            problems.append(str(error))
+    return problems
+
+
+def fork_experiment(parent: str, experiment: str, skipped: list[dg.JobDefinition], from_stage: str,
+                    instance: dg.DagsterInstance, storage: StorageLocation, io_manager: Any,
+                    observer: Observer) -> None:
+    """Copy into `experiment` what `parent` stored for the stages before `from_stage` (`fork_copies`)
+    and every attempt it staged, and record each copied partition in Dagster (`record_fork`).
+
+    Call it holding `experiment`'s lock. `parent`'s lock is held while copying, and runs a killed
+    `mobileforge run` of `parent` left behind are swept as its next run would (ExperimentBusy if one
+    still writes), so what is copied is one finished state of `parent`. ConfigError before anything
+    is copied when `experiment` already holds some of it (a fork never overwrites an experiment) or
+    `parent` lacks some or holds a damaged copy.
+    """
+    if not isinstance(io_manager, ParquetIOManager):
+        raise ConfigError(f"--fork {parent}: forking copies what the ParquetIOManager stored; this profile's IO "
+                          f"manager is a {type(io_manager).__name__}")
+    held = [asset.to_user_string() for job, asset, stored, _ in stored_counts(skipped, instance, experiment, io_manager)
+            if stored and job.partitions_def is not None]
+    held += [f"staged {stage} attempts" for stage in sorted(storage.staged_attempts(experiment))]
+    if held:
+        raise ConfigError(f"--fork {parent}: experiment {experiment!r} already holds {', '.join(held)}, and a fork "
+                          f"never overwrites an experiment; fork into a new name (--experiment {experiment}-2), or "
+                          f"continue this one without --fork (--experiment {experiment} --from {from_stage})")
+    try:
+        with experiment_lock(storage.root_uri, parent, report=observer.notice):
+            for line in sweep_abandoned_runs(instance, parent):
+                observer.notice(line)
+            copies = fork_copies(skipped, instance, parent, experiment)
+            problems = _fork_refusals(skipped, instance, parent, copies, io_manager)
+            if problems:
+                raise ConfigError(f"--fork {parent}: experiment {parent!r} has not stored intact what the stages "
+                                  f"before {from_stage} make:\n  " + "\n  ".join(problems)
+                                  + f"\nrun them for {parent!r} first, or fork from an earlier stage")
+            register_experiment(instance, experiment)
+            staged = storage.copy_staged_attempts(parent, experiment)
+            forked_events: dict[dg.AssetKey, int] = {}
+            for copy in copies:
+                io_manager.copy_partition(copy.asset, copy.address(copy.source), copy.address(copy.target))
+                uri = storage.uri(io_manager.partition_dir(copy.asset, copy.address(copy.target)))
+                forked_events[copy.asset] = record_fork(instance, copy, parent, uri, forked_events)
+    except ExperimentBusy as error:
+        raise ExperimentBusy(f"--fork {parent}: {error}") from None
+    assets = sorted({copy.asset.to_user_string() for copy in copies})
+    observer.notice(f"forked {parent!r} into {experiment!r} before stage {from_stage}: {len(copies)} partitions of "
+                    f"{', '.join(assets) or 'no asset'}; staged attempts copied: "
+                    + (", ".join(f"{stage} {n}" for stage, n in sorted(staged.items())) or "none"))
 
 
 def stage_jobs(defs: dg.Definitions) -> list[dg.JobDefinition]:
@@ -464,10 +592,13 @@ def run_experiment(experiment: str = "default", config: dict[str, dict[str, Any]
                    rebuild_shared: bool = False, instance: dg.DagsterInstance | None = None,
                    observer: Observer | None = None, defs: dg.Definitions | None = None,
                    workspace_file: Path = WORKSPACE_FILE, from_stage: str | None = None,
-                   resources: dict[str, dict[str, Any]] | None = None) -> dict[str, float]:
+                   resources: dict[str, dict[str, Any]] | None = None, fork: str | None = None
+                   ) -> dict[str, float]:
     """Run every stage of `experiment` through the code location; returns wall seconds per stage.
     With `from_stage`, the stages before it are not run: their stored outputs for `experiment`
-    are read (ConfigError naming what is missing, before anything runs).
+    are read (ConfigError naming what is missing, before anything runs). With `fork` too, they are
+    first copied from experiment `fork` (`fork_experiment`), whose staged attempts the stages then
+    resume where they are still valid.
 
     `config` maps an asset's op name to its config, `resources` a resource's name to settings of it
     that every stage's runs use instead of the configured ones (`resource_run_config`); `defs`
@@ -481,6 +612,11 @@ def run_experiment(experiment: str = "default", config: dict[str, dict[str, Any]
         from pipelines.definitions import defs
     config = config or {}
     check_experiment_name(experiment)
+    if fork is not None:
+        try:
+            check_fork(fork, experiment, from_stage)
+        except ValueError as error:
+            raise ConfigError(str(error)) from None
     check_config(config, stage_jobs(defs))
     resource_config = resource_run_config(defs, resources or {})
     skipped, jobs = split_at_stage(stage_jobs(defs), config, from_stage)
@@ -490,6 +626,8 @@ def run_experiment(experiment: str = "default", config: dict[str, dict[str, Any]
     io_manager = defs.resources.get("io_manager")
     timings: dict[str, float] = {}
     with experiment_lock(storage.root_uri, experiment, report=observer.notice) as owner:
+        if fork is not None:
+            fork_experiment(fork, experiment, skipped, from_stage, instance, storage, io_manager, observer)
         missing = missing_inputs(skipped, instance, experiment, io_manager)
         if missing:
             raise ConfigError(f"--from {from_stage}: experiment {experiment!r} has not stored what the stages "

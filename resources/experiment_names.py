@@ -31,6 +31,21 @@ def check_experiment_name(name: str) -> str:
     return name
 
 
+def check_fork(parent: str, experiment: str, from_stage: str | None) -> str:
+    """`--fork PARENT` of `--experiment experiment`: PARENT when it is a valid name other than the
+    experiment's and a stage to start from is given (what PARENT stored for the stages before it
+    is copied; there is no default, the stage that starts to differ is the user's choice);
+    ValueError otherwise."""
+    check_experiment_name(parent)
+    if parent == experiment:
+        raise ValueError(f"--fork {parent}: an experiment cannot be forked into itself; name the new one with "
+                         f"--experiment (e.g. --experiment {parent}-ablation)")
+    if from_stage is None:
+        raise ValueError(f"--fork {parent} needs --from STAGE, the first stage {experiment!r} runs itself; what "
+                         f"{parent!r} stored for the stages before it is copied")
+    return parent
+
+
 # Experiment name -> config overrides ({asset: {field: value}}) that `mobileforge run --experiment
 # NAME` applies under any explicit --config/--set value. Help a real deployment would not have
 # runs only under such a name, reported beside the faithful default; so do methods that are not the

@@ -31,6 +31,8 @@ from ops.schemas import PARQUET_WRITE_OPTIONS
 from ops.stored_files import (
     DamagedFileError,
     check_digest,
+    copy_file,
+    copy_tree,
     exists,
     file_sha256,
     read_bytes,
@@ -103,14 +105,27 @@ class StorageLocation(dg.ConfigurableResource):
 
     def staged_attempts(self, experiment: str) -> dict[str, int]:
         """Finished attempts staged for `experiment`, by stage (what a rerun can resume)."""
-        fs, root = self.filesystem()
-        base = f"{root}/{check_segment(experiment, 'experiment')}/{STAGING_DIR}"
+        fs, _ = self.filesystem()
+        base = self._staging_dir(experiment)
         counts: dict[str, int] = {}
         for info in fs.get_file_info(pafs.FileSelector(base, recursive=True, allow_not_found=True)):
             if info.type == pafs.FileType.File and SUMMARY_FILE.fullmatch(info.base_name):
                 stage = "/".join(info.path[len(base) + 1:].split("/")[:-3])  # <stage>/<policy>/<task>/<file>
                 counts[stage] = counts.get(stage, 0) + 1
         return counts
+
+    def copy_staged_attempts(self, source_experiment: str, target_experiment: str) -> dict[str, int]:
+        """Copy every attempt `source_experiment` staged into `target_experiment`'s staging area
+        (hard links on a local root); returns the target's staged attempts by stage. A copied
+        attempt is resumed only where the attempt store's check accepts it: same policy version,
+        same task definition, intact files."""
+        fs, _ = self.filesystem()
+        copy_tree(fs, self._staging_dir(source_experiment), self._staging_dir(target_experiment))
+        return self.staged_attempts(target_experiment)
+
+    def _staging_dir(self, experiment: str) -> str:
+        _, root = self.filesystem()
+        return f"{root}/{check_segment(experiment, 'experiment')}/{STAGING_DIR}"
 
     def path_of(self, uri: str) -> str:
         """Inverse of `uri`: the filesystem path of a URI under this location's scheme."""
@@ -253,6 +268,22 @@ class ParquetIOManager(dg.ConfigurableIOManager):
         check_digest(self.location.uri(path), sha256_hex(data), manifest.get("sha256"), remedy,
                      _rows_detail(data, manifest) if path.endswith(DATA_PARQUET) else "")
         return path, data
+
+    def copy_partition(self, asset_key: dg.AssetKey, source: PartitionAddress, target: PartitionAddress) -> None:
+        """Copy one stored partition to another experiment's address (the data file hard-linked
+        on a local root); the copy's manifest is the source's, naming the target's experiment and
+        the one it was forked from, so the copy verifies like any partition. Check the source
+        first (`verify`): the copy carries its digest as it is."""
+        fs, _ = self.location.filesystem()
+        source_dir, target_dir = self.partition_dir(asset_key, source), self.partition_dir(asset_key, target)
+        name = DATA_PARQUET if exists(fs, f"{source_dir}/{DATA_PARQUET}") else DATA_JSON
+        copy_file(fs, f"{source_dir}/{name}", f"{target_dir}/{name}")
+        manifest = self.manifest(asset_key, source)
+        manifest.update(experiment=target.experiment, partition=target.partition,
+                        forked_from={"experiment": source.experiment, "partition": source.partition,
+                                     "written_at": manifest.get("written_at")},
+                        written_at=datetime.now(timezone.utc).isoformat())
+        write_bytes_atomic(fs, f"{target_dir}/{MANIFEST}", json.dumps(manifest, indent=1, default=str).encode())
 
     def manifest(self, asset_key: dg.AssetKey, address: PartitionAddress) -> dict[str, Any]:
         """The `_manifest.json` of one stored partition."""

@@ -131,19 +131,28 @@ def run_log_path(experiment: str) -> Path:
 @click.option("--from", "from_stage", default=None, metavar="STAGE",
               help="Start at this stage (policy, discovery, interaction, training, evaluation), reading what "
                    "the experiment stored from the earlier ones, e.g. --from evaluation to re-benchmark.")
-def run(experiment: str, config_file, overrides: tuple[str, ...], rebuild_shared: bool, from_stage: str | None) -> None:
+@click.option("--fork", "fork", default=None, metavar="PARENT",
+              help="With --from: first copy into EXPERIMENT what experiment PARENT stored for the stages before "
+                   "--from, and its staged episodes (resumed where still valid), e.g. an ablation of training.")
+def run(experiment: str, config_file, overrides: tuple[str, ...], rebuild_shared: bool, from_stage: str | None,
+        fork: str | None) -> None:
     """Materialize exploration → curriculum → rollouts → training → benchmark for EXPERIMENT.
 
     Each stage is a run of a named job of the `mobileforge` code location (policy, discovery,
     interaction, training, evaluation), visible in `dagster dev` with the same DAGSTER_HOME.
     """
-    from resources.experiment_names import ablation_resources, check_experiment_name
+    from resources.experiment_names import ablation_resources, check_experiment_name, check_fork
     from resources.stage_config import config_problems, load_snapshot
 
     try:  # before anything is registered or written under its name
         check_experiment_name(experiment)
     except ValueError as error:
         raise click.BadParameter(str(error), param_hint="--experiment") from None
+    if fork is not None:
+        try:
+            check_fork(fork, experiment, from_stage)
+        except ValueError as error:
+            raise click.BadParameter(str(error), param_hint="--fork") from None
     config, applied = experiment_config(experiment, read_config_file(config_file), overrides)
     resources = ablation_resources(experiment)  # resource settings (e.g. the policy's prompt style)
     applied += [f"{name}.{field}={json.dumps(value)}" for name, fields in resources.items()
@@ -173,7 +182,7 @@ def run(experiment: str, config_file, overrides: tuple[str, ...], rebuild_shared
     try:
         with output_to_log(log_path) as terminal, stage_progress(terminal) as progress:
             timings = run_experiment(experiment, config, rebuild_shared, instance=instance, observer=progress,
-                                     defs=defs, from_stage=from_stage, resources=resources)
+                                     defs=defs, from_stage=from_stage, resources=resources, fork=fork)
     except (StageFailed, ExperimentBusy, ConfigError) as error:
         raise click.ClickException(f"{error}\nFull log: {log_path}") from None
     print_benchmark(defs.resources["io_manager"], experiment, config.get("benchmark_results", {}).get("k", 3))
