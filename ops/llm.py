@@ -30,6 +30,7 @@ import re
 import socket
 import ssl
 import statistics
+import sys
 import threading
 import time
 from collections import Counter
@@ -38,8 +39,6 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Generic, TypeVar
 
-import httpx
-import openai
 from pydantic import BaseModel, ValidationError
 
 from ops.json_limits import JSONLimitError, NoJSONFound, check_json_limits, find_json
@@ -291,6 +290,14 @@ def replace_lone_surrogates(value: Any) -> Any:
     return value
 
 
+def _loaded_class(module: str, name: str) -> tuple[type, ...]:
+    """`module.name` as a one-class tuple for isinstance if `module` is already imported, else ():
+    no exception can be an instance of a class nobody imported. Keeps openai and httpx (seconds
+    of import) out of processes that never make a call."""
+    loaded = sys.modules.get(module)
+    return (getattr(loaded, name),) if loaded is not None else ()
+
+
 def _exception_chain(exc: BaseException) -> list[BaseException]:
     chain: list[BaseException] = []
     link: BaseException | None = exc
@@ -308,7 +315,7 @@ def _cause_of(link: BaseException) -> str | None:
         return "DNS lookup failed"
     if isinstance(link, ssl.SSLError | ssl.CertificateError):
         return "TLS error"
-    if isinstance(link, TimeoutError | openai.APITimeoutError):
+    if isinstance(link, (TimeoutError, *_loaded_class("openai", "APITimeoutError"))):
         return "timed out"
     if isinstance(link, ConnectionResetError | ConnectionAbortedError | BrokenPipeError):
         return "connection closed by the server"
@@ -330,7 +337,8 @@ def describe_request_failure(exc: BaseException, endpoint: str | None = None) ->
         if cause:
             return f"{cause}{where}: {type(link).__name__}: {str(link)[:200]}"
     # litellm's own exceptions carry a status even when no server sent one; httpx's is real.
-    status = next((link.response.status_code for link in chain if isinstance(link, httpx.HTTPStatusError)), None)
+    http_status_error = _loaded_class("httpx", "HTTPStatusError")
+    status = next((link.response.status_code for link in chain if isinstance(link, http_status_error)), None)
     if status is not None:
         return f"HTTP {status}{where}: {str(exc)[:300]}"
     return f"no usable answer{where}: {str(exc)[:300]}"
@@ -396,7 +404,7 @@ class LLMClient:
             return ErrorKind.REJECTED
         if any(isinstance(link, UnicodeEncodeError) for link in _exception_chain(exc)):
             return ErrorKind.REJECTED  # sending it again cannot help
-        if isinstance(exc, (openai.APIError, ConnectionError)):  # litellm's errors subclass openai's
+        if isinstance(exc, (*_loaded_class("openai", "APIError"), ConnectionError)):  # litellm's subclass openai's
             return ErrorKind.TRANSPORT
         return ErrorKind.UNEXPECTED
 

@@ -3,20 +3,19 @@ success-rate histogram, success by attempt. The assets show them inline in the D
 
 from __future__ import annotations
 
+import functools
 import io
 from dataclasses import dataclass
-from typing import Sequence
+from types import ModuleType
+from typing import TYPE_CHECKING, Sequence
 
-import matplotlib
+import polars as pl
 
-matplotlib.use("Agg")  # file output only: no display, no GUI toolkit
+from ops.benchmark import wilson_interval
+from ops.reward import COMPONENTS
 
-import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
-import polars as pl  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-
-from ops.benchmark import wilson_interval  # noqa: E402
-from ops.reward import COMPONENTS  # noqa: E402
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 DPI = 80
 PANEL_SIZE = (3.2, 2.4)  # inches per panel: 256x192 px at DPI, readable in the UI's metadata column
@@ -32,21 +31,33 @@ class Chart:
     series: tuple[str, ...]
 
 
+@functools.cache
+def _pyplot() -> ModuleType:
+    """matplotlib.pyplot on the Agg backend, imported on the first chart: a second of import that
+    the asset graph and the processes that draw nothing do not pay."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # file output only: no display, no GUI toolkit
+    import matplotlib.pyplot
+
+    return matplotlib.pyplot
+
+
 def _render(fig: Figure, title: str) -> Chart:
     series = tuple(label for ax in fig.axes for label in ax.get_legend_handles_labels()[1])
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=DPI)
-    plt.close(fig)
+    _pyplot().close(fig)
     return Chart(title, buffer.getvalue(), series)
 
 
 def _figure(panels: int, columns: int = 3) -> tuple[Figure, list]:
     columns = min(columns, panels)
     rows = -(-panels // columns)
-    fig, axes = plt.subplots(rows, columns, figsize=(PANEL_SIZE[0] * columns, PANEL_SIZE[1] * rows + 0.3),
-                             squeeze=False)
+    figsize = (PANEL_SIZE[0] * columns, PANEL_SIZE[1] * rows + 0.3)
+    fig, axes = _pyplot().subplots(rows, columns, figsize=figsize, squeeze=False)
     flat = [ax for row in axes for ax in row]
     for ax in flat[panels:]:
         ax.axis("off")

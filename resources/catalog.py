@@ -16,13 +16,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import dagster as dg
-import duckdb
-import pyarrow.dataset as pads
 import pyarrow.fs as pafs
 
 from resources.storage import ARTIFACTS_DIR, DATA_PARQUET, StorageLocation
+
+if TYPE_CHECKING:
+    import duckdb
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,8 @@ def open_catalog(root: str | StorageLocation | None = None, *,
                  s3_region: str | None = None) -> duckdb.DuckDBPyConnection:
     """A DuckDB connection (in-memory unless given) with one view per stored asset/experiment
     and one union view per asset; see the module docstring."""
+    import duckdb  # here, not with the asset graph: only processes that open a catalog pay for it
+
     location = (root if isinstance(root, StorageLocation)
                 else StorageLocation(root=root, s3_endpoint_override=s3_endpoint_override,
                                      s3_region=s3_region))
@@ -83,6 +87,8 @@ def open_catalog(root: str | StorageLocation | None = None, *,
         for experiment, parts in experiments.items():
             view = f"{experiment}__{name}"
             if location.is_s3:
+                import pyarrow.dataset as pads  # loads pandas: over a second that local roots skip
+
                 table = pads.dataset([p.path for p in parts], filesystem=fs,
                                      format="parquet").to_table()
                 con.register(f"_arrow_{view}", table)

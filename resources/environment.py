@@ -4,15 +4,24 @@ Both twins offer what the assets use: `make_env()`, `apps()`, `packages()`, `app
 `world_seed`, `screen_width` / `screen_height`.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import dagster as dg
 from pydantic import Field, PrivateAttr
 
-from ops.adb_env import AdbEnvConfig, AdbEnvironment, DeviceApp, connected_serials
 from ops.device_pool import DevicePool, lock_directory
 from ops.safety_guard import DENY_LABELS, GuardConfig, SafetyGuard
 from ops.sim_env import SimEnvironment
 from phonesim.adb.commands import app_version
 from phonesim.apps import load_apps
+
+if TYPE_CHECKING:
+    from ops.adb_env import AdbEnvironment, DeviceApp
+
+# ops.adb_env is imported in the methods that reach a device: it loads adbutils (and requests),
+# which the asset graph and every run on the embedded simulator do not need.
 
 
 class SimulatorResource(dg.ConfigurableResource):
@@ -71,14 +80,20 @@ class AdbDeviceResource(dg.ConfigurableResource):
     _size: tuple[int, int] | None = PrivateAttr(default=None)
 
     def _apps(self) -> tuple[DeviceApp, ...]:
+        from ops.adb_env import DeviceApp
+
         if self.target_apps or not self.simulator:
             return tuple(DeviceApp(name, package) for name, package in sorted(self.target_apps.items()))
         return tuple(DeviceApp(name, app.package, app.label) for name, app in load_apps().items())
 
     def device_serials(self) -> list[str]:
+        from ops.adb_env import connected_serials
+
         return list(self.serials) or connected_serials(self.adb_host, self.adb_port, self.command_timeout_s)
 
     def _env(self, serial: str) -> AdbEnvironment:
+        from ops.adb_env import AdbEnvConfig, AdbEnvironment
+
         guard = SafetyGuard(GuardConfig(
             deny_labels=tuple(self.guard_deny_labels), deny_action_types=tuple(self.guard_deny_action_types),
             target_packages=tuple(a.package for a in self._apps()), end_episode=self.guard_end_episode)) \
