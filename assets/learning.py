@@ -126,6 +126,12 @@ class HiFPOAssetConfig(dg.Config):
     preset: str = Field(default="cpu_tiny", pattern="^(cpu_tiny|gpu)$",
                         description="'cpu_tiny': the embedded CPU preset; 'gpu': MobileForge table 13 defaults.")
     overrides: dict[str, Any] = Field(default_factory=dict, description="HiFPOConfig fields to override.")
+    remedial: bool = Field(default=False, description=(
+        "After HiFPO's training (after the last history-alignment round when it is on), train one more epoch of the "
+        "same GRPO training on the step dataset supplemented by the remedial trajectories (teacher-repaired failed "
+        "attempts, MobileWizard §3.4.4, App. B's last epoch). Off by default until measured. With the default "
+        "solver teacher those rows are the simulator's own plans, help a deployment would not have (report them "
+        "beside the faithful result); a teacher policy is MobileWizard's setting."))
 
     @model_validator(mode="after")
     def _overrides_fit(self) -> "HiFPOAssetConfig":
@@ -134,13 +140,18 @@ class HiFPOAssetConfig(dg.Config):
         return self
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="hifpo-6",
+@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="hifpo-7",
           description="One checkpoint (not a table): the base trained by step-level GRPO with the adaptive GUI "
                       "action reward on the step dataset (MobileForge §2.3.4); with history_alignment, in rounds "
-                      "with MobileWizard's history self-alignment (§3.4.3), its record in `history_alignment`.")
+                      "with MobileWizard's history self-alignment (§3.4.3), its record in `history_alignment`; with "
+                      "remedial, one last epoch with the remedial trajectories added (§3.4.4), its record in "
+                      "`remedial_epoch`.")
 def hifpo_checkpoint(context: dg.AssetExecutionContext, config: HiFPOAssetConfig, step_datasets: pl.DataFrame,
-                     base_policy: Checkpoint, policy: PolicyResource, artifact_store: ArtifactStore) -> Checkpoint:
+                     remedial_trajectories: pl.DataFrame, base_policy: Checkpoint, policy: PolicyResource,
+                     artifact_store: ArtifactStore) -> Checkpoint:
     clock = CpuClock()
+    from datasets import Dataset
+
     from training.trainers.step_datasets import build_step_dataset
     from training.trainers.hifpo import train_hifpo
 
@@ -152,13 +163,21 @@ def hifpo_checkpoint(context: dg.AssetExecutionContext, config: HiFPOAssetConfig
     # responses are scored in the format the policy writes (overrides may still name another)
     overrides = {"action_format": OUTPUT_FORMATS[PromptStyle(policy.prompt_style)], **config.overrides}
     train_config = trainer_settings(HIFPO_SETTINGS, config.preset, overrides)
+    remedial = None
+    if config.remedial:  # an empty dataset: the trainer trains without the last epoch and records why
+        rows = conform(remedial_trajectories, "training_samples")
+        remedial = build_step_dataset(rows) if rows.height else Dataset.from_list([])
     with tempfile.TemporaryDirectory() as tmp:
         report = train_hifpo(artifact_store.local_path(base_policy.uri), build_step_dataset(step_datasets),
-                             Path(tmp) / "hifpo", train_config, progress=training_progress(context, "hifpo"))
-        # validation reward per round, triggers, steps rewritten / labels kept, duplicates dropped
-        alignment = {name: dg.MetadataValue.json(record) for name, record in report.details.items()}
+                             Path(tmp) / "hifpo", train_config, progress=training_progress(context, "hifpo"),
+                             remedial=remedial)
+        if "remedial_epoch" in report.details:
+            context.log.info(f"hifpo remedial epoch: {report.details['remedial_epoch']}")
+        # history alignment: validation reward per round, triggers, steps rewritten / labels kept, duplicates
+        # dropped; remedial epoch: rows added, its optimizer steps, or why it was skipped
+        records = {name: dg.MetadataValue.json(record) for name, record in report.details.items()}
         return trained_checkpoint(context, report, artifact_store, "hifpo", base_policy, clock,
-                                  {**lineage_metadata(context, config), **alignment})
+                                  {**lineage_metadata(context, config), **records})
 
 
 class SFTAssetConfig(dg.Config):

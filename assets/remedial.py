@@ -3,12 +3,12 @@
 The critic's failing step splits each failed attempt; a teacher completes the task from there (the
 simulator's solver by default, or the `teacher` policy resource), the graft is replayed from the
 task's start and judged by the verifier, and only a pass becomes training rows, in the step-sample
-schema RFT trains on (`rft_checkpoint.remedial` mixes them in). In the structured-reasoning style
-(MobileWizard §3.3) the teacher's steps are written with the four parts by the programmatic annotator,
-and every row gets its reasoning targets from the annotator twin of the verifier, as `step_datasets`
-annotates its kept steps. Every other failed attempt is counted by reason. The solver teacher knows
-the simulator's tasks, so its rows are oracle help (docs/corrective-teaching.md); a teacher policy is
-MobileWizard's own setting.
+schema RFT and HiFPO train on (`rft_checkpoint.remedial` and `hifpo_checkpoint.remedial` mix them in).
+In the structured-reasoning style (MobileWizard §3.3) the teacher's steps are written with the four
+parts by the programmatic annotator, and every row gets its reasoning targets from the annotator twin
+of the verifier, as `step_datasets` annotates its kept steps. Every other failed attempt is counted
+by reason. The solver teacher knows the simulator's tasks, so its rows are oracle help
+(docs/corrective-teaching.md); a teacher policy is MobileWizard's own setting.
 """
 
 from collections.abc import Iterator

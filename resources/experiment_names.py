@@ -60,12 +60,14 @@ NAMED_ABLATIONS: dict[str, dict[str, dict[str, Any]]] = {
     # reward the larger part), with room for the four parts in each sampled response; HiFPO trains in rounds
     # with history self-alignment (§3.4.3, defaults of HistoryAlignmentConfig: App. B's 5 rounds, half the
     # trajectories, threshold 0.75).
+    # Corrective teaching's remedial trajectories (§3.4.4, written in the structured style) join App. B's last
+    # epoch: HiFPO trains one more epoch on the step data plus them after its last alignment round, RFT mixes
+    # them into its final run.
     "wizard": {"hifpo_checkpoint": {"overrides": {
         "reward_options": {"structure_weight": 0.2, "reasoning_weight": 0.2}, "max_completion_length": 256,
-        "history_alignment": {}}},
-               # corrective teaching's remedial trajectories (§3.4.4, written in the structured style) in RFT's
-               # final run (App. B's last epoch), and AdaGRPO's reward with the same two terms per step
+        "history_alignment": {}}, "remedial": True},
                "rft_checkpoint": {"remedial": True},
+               # AdaGRPO's reward with the same two terms per step
                "adagrpo_checkpoint": {"overrides": {"structure_weight": 0.2, "reasoning_weight": 0.2}}},
 }
 

@@ -74,6 +74,10 @@ def test_wizard_sets_the_policy_resource_and_the_trainer_rewards(run_arguments):
     assert seen["config"]["hifpo_checkpoint"]["overrides"]["reward_options"] == {"structure_weight": 0.2,
                                                                                  "reasoning_weight": 0.2}
     assert 'policy.prompt_style="mobilewizard"' in result.output
+    # MobileWizard's last epoch with the remedial trajectories (App. B), in HiFPO and RFT
+    config = seen["config"]
+    assert (config["hifpo_checkpoint"]["remedial"], config["rft_checkpoint"]["remedial"]) == (True, True)
+    assert "hifpo_checkpoint.remedial=true" in result.output
     assert ablation_resources("oracle-plans") == {} and ablation_resources("my-run") == {}
 
 

@@ -17,6 +17,7 @@ from ops.critic.programmatic import ProgrammaticCritic
 from ops.curriculum import task_specs
 from ops.reward import ANNOTATION_COLUMNS
 from ops.rollout import RolloutConfig, run_rollouts
+from ops.schemas import empty
 from pipelines.checks import schema_check
 from pipelines.local_run import ConfigError, resource_run_config
 from pipelines.resources import resources_for
@@ -39,6 +40,12 @@ def stub_curriculum() -> pl.DataFrame:
     return pl.DataFrame(template_task_rows(TEMPLATES))
 
 
+@dg.asset(partitions_def=experiment_partitions, name="remedial_trajectories")
+def no_remedial() -> pl.DataFrame:
+    """No remedial trajectories (corrective teaching runs in test_remedial_asset.py): HiFPO says it skipped them."""
+    return empty("training_samples")
+
+
 @dg.multi_asset(outs={"rollout_attempts": dg.AssetOut(), "rollout_steps": dg.AssetOut(),
                       "critic_feedback": dg.AssetOut()}, partitions_def=experiment_partitions)
 def structured_rollouts(context: dg.AssetExecutionContext, curriculum_tasks: pl.DataFrame,
@@ -58,7 +65,7 @@ def _wizard_run_config(resources: dict, ops: dict) -> dict:
     trainer = {**ablation["hifpo_checkpoint"]["overrides"], **ops.pop("hifpo_checkpoint", {})}
     return {"resources": resource_run_config(dg.Definitions(resources=resources), ablation_resources("wizard")),
             "ops": {name: {"config": fields} for name, fields in
-                    {"hifpo_checkpoint": {"overrides": trainer}, **ops}.items()}}
+                    {"hifpo_checkpoint": {**ablation["hifpo_checkpoint"], "overrides": trainer}, **ops}.items()}}
 
 
 def _materialize(tmp_path, monkeypatch, experiment: str, assets: list, ops: dict) -> dg.ExecuteInProcessResult:
@@ -100,7 +107,7 @@ def test_the_named_settings_reach_the_policy_and_keep_the_configured_ones():
 def test_the_tiny_base_runs_every_asset_in_the_structured_style_and_its_invalid_outputs_are_counted(
         tmp_path, monkeypatch):
     result = _materialize(tmp_path, monkeypatch, "wizard", [stub_curriculum, base_policy, rollouts, step_datasets,
-                                                            hifpo_checkpoint],
+                                                            no_remedial, hifpo_checkpoint],
                           {"rollouts": {"attempts": 1, "max_tasks": 1}, "hifpo_checkpoint": SMALL_HIFPO})
     assert result.success and all(c.passed for c in result.get_asset_check_evaluations())
     base = result.output_for_node("base_policy")
@@ -119,7 +126,8 @@ def test_the_tiny_base_runs_every_asset_in_the_structured_style_and_its_invalid_
 
 def test_structured_steps_are_annotated_and_hifpo_trains_with_both_rewards(tmp_path, monkeypatch):
     result = _materialize(tmp_path, monkeypatch, "wizard-annotated",
-                          [stub_curriculum, structured_rollouts, base_policy, step_datasets, hifpo_checkpoint],
+                          [stub_curriculum, structured_rollouts, base_policy, step_datasets, no_remedial,
+                           hifpo_checkpoint],
                           # random clicks rarely move closer to a goal: every parsed step of the best attempts
                           {"step_datasets": {"reasonable_only": False}, "hifpo_checkpoint": SMALL_HIFPO})
     assert result.success and all(c.passed for c in result.get_asset_check_evaluations())
@@ -139,3 +147,4 @@ def test_structured_steps_are_annotated_and_hifpo_trains_with_both_rewards(tmp_p
     assert alignment["rounds"] == 2 and len(alignment["validation_reward"]) == 3  # before round 1, after each
     assert alignment["steps_rewritten"] + alignment["labels_kept"] == alignment["steps_regenerated"]
     assert alignment["steps_regenerated"] > 0 or alignment["triggers"] == []
+    assert hifpo["remedial_epoch"].value == {"skipped": "no remedial rows"}  # the ablation's remedial is on

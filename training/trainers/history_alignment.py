@@ -48,7 +48,7 @@ from ops.prompts.messages import Message
 from ops.reasoning_reward import Embedder
 from ops.reward import ANNOTATION_COLUMNS, RewardConfig, make_trl_reward
 from training.inference.local_policy import GenerationSettings, generate_texts
-from training.trainers.runs import TrainOutcome, single_run, token_count
+from training.trainers.runs import TrainOutcome, chained, single_run, token_count, train_again
 
 log = logging.getLogger(__name__)
 
@@ -129,25 +129,16 @@ class HistoryAlignment:
                                  validation_trajectories=len(group_trajectories(self._rows(self.validation))),
                                  training_trajectories=len(group_trajectories(self._rows(trainer.train_dataset))))
         detector = StallDetector(self.settings.stall_patience, self.settings.min_improvement)
-        history: list[dict[str, Any]] = []
-        steps, runtime, metrics = 0, 0.0, {}
-        detector.observe(self._validate(trainer, report, steps))
+        outcome = TrainOutcome({}, [], 0)
+        detector.observe(self._validate(trainer, report, 0))
         for number, budget in enumerate(self.budgets, start=1):
-            for name, value in budget.items():
-                setattr(trainer.args, name, value)
-            trainer._buffered_inputs = None  # TRL's generation buffer holds the previous round's prompts
-            outcome = single_run(trainer)
-            history += [{**entry, "step": entry["step"] + steps} for entry in outcome.log_history if "step" in entry]
-            steps += outcome.global_step
-            runtime += outcome.metrics.get("train_runtime", 0.0)
-            metrics = outcome.metrics
-            stalled = detector.observe(self._validate(trainer, report, steps))
+            outcome = chained(outcome, train_again(trainer, budget))
+            stalled = detector.observe(self._validate(trainer, report, outcome.global_step))
             if stalled and number < len(self.budgets):  # after the last round nothing would train on it
                 report.triggers.append(number)
                 trainer.train_dataset = self._realign(trainer, trainer.train_dataset, report)
         details = {"history_alignment": report.to_dict() | {"reward_failures": dict(self.score_fn.failures)}}
-        return TrainOutcome({**metrics, "train_runtime": runtime}, history, steps,
-                            {"validation_reward": report.validation_reward}, details)
+        return replace(outcome, curves={"validation_reward": report.validation_reward}, details=details)
 
     def _validate(self, trainer: Trainer, report: AlignmentReport, step: int) -> float:
         """Mean overall reward of one greedy response per held-out sample."""

@@ -284,6 +284,26 @@ def single_run(trainer: Trainer) -> TrainOutcome:
     return TrainOutcome(output.metrics, trainer.state.log_history, trainer.state.global_step)
 
 
+def train_again(trainer: Trainer, budget: dict[str, Any]) -> TrainOutcome:
+    """One more `trainer.train()` over its current `train_dataset` (swapped in by the caller) with the
+    training arguments in `budget` (max_steps, num_train_epochs). The weights, optimizer state and KL
+    reference carry over; TRL's step counter and log restart (`chained` counts them over the whole run)."""
+    for name, value in budget.items():
+        setattr(trainer.args, name, value)
+    trainer._buffered_inputs = None  # TRL's generation buffer holds the previous run's prompts
+    return single_run(trainer)
+
+
+def chained(before: TrainOutcome, after: TrainOutcome) -> TrainOutcome:
+    """`after` trained on from `before`: optimizer steps and log history counted over both, runtimes
+    added, `after`'s final metrics, the curves and records of both."""
+    shifted = [{**entry, "step": entry["step"] + before.global_step} for entry in after.log_history if "step" in entry]
+    runtime = before.metrics.get("train_runtime", 0.0) + after.metrics.get("train_runtime", 0.0)
+    return TrainOutcome({**after.metrics, "train_runtime": runtime}, before.log_history + shifted,
+                        before.global_step + after.global_step, before.curves | after.curves,
+                        before.details | after.details)
+
+
 @dataclass
 class PreparedRun:
     """A trainer built and ready to train (what `launch --dry-run` stops at)."""
