@@ -81,9 +81,11 @@ def print_benchmark(io_manager, experiment: str, k: int) -> None:
                 else "Benchmark on unseen instances of the curriculum's templates")
         click.echo(f"\n{what} ({results['task_id'].n_unique()} tasks, {k} attempts each):")
         click.echo(table)
-        click.echo(f"Paired with the base, task by task (gained / lost: tasks only one of the two passes at k={k}; "
-                   "p: two-sided exact sign test; CI: 95% Wilson):")
-        click.echo(versus_baseline(results, k).filter(pl.col("policy_id") != "base"))
+        paired = versus_baseline(results, k).filter(pl.col("policy_id") != "base")
+        if paired.height:
+            click.echo(f"Paired with the base, task by task (gained / lost: tasks only one of the two passes at "
+                       f"k={k}; p: two-sided exact sign test; CI: 95% Wilson):")
+            click.echo(paired)
 
 
 TRAINED = ("hifpo", "rft", "grsd", "adagrpo")
