@@ -26,6 +26,7 @@ from ops.progress import CountdownLog
 from resources.experiment import experiment_of, experiment_partitions, lineage_metadata
 from resources.environment import SimulatorResource
 from resources.policy import PolicyResource
+from resources.simulator_cache import SimulatorCache
 from resources.storage import ArtifactStore, StorageLocation
 
 
@@ -126,7 +127,13 @@ def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig
     candidates = {name: checkpoint for name, checkpoint in zip(POLICY_NAMES, (
         base_policy, hifpo_checkpoint, rft_checkpoint, grsd_checkpoint, adagrpo_checkpoint), strict=True)
         if config.policies is None or name in config.policies}
-    expected_apps = first_apps(specs, simulator.world_seed)
+    first_app_cache = SimulatorCache(storage, "first_apps")
+    known = first_app_cache.load(context.log.warning)
+    searched = len(known)
+    expected_apps = first_apps(specs, simulator.world_seed, known)
+    searched = len(known) - searched
+    if searched:
+        first_app_cache.save(known)
     evaluated: dict[str, pl.DataFrame] = {}  # checkpoint URI -> its episodes (untrained methods reuse the base's)
     frames, cost = [], {}
     for name, checkpoint in candidates.items():
@@ -157,6 +164,7 @@ def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig
     context.add_output_metadata(tidy({
         "episodes": results.height, "tasks": len(specs), "split": config.split,
         "templates_short_of_instances": dg.MetadataValue.json(short),
+        "first_apps_searched": searched,  # the rest were read from the simulator cache (resources.simulator_cache)
         # per policy evaluated here (not one reusing another's episodes); resumed episodes cost little
         "cost_by_policy": dg.MetadataValue.json(cost),
         f"pass@{config.k}_chart": chart_md(pass_at_k_chart(table, config.k)),

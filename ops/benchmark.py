@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
+from collections.abc import MutableMapping
 
 import polars as pl
 
@@ -79,16 +80,28 @@ def unseen_train_tasks(seeds_per_template: int, first_seed: int, max_templates: 
     return unseen
 
 
-def first_apps(tasks: list[TaskSpec], world_seed: int = 0) -> dict[str, tuple[TaskInstance, str]]:
-    """Per task: its instance and the app a shortest solution's first action opens (one solver
-    search per task; compute once and reuse for every checkpoint)."""
+def first_apps(tasks: list[TaskSpec], world_seed: int = 0, known: MutableMapping[str, str] | None = None
+               ) -> dict[str, tuple[TaskInstance, str]]:
+    """Per task: its instance and the app a shortest solution's first action opens (one cold solver
+    search per task, up to seconds each: compute once and reuse for every checkpoint). `known` maps
+    `first_app_key` to the app for instances already searched by this simulator (`phonesim.source.
+    source_digest`); searched ones are added to it."""
+    known = {} if known is None else known
     expected = {}
     for task in tasks:
         inst = instantiate(task.template_id, task.seed, world_seed)
-        phone = inst.make_phone()
-        phone.step(solve(phone, inst)[0])
-        expected[task.task_id] = (inst, phone.current_app)
+        key = first_app_key(inst, world_seed)
+        if key not in known:
+            phone = inst.make_phone()
+            phone.step(solve(phone, inst)[0])
+            known[key] = phone.current_app
+        expected[task.task_id] = (inst, known[key])
     return expected
+
+
+def first_app_key(instance: TaskInstance, world_seed: int) -> str:
+    """What a task's first app depends on besides the simulator: its instance and the world."""
+    return f"{world_seed}:{instance.key}"
 
 
 def first_app_right(expected: dict[str, tuple[TaskInstance, str]], steps: pl.DataFrame) -> dict[tuple[str, int], bool]:

@@ -244,6 +244,7 @@ def test_from_evaluation_rebenchmarks_on_the_stored_stages_only(materialized):
     _, resources, instance, _, _ = materialized
     rollouts_run = instance.get_latest_materialization_event(dg.AssetKey("rollout_attempts")).run_id
     before = _load(resources, "benchmark_results")
+    first = instance.get_latest_materialization_event(dg.AssetKey("benchmark_results")).asset_materialization
     bench = {**FAST["benchmark_results"], "seeds_per_template": 2, "policies": ["base", "rft"]}
     from pipelines.definitions import ASSETS, CHECKS, STAGES
 
@@ -256,3 +257,7 @@ def test_from_evaluation_rebenchmarks_on_the_stored_stages_only(materialized):
     after = _load(resources, "benchmark_results")
     assert after["task_id"].n_unique() == 2 * before["task_id"].n_unique()
     assert set(after["policy_id"]) == {"base", "rft"}  # the policies asked for, no others
+    # each task's first app is searched once: the rerun searched only the new seeds' tasks
+    second = instance.get_latest_materialization_event(dg.AssetKey("benchmark_results")).asset_materialization
+    assert first.metadata["first_apps_searched"].value == before["task_id"].n_unique()
+    assert second.metadata["first_apps_searched"].value == before["task_id"].n_unique()
