@@ -129,9 +129,9 @@ def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig
         if config.policies is None or name in config.policies}
     first_app_cache = SimulatorCache(storage, "first_apps")
     known = first_app_cache.load(context.log.warning)
-    searched = len(known)
+    cached = len(known)
     expected_apps = first_apps(specs, simulator.world_seed, known)
-    searched = len(known) - searched
+    searched = len(known) - cached
     if searched:
         first_app_cache.save(known)
     evaluated: dict[str, pl.DataFrame] = {}  # checkpoint URI -> its episodes (untrained methods reuse the base's)

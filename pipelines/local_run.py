@@ -42,6 +42,7 @@ from resources.experiment import (
     APP_DIMENSION,
     EXPERIMENT_DIMENSION,
     PartitionAddress,
+    latest_materialization,
     register_experiment,
 )
 from resources.experiment_names import check_experiment_name, check_fork
@@ -242,20 +243,13 @@ def fork_copies(skipped: list[dg.JobDefinition], instance: dg.DagsterInstance, p
     return copies
 
 
-def _latest_materialization(instance: dg.DagsterInstance, asset: dg.AssetKey, partition: str
-                            ) -> dg.EventLogRecord | None:
-    records = instance.fetch_materializations(
-        dg.AssetRecordsFilter(asset_key=asset, asset_partitions=[partition]), limit=1).records
-    return records[0] if records else None
-
-
 def record_fork(instance: dg.DagsterInstance, copy: PartitionCopy, parent: str, uri: str,
                 forked_events: dict[dg.AssetKey, int]) -> int:
     """Report `copy.target` materialized, as a copy of `copy.source`: the parent event's metadata
     and version tags (code, data and input data versions, which the UI's staleness reads) plus
     `forked_from`; its inputs point at the events this fork recorded for them (`forked_events`,
     storage id by asset), not at the parent's. Returns the new event's storage id."""
-    source = _latest_materialization(instance, copy.asset, str(copy.source))
+    source = latest_materialization(instance, copy.asset, str(copy.source))
     event = source.asset_materialization if source is not None else None
     tags = {tag: value for tag, value in (event.tags or {} if event is not None else {}).items()
             if not tag.startswith(PARTITION_NAME_TAG)}  # the parent's partition: the target's are set below
@@ -271,7 +265,7 @@ def record_fork(instance: dg.DagsterInstance, copy: PartitionCopy, parent: str, 
                 "forked_from_run": source.run_id if source is not None else ""}
     instance.report_runless_asset_event(
         dg.AssetMaterialization(copy.asset, partition=str(copy.target), metadata=metadata, tags=tags))
-    return _latest_materialization(instance, copy.asset, str(copy.target)).storage_id
+    return latest_materialization(instance, copy.asset, str(copy.target)).storage_id
 
 
 def _fork_refusals(skipped: list[dg.JobDefinition], instance: dg.DagsterInstance, parent: str,

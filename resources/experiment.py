@@ -120,16 +120,22 @@ def config_key(settings: dict[str, Any]) -> str:
 
 # --- lineage ------------------------------------------------------------------------------
 
+def latest_materialization(instance: dg.DagsterInstance, key: dg.AssetKey, partition: str
+                           ) -> dg.EventLogRecord | None:
+    """The record of the latest materialization of one partition of `key`; None if it has none."""
+    records = instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=key, asset_partitions=[partition]), limit=1).records
+    return records[0] if records else None
+
+
 def _partition_version(instance: dg.DagsterInstance, key: dg.AssetKey, partition: str
                        ) -> dict[str, Any]:
     """Data version and run of the latest materialization of one upstream partition."""
-    records = instance.fetch_materializations(
-        dg.AssetRecordsFilter(asset_key=key, asset_partitions=[partition]), limit=1).records
-    if not records:
+    record = latest_materialization(instance, key, partition)
+    if record is None:
         return {"partition": partition, "data_version": None, "run_id": None}
-    tags = records[0].asset_materialization.tags or {}
-    return {"partition": partition, "data_version": tags.get(DATA_VERSION_TAG),
-            "run_id": records[0].run_id}
+    tags = record.asset_materialization.tags or {}
+    return {"partition": partition, "data_version": tags.get(DATA_VERSION_TAG), "run_id": record.run_id}
 
 
 def collect_lineage(step_context: StepExecutionContext, asset_key: dg.AssetKey

@@ -97,10 +97,11 @@ def print_costs(instance, experiment: str) -> None:
     loaded machine; wall time is what the run took)."""
     import dagster as dg
 
+    from resources.experiment import latest_materialization
+
     def latest(asset: str) -> dict:
-        records = instance.fetch_materializations(
-            dg.AssetRecordsFilter(asset_key=dg.AssetKey(asset), asset_partitions=[experiment]), limit=1).records
-        return {k: v.value for k, v in records[0].asset_materialization.metadata.items()} if records else {}
+        record = latest_materialization(instance, dg.AssetKey(asset), experiment)
+        return {k: v.value for k, v in record.asset_materialization.metadata.items()} if record else {}
 
     def figures(meta: dict) -> str:
         return f"{meta['cpu_seconds']:.0f} CPU s / {meta['wall_seconds']:.0f} s"
