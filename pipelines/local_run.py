@@ -38,6 +38,7 @@ from dagster.version import __version__ as dagster_version
 from pydantic import BaseModel, ValidationError
 
 from ops.stored_files import DamagedFileError
+from pipelines.start_point import ConfigError, StagePart, split_at
 from resources.experiment import (
     APP_DIMENSION,
     EXPERIMENT_DIMENSION,
@@ -165,48 +166,31 @@ def experiment_partition_keys(job: dg.JobDefinition, instance: dg.DagsterInstanc
     return [experiment]
 
 
-def stage_partitions(job: dg.JobDefinition, instance: dg.DagsterInstance, experiment: str,
+def stage_partitions(part: StagePart, instance: dg.DagsterInstance, experiment: str,
                      rebuild_shared: bool, io_manager: Any) -> list[str | dg.MultiPartitionKey | None]:
-    """The partitions a stage runs for `experiment` (`experiment_partition_keys`), except that an
-    unpartitioned job runs only when its assets are not reusable."""
+    """The partitions a stage (part) runs for `experiment` (`experiment_partition_keys`), except
+    that an unpartitioned job runs only when its assets are not reusable."""
+    job = part.job
     if job.partitions_def is None:
-        keys = job.asset_layer.executable_asset_keys
-        current = not rebuild_shared and all(reusable(instance, job, k, io_manager) for k in keys)
+        current = not rebuild_shared and all(reusable(instance, job, k, io_manager) for k in part.assets)
         return [] if current else [None]
     return experiment_partition_keys(job, instance, experiment)
 
 
-def split_at_stage(jobs: list[dg.JobDefinition], config: dict[str, Any], from_stage: str | None
-                   ) -> tuple[list[dg.JobDefinition], list[dg.JobDefinition]]:
-    """(stages before `from_stage`, stages from it on); ConfigError for an unknown stage, or for
-    config of an asset whose stage is skipped (it would have no effect)."""
-    names = [job.name for job in jobs]
-    if from_stage is None:
-        return [], jobs
-    if from_stage not in names:
-        raise ConfigError(f"--from {from_stage!r}: no such stage; the stages are {', '.join(names)}")
-    cut = names.index(from_stage)
-    skipped = [name for name in config for job in jobs[:cut] if job.has_node_named(name)]
-    if skipped:
-        raise ConfigError(f"--from {from_stage}: config of {', '.join(skipped)} would have no effect, "
-                          f"its stage runs before {from_stage}; drop it or start from an earlier stage")
-    return jobs[:cut], jobs[cut:]
-
-
-def stored_counts(jobs: list[dg.JobDefinition], instance: dg.DagsterInstance, experiment: str,
+def stored_counts(parts: list[StagePart], instance: dg.DagsterInstance, experiment: str,
                   io_manager: ParquetIOManager) -> Iterator[tuple[dg.JobDefinition, dg.AssetKey, int, int]]:
-    """(job, asset, partitions stored, partitions in all) of each asset of `jobs` for `experiment`."""
-    for job in jobs:
-        keys = experiment_partition_keys(job, instance, experiment)
-        for asset in sorted(job.asset_layer.executable_asset_keys):
-            stored = sum(io_manager.stored(asset, PartitionAddress.of(job.partitions_def, key)) for key in keys)
-            yield job, asset, stored, len(keys)
+    """(job, asset, partitions stored, partitions in all) of each asset of `parts` for `experiment`."""
+    for part in parts:
+        keys = experiment_partition_keys(part.job, instance, experiment)
+        for asset in sorted(part.assets):
+            stored = sum(io_manager.stored(asset, PartitionAddress.of(part.job.partitions_def, key)) for key in keys)
+            yield part.job, asset, stored, len(keys)
 
 
-def missing_inputs(skipped: list[dg.JobDefinition], instance: dg.DagsterInstance, experiment: str,
+def missing_inputs(skipped: list[StagePart], instance: dg.DagsterInstance, experiment: str,
                    io_manager: Any) -> list[str]:
-    """Each asset of the skipped stages with partitions not stored for `experiment` (what a run
-    that starts at a later stage reads), as `asset` or `asset (n of m partitions)`."""
+    """Each asset of the skipped stage parts with partitions not stored for `experiment` (what a run
+    that starts at a later stage or asset reads), as `asset` or `asset (n of m partitions)`."""
     if not isinstance(io_manager, ParquetIOManager):
         return []  # another IO manager: the first run that reads a missing input names it
     return [asset.to_user_string() + (f" ({total - stored} of {total} partitions)" if total > 1 else "")
@@ -226,19 +210,19 @@ class PartitionCopy:
         return PartitionAddress.of(self.partitions_def, key)
 
 
-def fork_copies(skipped: list[dg.JobDefinition], instance: dg.DagsterInstance, parent: str, experiment: str
+def fork_copies(skipped: list[StagePart], instance: dg.DagsterInstance, parent: str, experiment: str
                 ) -> list[PartitionCopy]:
-    """Every per-experiment and per-app partition of the skipped stages' assets that forking
+    """Every per-experiment and per-app partition of the skipped stage parts' assets that forking
     `parent` into `experiment` copies, upstream before downstream (shared assets, without an
     experiment, are read by both as they are)."""
     copies = []
-    for job in skipped:
+    for part in skipped:
+        job = part.job
         if job.partitions_def is None:
             continue
         pairs = list(zip(experiment_partition_keys(job, instance, parent),
                          experiment_partition_keys(job, instance, experiment), strict=True))
-        executable = job.asset_layer.executable_asset_keys
-        for asset in (k for k in job.asset_layer.asset_graph.toposorted_asset_keys if k in executable):
+        for asset in (k for k in job.asset_layer.asset_graph.toposorted_asset_keys if k in part.assets):
             copies += [PartitionCopy(asset, job.partitions_def, source, target) for source, target in pairs]
     return copies
 
@@ -268,7 +252,7 @@ def record_fork(instance: dg.DagsterInstance, copy: PartitionCopy, parent: str, 
     return latest_materialization(instance, copy.asset, str(copy.target)).storage_id
 
 
-def _fork_refusals(skipped: list[dg.JobDefinition], instance: dg.DagsterInstance, parent: str,
+def _fork_refusals(skipped: list[StagePart], instance: dg.DagsterInstance, parent: str,
                    copies: list[PartitionCopy], io_manager: ParquetIOManager) -> list[str]:
     """What `parent` lacks (`missing_inputs`) or holds damaged of what forking copies."""
     problems = [f"not stored: {asset}" for asset in missing_inputs(skipped, instance, parent, io_manager)]
@@ -280,11 +264,12 @@ def _fork_refusals(skipped: list[dg.JobDefinition], instance: dg.DagsterInstance
     return problems
 
 
-def fork_experiment(parent: str, experiment: str, skipped: list[dg.JobDefinition], from_stage: str,
+def fork_experiment(parent: str, experiment: str, skipped: list[StagePart], from_stage: str,
                     instance: dg.DagsterInstance, storage: StorageLocation, io_manager: Any,
                     observer: Observer) -> None:
-    """Copy into `experiment` what `parent` stored for the stages before `from_stage` (`fork_copies`)
-    and every attempt it staged, and record each copied partition in Dagster (`record_fork`).
+    """Copy into `experiment` what `parent` stored for the `skipped` stage parts, those a run from
+    `from_stage` (a stage or an asset, `pipelines.start_point.split_at`) reads (`fork_copies`), and
+    every attempt it staged, and record each copied partition in Dagster (`record_fork`).
 
     Call it holding `experiment`'s lock. `parent`'s lock is held while copying, and runs a killed
     `mobileforge run` of `parent` left behind are swept as its next run would (ExperimentBusy if one
@@ -322,7 +307,7 @@ def fork_experiment(parent: str, experiment: str, skipped: list[dg.JobDefinition
     except ExperimentBusy as error:
         raise ExperimentBusy(f"--fork {parent}: {error}") from None
     assets = sorted({copy.asset.to_user_string() for copy in copies})
-    observer.notice(f"forked {parent!r} into {experiment!r} before stage {from_stage}: {len(copies)} partitions of "
+    observer.notice(f"forked {parent!r} into {experiment!r} before {from_stage}: {len(copies)} partitions of "
                     f"{', '.join(assets) or 'no asset'}; staged attempts copied: "
                     + (", ".join(f"{stage} {n}" for stage, n in sorted(staged.items())) or "none"))
 
@@ -332,10 +317,6 @@ def stage_jobs(defs: dg.Definitions) -> list[dg.JobDefinition]:
     from pipelines.definitions import STAGES
 
     return [defs.resolve_job_def(stage.name) for stage in STAGES]
-
-
-class ConfigError(ValueError):
-    """Run config that the stages' assets would reject; raised before anything runs."""
 
 
 def config_classes(jobs: list[dg.JobDefinition]) -> dict[str, type[BaseModel]]:
@@ -436,14 +417,18 @@ class CodeLocationRunner:
                  tags: dict[str, str] | None = None):
         self.instance, self.process_context, self.tags = instance, process_context, tags or {}
 
-    def launch(self, job: dg.JobDefinition, partition: str | dg.MultiPartitionKey | None,
+    def launch(self, part: StagePart, partition: str | dg.MultiPartitionKey | None,
                run_config: dict[str, Any]) -> str:
-        """Create a run of `job` (one partition) with the code location's origin; launch it."""
+        """Create a run of `part`'s job (one partition; only `part`'s assets and their checks when it
+        is not the whole stage) with the code location's origin; launch it."""
+        job = part.job
+        selection = None if part.is_whole else part.assets
         workspace = self.process_context.create_request_context()
         location = workspace.get_code_location(LOCATION)
         (repository,) = location.get_repositories().values()
         remote_job = location.get_job(JobSubsetSelector(location_name=LOCATION, repository_name=repository.name,
-                                                        job_name=job.name, op_selection=None))
+                                                        job_name=job.name, op_selection=None,
+                                                        asset_selection=selection))
         plan = location.get_execution_plan(remote_job, run_config, step_keys_to_execute=None, known_state=None,
                                            instance=self.instance)
         tags = {**remote_job.tags, **self.tags}
@@ -455,7 +440,8 @@ class CodeLocationRunner:
             tags=tags, job_snapshot=remote_job.job_snapshot,
             execution_plan_snapshot=plan.execution_plan_snapshot,
             parent_job_snapshot=remote_job.parent_job_snapshot, remote_job_origin=remote_job.get_remote_origin(),
-            job_code_origin=remote_job.get_python_origin(), asset_selection=None, asset_check_selection=None,
+            job_code_origin=remote_job.get_python_origin(), asset_selection=selection,
+            asset_check_selection=remote_job.asset_check_selection if selection else None,
             asset_graph=repository.asset_graph)
         self.instance.launch_run(run.run_id, workspace)
         return run.run_id
@@ -549,17 +535,18 @@ def sweep_abandoned_runs(instance: dg.DagsterInstance, experiment: str) -> list[
     return lines
 
 
-def run_stage(runner: CodeLocationRunner, job: dg.JobDefinition,
+def run_stage(runner: CodeLocationRunner, part: StagePart,
               partitions: list[str | dg.MultiPartitionKey | None], run_config: dict[str, Any],
               observer: Observer) -> None:
-    """Launch one run per partition (at most MAX_CONCURRENT_RUNS at once) and wait for all."""
+    """Launch one run of `part` per partition (at most MAX_CONCURRENT_RUNS at once) and wait for all."""
+    job = part.job
     pending, active = list(partitions), []
     failures: list[str] = []
     try:
         while pending or active:
             while pending and len(active) < MAX_CONCURRENT_RUNS:
                 try:
-                    run_id = runner.launch(job, pending.pop(0), run_config)
+                    run_id = runner.launch(part, pending.pop(0), run_config)
                 except DagsterUserCodeProcessError as error:  # e.g. config the code location rejects
                     raise StageFailed(f"stage {job.name} could not start: {str(error).split('Stack Trace')[0]}") \
                         from None
@@ -589,8 +576,9 @@ def run_experiment(experiment: str = "default", config: dict[str, dict[str, Any]
                    resources: dict[str, dict[str, Any]] | None = None, fork: str | None = None
                    ) -> dict[str, float]:
     """Run every stage of `experiment` through the code location; returns wall seconds per stage.
-    With `from_stage`, the stages before it are not run: their stored outputs for `experiment`
-    are read (ConfigError naming what is missing, before anything runs). With `fork` too, they are
+    With `from_stage` (a stage, or an asset of one: `pipelines.start_point.split_at`), the stages
+    before it, and for an asset the assets of its stage it does not feed, are not run: their stored
+    outputs for `experiment` are read (ConfigError naming what is missing, before anything runs). With `fork` too, they are
     first copied from experiment `fork` (`fork_experiment`), whose staged attempts the stages then
     resume where they are still valid.
 
@@ -613,7 +601,7 @@ def run_experiment(experiment: str = "default", config: dict[str, dict[str, Any]
             raise ConfigError(str(error)) from None
     check_config(config, stage_jobs(defs))
     resource_config = resource_run_config(defs, resources or {})
-    skipped, jobs = split_at_stage(stage_jobs(defs), config, from_stage)
+    skipped, parts = split_at(stage_jobs(defs), config, from_stage)
     instance = instance or default_instance()
     observer = observer or LineObserver()
     storage = defs.resources["storage"]
@@ -624,8 +612,8 @@ def run_experiment(experiment: str = "default", config: dict[str, dict[str, Any]
             fork_experiment(fork, experiment, skipped, from_stage, instance, storage, io_manager, observer)
         missing = missing_inputs(skipped, instance, experiment, io_manager)
         if missing:
-            raise ConfigError(f"--from {from_stage}: experiment {experiment!r} has not stored what the stages "
-                              f"before it make: {', '.join(missing)}; "
+            raise ConfigError(f"--from {from_stage}: experiment {experiment!r} has not stored what the run "
+                              f"reads: {', '.join(missing)}; "
                               "run them first (without --from)")
         register_experiment(instance, experiment)
         abandoned = sweep_abandoned_runs(instance, experiment)
@@ -638,13 +626,16 @@ def run_experiment(experiment: str = "default", config: dict[str, dict[str, Any]
                             + "; the stages run again and resume those made under the same settings")
         tags = {EXPERIMENT_TAG: experiment, HOST_TAG: socket.gethostname(), LOCK_RUN_TAG: owner.run}
         with code_location_runner(instance, workspace_file, tags) as runner:
-            for job in jobs:
-                partitions = stage_partitions(job, instance, experiment, rebuild_shared, io_manager)
+            for part in parts:
+                job = part.job
+                partitions = stage_partitions(part, instance, experiment, rebuild_shared, io_manager)
                 if not partitions:
                     continue
+                if not part.is_whole:
+                    observer.notice(f"stage {job.name} runs {part.describe()} only; the rest of it is read as stored")
                 observer.stage_started(job.name, len(partitions))
                 start = time.perf_counter()
-                run_stage(runner, job, partitions, stage_run_config(job, config, resource_config), observer)
+                run_stage(runner, part, partitions, stage_run_config(job, config, resource_config), observer)
                 timings[job.name] = time.perf_counter() - start
                 observer.stage_finished(job.name, timings[job.name])
     return timings

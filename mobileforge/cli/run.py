@@ -131,12 +131,14 @@ def run_log_path(experiment: str) -> Path:
 @click.option("--set", "overrides", multiple=True, metavar="ASSET.FIELD=VALUE",
               help="Override one config field, e.g. --set rollouts.attempts=2 (repeatable).")
 @click.option("--rebuild-shared", is_flag=True, help="Rebuild shared assets (the base policy) even if stored.")
-@click.option("--from", "from_stage", default=None, metavar="STAGE",
+@click.option("--from", "from_stage", default=None, metavar="STAGE|ASSET",
               help="Start at this stage (policy, discovery, interaction, training, evaluation), reading what "
-                   "the experiment stored from the earlier ones, e.g. --from evaluation to re-benchmark.")
+                   "the experiment stored from the earlier ones, e.g. --from evaluation to re-benchmark; or at "
+                   "an asset of a stage, which runs it and what it feeds, e.g. --from adagrpo_checkpoint "
+                   "retrains AdaGRPO alone and re-benchmarks.")
 @click.option("--fork", "fork", default=None, metavar="PARENT",
-              help="With --from: first copy into EXPERIMENT what experiment PARENT stored for the stages before "
-                   "--from, and its staged episodes (resumed where still valid), e.g. an ablation of training.")
+              help="With --from: first copy into EXPERIMENT what experiment PARENT stored for what the run "
+                   "reads, and its staged episodes (resumed where still valid), e.g. an ablation of training.")
 def run(experiment: str, config_file, overrides: tuple[str, ...], rebuild_shared: bool, from_stage: str | None,
         fork: str | None) -> None:
     """Materialize exploration → curriculum → rollouts → training → benchmark for EXPERIMENT.
@@ -166,14 +168,15 @@ def run(experiment: str, config_file, overrides: tuple[str, ...], rebuild_shared
 
     from mobileforge.cli.progress import output_to_log, stage_progress
     from pipelines.definitions import defs
-    from pipelines.local_run import (ConfigError, StageFailed, check_config, default_instance, resource_run_config,
-                                     run_experiment, split_at_stage, stage_jobs)
+    from pipelines.local_run import (StageFailed, check_config, default_instance, resource_run_config,
+                                     run_experiment, stage_jobs)
+    from pipelines.start_point import ConfigError, split_at
     from resources.experiment_lock import ExperimentBusy
 
     try:  # before any stage starts: also the Config classes' cross-field rules
         check_config(config, stage_jobs(defs))
         resource_run_config(defs, resources)
-        split_at_stage(stage_jobs(defs), config, from_stage)
+        split_at(stage_jobs(defs), config, from_stage)
     except ConfigError as error:
         raise click.UsageError(str(error)) from None
     if applied:

@@ -233,8 +233,39 @@ def test_a_run_from_a_later_stage_refuses_missing_inputs_and_config_it_would_ign
         run_experiment("never-run", {}, instance=instance, from_stage="evaluation")
     with pytest.raises(ConfigError, match=r"config of rollouts would have no effect"):
         run_experiment("ci", {"rollouts": {"attempts": 2}}, instance=instance, from_stage="training")
-    with pytest.raises(ConfigError, match=r"no such stage; the stages are policy, discovery"):
+    with pytest.raises(ConfigError, match=r"no such stage or asset; the stages are policy, discovery"):
         run_experiment("ci", {}, instance=instance, from_stage="benchmark")
+
+
+def test_an_ablation_forked_from_one_asset_retrains_only_that_asset(materialized):
+    """`--experiment ci-no-spa --fork ci --from adagrpo_checkpoint`: the training stage runs AdaGRPO
+    alone (the other methods are copied), and the base's benchmark episodes are resumed."""
+    from pipelines.definitions import ASSETS, CHECKS, STAGES
+    from pipelines.local_run import FORKED_FROM, LineObserver, run_experiment
+
+    _, resources, instance, _, _ = materialized
+    defs = dg.Definitions(assets=ASSETS, asset_checks=CHECKS, resources=resources, jobs=STAGES)
+    config = {"adagrpo_checkpoint": {"overrides": {**FAST["adagrpo_checkpoint"]["overrides"], "spa": False}},
+              "benchmark_results": {**FAST["benchmark_results"], "policies": ["base", "adagrpo"]}}
+    lines: list[str] = []
+    timings = run_experiment("ci-no-spa", config, instance=instance, observer=LineObserver(lines.append), defs=defs,
+                             from_stage="adagrpo_checkpoint", fork="ci")
+    assert list(timings) == ["training", "evaluation"]
+    assert any("stage training runs adagrpo_checkpoint only" in line for line in lines), lines
+
+    def latest(asset: str):
+        return instance.fetch_materializations(dg.AssetRecordsFilter(
+            asset_key=dg.AssetKey(asset), asset_partitions=["ci-no-spa"]), limit=1).records[0]
+
+    for method in ("hifpo", "rft", "grsd"):
+        assert latest(f"{method}_checkpoint").asset_materialization.metadata[FORKED_FROM].value == "ci"
+    trained = latest("adagrpo_checkpoint")
+    assert FORKED_FROM not in trained.asset_materialization.metadata
+    assert trained.asset_materialization.metadata["ablation"].value["spa"] is False
+    assert instance.get_run_by_id(trained.run_id).asset_selection == {dg.AssetKey("adagrpo_checkpoint")}
+    assert set(_load(resources, "benchmark_results", "ci-no-spa")["policy_id"]) == {"base", "adagrpo"}
+    cost = latest("benchmark_results").asset_materialization.metadata["cost_by_policy"].value
+    assert cost["base"]["episodes_run"] == 0, cost  # resumed: the parent's staged episodes were copied
 
 
 # last in this module: it re-materializes the benchmark that earlier tests read

@@ -20,6 +20,7 @@ import mobileforge.cli.run as run_cli
 from ops.attempt_store import ParquetAttemptStore
 from pipelines.local_run import (CODE_VERSION_TAG, FORKED_FROM, ConfigError, LineObserver, fork_experiment,
                                  run_experiment)
+from pipelines.start_point import StagePart, split_at
 from resources.experiment import APP_DIMENSION, EXPERIMENT_DIMENSION, PartitionAddress, register_experiment
 from resources.experiment_lock import ExperimentBusy, experiment_lock
 from resources.storage import MANIFEST, ParquetIOManager, StorageLocation
@@ -61,10 +62,13 @@ def parent(location):
         yield instance, io_manager, [defs.resolve_job_def(job.name) for job in STAGES]
 
 
-def _fork(parent, location, new: str = NEW, source: str = PARENT) -> list[str]:
+def _fork(parent, location, new: str = NEW, source: str = PARENT, start: str = "evaluation") -> list[str]:
+    """Fork `source` into `new` for a run from `start`, a stage or an asset (the small graph has no
+    evaluation stage: from it, both stages are copied)."""
     instance, io_manager, jobs = parent
+    read = split_at(jobs, {}, start)[0] if start != "evaluation" else [StagePart.whole(job) for job in jobs]
     lines: list[str] = []
-    fork_experiment(source, new, jobs, "evaluation", instance, location, io_manager, LineObserver(log=lines.append))
+    fork_experiment(source, new, read, start, instance, location, io_manager, LineObserver(log=lines.append))
     return lines
 
 
@@ -78,7 +82,7 @@ def _addresses(experiment: str) -> list[tuple[dg.AssetKey, PartitionAddress, str
 def test_a_fork_copies_every_partition_and_staged_attempt_verified_and_recorded(parent, location):
     instance, io_manager, _ = parent
     lines = _fork(parent, location)
-    assert lines == [f"forked {PARENT!r} into {NEW!r} before stage evaluation: 4 partitions of curriculum_tasks, "
+    assert lines == [f"forked {PARENT!r} into {NEW!r} before evaluation: 4 partitions of curriculum_tasks, "
                      "exploration_transitions, task_index; staged attempts copied: benchmark/base 2, rollouts 1"]
     assert instance.has_dynamic_partition(EXPERIMENT_DIMENSION, NEW)
     for (key, address, partition), (_, source, source_partition) in zip(_addresses(NEW), _addresses(PARENT)):
@@ -104,6 +108,17 @@ def test_a_fork_copies_every_partition_and_staged_attempt_verified_and_recorded(
     assert sorted(store.completed(task, "p0")) == [1, 2]
     assert store.completed(task, "p1") == {}  # a new checkpoint's version: its episodes run
     assert store.completed(replace(task, instruction="Turn off Wi-Fi"), "p0") == {}
+
+
+def test_a_fork_for_an_asset_start_copies_the_rest_of_its_stage_and_not_the_asset(parent, location):
+    instance, io_manager, _ = parent
+    lines = _fork(parent, location, start="task_index")
+    assert lines[0].startswith(f"forked {PARENT!r} into {NEW!r} before task_index: 3 partitions of curriculum_tasks, "
+                               "exploration_transitions;")
+    io_manager.verify(TASKS, PartitionAddress(NEW, "_"))
+    assert not io_manager.stored(INDEX, PartitionAddress(NEW, "_"))  # the run from task_index makes its own
+    assert not instance.fetch_materializations(dg.AssetRecordsFilter(asset_key=INDEX, asset_partitions=[NEW]),
+                                               limit=1).records
 
 
 def test_writing_the_fork_leaves_the_parent_as_it_was(parent, location, tmp_path):
