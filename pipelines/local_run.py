@@ -578,9 +578,9 @@ def run_experiment(experiment: str = "default", config: dict[str, dict[str, Any]
     """Run every stage of `experiment` through the code location; returns wall seconds per stage.
     With `from_stage` (a stage, or an asset of one: `pipelines.start_point.split_at`), the stages
     before it, and for an asset the assets of its stage it does not feed, are not run: their stored
-    outputs for `experiment` are read (ConfigError naming what is missing, before anything runs). With `fork` too, they are
-    first copied from experiment `fork` (`fork_experiment`), whose staged attempts the stages then
-    resume where they are still valid.
+    outputs for `experiment` are read (ConfigError naming what is missing, before anything runs).
+    With `fork` too, they are first copied from experiment `fork` (`fork_experiment`), whose staged
+    attempts the stages then resume where they are still valid.
 
     `config` maps an asset's op name to its config, `resources` a resource's name to settings of it
     that every stage's runs use instead of the configured ones (`resource_run_config`); `defs`

@@ -75,6 +75,14 @@ def _load(resources, key: str, experiment: str | None = "ci"):
                                         PartitionAddress(experiment or SHARED_EXPERIMENT, UNPARTITIONED))
 
 
+def _latest(instance, asset: str, experiment: str = "ci"):
+    """The record of the latest materialization of `experiment`'s partition of `asset` (a fork of
+    ci materializes its own partitions of the same assets)."""
+    from resources.experiment import latest_materialization
+
+    return latest_materialization(instance, dg.AssetKey(asset), experiment)
+
+
 def test_every_asset_is_materialized_and_every_check_passes(materialized):
     _, _, instance, timings, lines = materialized
     from pipelines.definitions import ASSETS
@@ -254,8 +262,7 @@ def test_an_ablation_forked_from_one_asset_retrains_only_that_asset(materialized
     assert any("stage training runs adagrpo_checkpoint only" in line for line in lines), lines
 
     def latest(asset: str):
-        return instance.fetch_materializations(dg.AssetRecordsFilter(
-            asset_key=dg.AssetKey(asset), asset_partitions=["ci-no-spa"]), limit=1).records[0]
+        return _latest(instance, asset, "ci-no-spa")
 
     for method in ("hifpo", "rft", "grsd"):
         assert latest(f"{method}_checkpoint").asset_materialization.metadata[FORKED_FROM].value == "ci"
@@ -273,9 +280,9 @@ def test_from_evaluation_rebenchmarks_on_the_stored_stages_only(materialized):
     from pipelines.local_run import LineObserver, run_experiment
 
     _, resources, instance, _, _ = materialized
-    rollouts_run = instance.get_latest_materialization_event(dg.AssetKey("rollout_attempts")).run_id
+    rollouts_run = _latest(instance, "rollout_attempts").run_id
     before = _load(resources, "benchmark_results")
-    first = instance.get_latest_materialization_event(dg.AssetKey("benchmark_results")).asset_materialization
+    first = _latest(instance, "benchmark_results").asset_materialization
     bench = {**FAST["benchmark_results"], "seeds_per_template": 2, "policies": ["base", "rft"]}
     from pipelines.definitions import ASSETS, CHECKS, STAGES
 
@@ -284,11 +291,11 @@ def test_from_evaluation_rebenchmarks_on_the_stored_stages_only(materialized):
     timings = run_experiment("ci", {"benchmark_results": bench}, instance=instance, from_stage="evaluation",
                              observer=LineObserver(lambda line: None), defs=defs)
     assert list(timings) == ["evaluation"]
-    assert instance.get_latest_materialization_event(dg.AssetKey("rollout_attempts")).run_id == rollouts_run
+    assert _latest(instance, "rollout_attempts").run_id == rollouts_run
     after = _load(resources, "benchmark_results")
     assert after["task_id"].n_unique() == 2 * before["task_id"].n_unique()
     assert set(after["policy_id"]) == {"base", "rft"}  # the policies asked for, no others
     # each task's first app is searched once: the rerun searched only the new seeds' tasks
-    second = instance.get_latest_materialization_event(dg.AssetKey("benchmark_results")).asset_materialization
+    second = _latest(instance, "benchmark_results").asset_materialization
     assert first.metadata["first_apps_searched"].value == before["task_id"].n_unique()
     assert second.metadata["first_apps_searched"].value == before["task_id"].n_unique()

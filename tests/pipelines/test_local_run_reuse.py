@@ -8,6 +8,7 @@ import dagster as dg
 from assets.base_policy import base_policy
 from pipelines.definitions import defs
 from pipelines.local_run import stage_partitions, stage_run_config
+from pipelines.start_point import StagePart
 from pipelines.resources import resources_for
 
 
@@ -29,7 +30,8 @@ def test_a_shared_stage_runs_again_when_its_stored_files_are_gone(tmp_path, monk
     resources = resources_for("local")
     instance = dg.DagsterInstance.ephemeral()
     job = _shared_stage("1", resources)
-    plan = lambda rebuild=False: stage_partitions(job, instance, "x", rebuild, resources["io_manager"])  # noqa: E731
+    stage = StagePart.whole(job)
+    plan = lambda rebuild=False: stage_partitions(stage, instance, "x", rebuild, resources["io_manager"])  # noqa: E731
     assert plan() == [None]
     _materialize(job, instance)
     assert plan() == [] and plan(rebuild=True) == [None]
@@ -42,18 +44,19 @@ def test_a_shared_stage_runs_again_after_a_code_version_change(tmp_path, monkeyp
     resources = resources_for("local")
     instance = dg.DagsterInstance.ephemeral()
     _materialize(_shared_stage("1", resources), instance)
-    assert stage_partitions(_shared_stage("1", resources), instance, "x", False, resources["io_manager"]) == []
-    assert stage_partitions(_shared_stage("2", resources), instance, "x", False, resources["io_manager"]) == [None]
+    for code_version, planned in (("1", []), ("2", [None])):
+        stage = StagePart.whole(_shared_stage(code_version, resources))
+        assert stage_partitions(stage, instance, "x", False, resources["io_manager"]) == planned
 
 
 def test_partitioned_stages_run_every_app_or_the_experiment():
     instance = dg.DagsterInstance.ephemeral()
-    discovery = stage_partitions(defs.resolve_job_def("discovery"), instance, "x", False, None)
+    discovery = stage_partitions(StagePart.whole(defs.resolve_job_def("discovery")), instance, "x", False, None)
     from phonesim.apps import load_apps
 
     assert sorted(k.keys_by_dimension["app"] for k in discovery) == sorted(load_apps())
     assert {k.keys_by_dimension["experiment"] for k in discovery} == {"x"}
-    assert stage_partitions(defs.resolve_job_def("evaluation"), instance, "x", False, None) == ["x"]
+    assert stage_partitions(StagePart.whole(defs.resolve_job_def("evaluation")), instance, "x", False, None) == ["x"]
 
 
 def test_a_stage_gets_only_its_own_assets_config_and_info_logs():

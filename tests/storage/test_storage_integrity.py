@@ -17,6 +17,7 @@ from ops.attempt_store import ParquetAttemptStore, collect_tables
 from ops.episode import AttemptRecord, CriticFeedback, StepLabel
 from ops.stored_files import DamagedFileError
 from pipelines.local_run import stage_partitions
+from pipelines.start_point import StagePart
 from resources.experiment import SHARED_EXPERIMENT, UNPARTITIONED, PartitionAddress
 from resources.storage import ARTIFACT_MARKER, MANIFEST, ArtifactStore, ParquetIOManager, StorageLocation
 from tests.critic.scripted import CLICK_ELEMENT, CLICK_POINT, TERMINATE, make_attempt
@@ -92,10 +93,10 @@ def test_a_damaged_shared_asset_is_rebuilt_not_reused(tmp_path, caplog):
                          resources={"io_manager": io_manager}).resolve_job_def("policy")
     instance = dg.DagsterInstance.ephemeral()
     assert job.execute_in_process(instance=instance).success
-    assert stage_partitions(job, instance, "x", False, io_manager) == []
+    assert stage_partitions(StagePart.whole(job), instance, "x", False, io_manager) == []
     data = Path(io_manager.partition_dir(dg.AssetKey("probe"), PartitionAddress(SHARED_EXPERIMENT, UNPARTITIONED)))
     _flip_byte(data / "data.parquet", 200)
-    assert stage_partitions(job, instance, "x", False, io_manager) == [None]
+    assert stage_partitions(StagePart.whole(job), instance, "x", False, io_manager) == [None]
     assert "probe is not reused, it is rebuilt" in caplog.text
 
 
