@@ -61,6 +61,7 @@ from ops.reward import STRUCTURED_FORMAT
 from ops.sim_env import template_task_spec
 from phonesim.tasks import all_templates, instantiate
 from training.trainers.lora import parameter_counts
+from training.trainers.logprob_tiles import tiles_fitting
 from training.trainers.manifest import Manifest, write_manifest
 from training.trainers.runs import (TrainProgress, TrainReport, TrainSettings, load_processor, save_full_model,
                                     torch_threads)
@@ -246,6 +247,10 @@ class TrajectoryGRPOLoss:
         """ppo_epochs passes of optimizer steps over `rows` (micro-batches of per_device_train_batch_size);
         the sampling policy's log-probabilities are taken before the first step, so later micro-batches
         are clipped against it. Returns the mean loss and KL."""
+        with tiles_fitting(self.model):
+            return self._update(rows, advantages, rng)
+
+    def _update(self, rows: Sequence[StepRow], advantages: Sequence[float], rng: random.Random) -> dict[str, float]:
         trainer, size = self.trainer, self.config.per_device_train_batch_size
         batches = []
         order = list(range(len(rows)))

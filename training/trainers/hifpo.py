@@ -38,7 +38,6 @@ from training.trainers.history_alignment import (
     round_budgets,
     without_alignment,
 )
-from training.trainers.logprob_tiles import with_fitting_tiles
 from training.trainers.runs import (
     PreparedRun,
     TrainOutcome,
@@ -412,8 +411,7 @@ def prepare_hifpo(
     curves = {c: f"rewards/{f.__name__}/mean" for c, f in rewards.items()} | TRAINER_CURVES
     if remedial is not None:
         rounds = with_remedial_epoch(rounds or single_run, remedial, train.column_names, processor, config)
-    return PreparedRun(trainer, base, data, data_path, len(train), dropped, curves,
-                       with_fitting_tiles(rounds or single_run))
+    return PreparedRun(trainer, base, data, data_path, len(train), dropped, curves, rounds)
 
 
 def train_hifpo(

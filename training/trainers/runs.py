@@ -20,6 +20,7 @@ from trl.data_utils import prepare_multimodal_messages
 
 from peft import LoraConfig
 
+from training.trainers.logprob_tiles import tiles_fitting
 from training.trainers.lora import ADAPTER_DIR, LoraSettings, lora_config, merge_adapter, parameter_counts
 from training.trainers.step_datasets import dataset_fingerprint, load_step_dataset
 from training.trainers.manifest import Manifest, write_manifest
@@ -409,7 +410,7 @@ def train_and_save(run: PreparedRun, *, method: str, out_dir: Path, config: Trai
         trainer.add_callback(ProgressCallback(progress))
     counts = parameter_counts(trainer.model)  # before train() shards the model across processes
     start = time.perf_counter()
-    with torch_threads(config), deterministic_algorithms(config):
+    with torch_threads(config), deterministic_algorithms(config), tiles_fitting(trainer.model):
         outcome = (run.train or single_run)(trainer)
     runtime = time.perf_counter() - start
     save_full_model(trainer.save_model, run.base_checkpoint, out_dir, config,
