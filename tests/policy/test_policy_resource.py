@@ -25,6 +25,7 @@ from tests.support.openai_server import OpenAICompatibleServer, fixed
         ({"temperature": -0.5}, "temperature"),
         ({"max_new_tokens": 0}, "max_new_tokens"),
         ({"prompt_style": "chatml"}, "prompt_style"),
+        ({"torch_threads": 0}, "torch_threads"),
         ({"kind": "endpoint", "model": "openai/m", "api_key_env": "sk-123 456"}, "api_key_env"),
     ],
 )
@@ -67,6 +68,23 @@ def test_local_kind_builds_the_transformers_policy(stored_base, artifact_store):
     assert tags == ["+echo+typing", "@T1.0+echo+typing", "+typing", ""]
     with typing_only.acting_policy(stored_base, artifact_store, temperature=1.0) as typing_policy:
         assert typing_policy.version == "tiny-base@T1.0+typing"
+
+
+def test_a_local_policy_generates_with_the_configured_threads(stored_base, artifact_store, monkeypatch):
+    import torch
+
+    import training.inference.local_policy as local_policy
+
+    seen = []
+    real = local_policy.generate_texts
+    monkeypatch.setattr(local_policy, "generate_texts",
+                        lambda *args, **kwargs: seen.append(torch.get_num_threads()) or real(*args, **kwargs))
+    before = torch.get_num_threads()
+    for threads, expected in ((1, 1), (None, before)):  # None: the process's count stays
+        with PolicyResource(kind="local", max_new_tokens=2, torch_threads=threads).acting_policy(
+                stored_base, artifact_store) as policy:
+            policy.act(make_observation(), "Open Display")
+        assert seen[-1] == expected and torch.get_num_threads() == before
 
 
 def test_a_checkpoint_speaking_another_prompt_style_is_refused(stored_base, artifact_store):

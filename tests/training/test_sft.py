@@ -25,7 +25,7 @@ from training.trainers.step_datasets import (
     save_step_dataset,
 )
 from training.trainers.manifest import read_manifest
-from training.trainers.runs import torch_threads
+from training.threads import torch_threads
 from training.trainers.sft import SFTTrainConfig, train_sft
 from training.models.tiny import build_tiny_model, load_tiny
 
@@ -264,10 +264,10 @@ def test_sft_rejects_samples_without_responses(tiny_dir, tmp_path):
 
 def test_thread_limit_applies_only_inside_the_run():
     before = torch.get_num_threads()
-    with torch_threads(SFTTrainConfig.cpu_tiny()):
+    with torch_threads(SFTTrainConfig.cpu_tiny().torch_threads):
         assert torch.get_num_threads() == 1
     assert torch.get_num_threads() == before
-    with torch_threads(SFTTrainConfig()):  # None keeps torch's default
+    with torch_threads(SFTTrainConfig().torch_threads):  # None keeps torch's default
         assert torch.get_num_threads() == before
 
 

@@ -25,6 +25,7 @@ from ops.prompts.messages import count_image_placeholders
 from training.inference.echo_constraint import RowEchoConstraint, dash_tokens, row_token_sequences
 from training.inference.typing_constraint import TypedTextConstraint, token_pieces, typable_texts
 from training.models.tiny import TinyQwen2VLProcessor
+from training.threads import torch_threads
 
 # Processor classes saved by our own builders, which AutoProcessor cannot resolve by name
 # (it would silently fall back to the bare tokenizer).
@@ -108,16 +109,20 @@ class LocalPolicy(PromptedPolicy):
         device: str = "cpu",
         batch_size: int = 16,
         version: str | None = None,
+        threads: int | None = None,
     ) -> None:
         path = Path(checkpoint)
         if not (path / "config.json").is_file():
             raise FileNotFoundError(f"checkpoint: no model at {path} (config.json missing)")
         if batch_size < 1:
             raise ValueError(f"batch_size: must be >= 1, got {batch_size}")
+        if threads is not None and threads < 1:
+            raise ValueError(f"threads: must be >= 1, got {threads}")
         super().__init__(style, version or f"local:{path.resolve()}")
         self.generation = generation
         self.device = torch.device(device)
         self.batch_size = batch_size
+        self.threads = threads  # torch's CPU threads while generating; None keeps the process's count
         if generation.seed is not None:
             torch.manual_seed(generation.seed)
         self.processor = load_processor(path)
@@ -142,7 +147,9 @@ class LocalPolicy(PromptedPolicy):
                 processors.append(TypedTextConstraint(typable, prompt_length, self.processor.tokenizer, self._pieces))
             return processors
 
-        return generate_texts(self.model, self.processor, prompts, images, settings or self.generation, constraints)
+        with torch_threads(self.threads):
+            return generate_texts(self.model, self.processor, prompts, images, settings or self.generation,
+                                  constraints)
 
     def act_batch(self, requests: Sequence[PolicyRequest]) -> list[PolicyOutput]:
         """Generates in chunks of `batch_size` prompts of similar length (left padding to a

@@ -97,9 +97,10 @@ class ChatServer:
 
     def __init__(self, checkpoint: str | Path, *, model_name: str | None = None, host: str = "127.0.0.1",
                  port: int = 0, device: str = "cpu", batch_size: int = 16, max_new_tokens: int = 128,
-                 batch_wait_s: float = 0.01) -> None:
+                 batch_wait_s: float = 0.01, threads: int | None = None) -> None:
         self.defaults = GenerationSettings(max_new_tokens=max_new_tokens)
-        self.policy = LocalPolicy(checkpoint, generation=self.defaults, device=device, batch_size=batch_size)
+        self.policy = LocalPolicy(checkpoint, generation=self.defaults, device=device, batch_size=batch_size,
+                                  threads=threads)
         self.model_name = model_name or Path(checkpoint).resolve().name
         self.batch_size = batch_size
         self.batch_wait_s = batch_wait_s

@@ -60,11 +60,11 @@ from ops.reasoning_reward import Embedder
 from ops.reward import STRUCTURED_FORMAT
 from ops.sim_env import template_task_spec
 from phonesim.tasks import all_templates, instantiate
+from training.threads import torch_threads
 from training.trainers.lora import parameter_counts
 from training.trainers.logprob_tiles import tiles_fitting
 from training.trainers.manifest import Manifest, write_manifest
-from training.trainers.runs import (TrainProgress, TrainReport, TrainSettings, load_processor, save_full_model,
-                                    torch_threads)
+from training.trainers.runs import TrainProgress, TrainReport, TrainSettings, load_processor, save_full_model
 
 MULTIMODAL_KEYS = ("pixel_values", "image_grid_thw", "num_images", "mm_token_type_ids")
 CURVES = ("reward", "success", "episode_length", "buffer_size", "pool_size", "replayed", "zero_variance_groups",
@@ -362,7 +362,7 @@ def run_adagrpo(pool: Sequence[str], *, base_dir: Path, workdir: Path, config: A
     loss: TrajectoryGRPOLoss | None = None
     checkpoint: Path | None = None
     began = time.perf_counter()
-    with torch_threads(config):
+    with torch_threads(config.torch_threads):
         for epoch in range(1, config.epochs + 1):
             live = failures.pool(pool) if config.fcf else list(pool)
             if not live:

@@ -20,6 +20,7 @@ from trl.data_utils import prepare_multimodal_messages
 
 from peft import LoraConfig
 
+from training.threads import torch_threads
 from training.trainers.logprob_tiles import tiles_fitting
 from training.trainers.lora import ADAPTER_DIR, LoraSettings, lora_config, merge_adapter, parameter_counts
 from training.trainers.step_datasets import dataset_fingerprint, load_step_dataset
@@ -162,18 +163,6 @@ class TrainReport:
     @property
     def seconds_per_step(self) -> float:
         return self.runtime_s / self.steps if self.steps else float("nan")
-
-
-@contextmanager
-def torch_threads(settings: TrainSettings) -> Iterator[None]:
-    """Run the block with torch's CPU thread count from the settings, then restore it."""
-    before = torch.get_num_threads()
-    if settings.torch_threads is not None:
-        torch.set_num_threads(settings.torch_threads)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 @contextmanager
@@ -410,7 +399,7 @@ def train_and_save(run: PreparedRun, *, method: str, out_dir: Path, config: Trai
         trainer.add_callback(ProgressCallback(progress))
     counts = parameter_counts(trainer.model)  # before train() shards the model across processes
     start = time.perf_counter()
-    with torch_threads(config), deterministic_algorithms(config), tiles_fitting(trainer.model):
+    with torch_threads(config.torch_threads), deterministic_algorithms(config), tiles_fitting(trainer.model):
         outcome = (run.train or single_run)(trainer)
     runtime = time.perf_counter() - start
     save_full_model(trainer.save_model, run.base_checkpoint, out_dir, config,
