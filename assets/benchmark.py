@@ -6,6 +6,7 @@ import dagster as dg
 import polars as pl
 from pydantic import Field, model_validator
 
+from assets.benchmark_workers import PolicyEpisodes, evaluate, evaluate_all
 from assets.metadata import chart_md, md_table, tidy
 from ops.benchmark import (
     MINED_SEEDS,
@@ -18,11 +19,8 @@ from ops.benchmark import (
     versus_baseline,
 )
 from ops.checkpoint import Checkpoint, Method
-from ops.cpu_clock import CpuClock
 from ops.androidworld import evaluate_on_androidworld
-from ops.evaluation import evaluate_policy
 from ops.plots import pass_at_k_chart
-from ops.progress import CountdownLog
 from resources.experiment import experiment_of, experiment_partitions, lineage_metadata
 from resources.environment import SimulatorResource
 from resources.policy import PolicyResource
@@ -61,6 +59,10 @@ class BenchmarkConfig(dg.Config):
     emulator_grpc_port: int = Field(default=8554, ge=1, le=65535, description="suite=androidworld: the emulator's gRPC port.")
     max_parallel_episodes: int = Field(default=64, ge=1, description=(
         "Episodes stepped together (a local policy answers them in length-sorted chunks)."))
+    workers: int = Field(default=2, ge=1, description=(
+        "Policies evaluated at once on the simulator suite, each in a worker process of its own (one torch thread "
+        "each by default, policy.torch_threads); 1 evaluates them one after another in the step's process. The "
+        "AndroidWorld suite evaluates one at a time on its emulator."))
     policies: list[str] | None = Field(default=None, description=(
         "Evaluate only these policies (the base always, for the paired comparison), e.g. ['base', 'rft'] for a "
         "ten-seed table of one method; None evaluates all five."))
@@ -130,32 +132,28 @@ def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig
     first_app_cache = SimulatorCache(storage, "first_apps")
     known = first_app_cache.load(context.log.warning)
     cached = len(known)
-    expected_apps = first_apps(specs, simulator.world_seed, known)
+    first_apps(specs, simulator.world_seed, known)  # searches the instances not cached yet
     searched = len(known) - cached
     if searched:
         first_app_cache.save(known)
-    evaluated: dict[str, pl.DataFrame] = {}  # checkpoint URI -> its episodes (untrained methods reuse the base's)
-    frames, cost = [], {}
+    experiment = experiment_of(context)
+    jobs: dict[str, PolicyEpisodes] = {}  # by checkpoint: untrained methods reuse the base's episodes
     for name, checkpoint in candidates.items():
-        key = checkpoint.uri or checkpoint.version
-        if key not in evaluated:
-            clock = CpuClock()
-            store = storage.attempt_store(experiment_of(context), f"benchmark/{name}")
-            with policy.acting_policy(checkpoint, artifact_store, temperature=config.temperature,
-                                      seed=config.seed) as agent:
-                if androidworld is not None:
-                    aw_config, env = androidworld
-                    evaluation = evaluate_on_androidworld(name, agent, aw_config, store, config.k, env)
-                else:
-                    to_run = sum(max(0, config.k - len(store.completed(t, agent.version))) for t in specs)
-                    evaluation = evaluate_policy(name, agent, tasks, simulator.make_env, store, config.k,
-                                                 expected_apps, config.max_parallel_episodes,
-                                                 CountdownLog(f"benchmark {name} episodes", to_run, context.log.info))
-            context.log.info(f"benchmark {name}: {evaluation.summary.attempts_run} episodes run, "
-                             f"{evaluation.summary.attempts_resumed} resumed")
-            evaluated[key] = evaluation.results
-            cost[name] = {**clock.figures(), "episodes_run": evaluation.summary.attempts_run}
-        frames.append(evaluated[key].with_columns(pl.lit(name).alias("policy_id")))
+        jobs.setdefault(checkpoint.uri or checkpoint.version, PolicyEpisodes(
+            name, checkpoint, storage.attempt_store(experiment, f"benchmark/{name}"), tasks, known,
+            simulator.world_seed, config.k, config.temperature, config.seed, config.max_parallel_episodes))
+    if androidworld is not None:
+        aw_config, env = androidworld  # one emulator: one policy at a time, in this process
+        evaluated = {job.name: evaluate(job, policy, artifact_store, lambda job, agent: evaluate_on_androidworld(
+            job.name, agent, aw_config, job.store, job.k, env)) for job in jobs.values()}
+    else:
+        evaluated = evaluate_all(list(jobs.values()), policy, artifact_store, simulator.env_factory(),
+                                 config.workers, context.log.info)
+    for name, done in evaluated.items():
+        context.log.info(f"benchmark {name}: {done.attempts_run} episodes run, {done.attempts_resumed} resumed")
+    cost = {name: done.cost for name, done in evaluated.items()}
+    frames = [evaluated[jobs[checkpoint.uri or checkpoint.version].name].results
+              .with_columns(pl.lit(name).alias("policy_id")) for name, checkpoint in candidates.items()]
     results = pl.concat(frames)
     table = pass_at_k(results, config.k)
     overall = table.filter(pl.col("difficulty") == "all")

@@ -6,6 +6,8 @@ Both twins offer what the assets use: `make_env()`, `apps()`, `packages()`, `app
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING
 
 import dagster as dg
@@ -32,7 +34,11 @@ class SimulatorResource(dg.ConfigurableResource):
     world_seed: int = Field(default=0, ge=0, description="Seed of the apps' world data (contacts, files, ...).")
 
     def make_env(self) -> SimEnvironment:
-        return SimEnvironment(size=(self.screen_width, self.screen_height), world_seed=self.world_seed)
+        return self.env_factory()()
+
+    def env_factory(self) -> Callable[[], SimEnvironment]:
+        """`make_env` as a callable that pickles, for worker processes."""
+        return partial(SimEnvironment, size=(self.screen_width, self.screen_height), world_seed=self.world_seed)
 
     def apps(self) -> list[str]:
         return sorted(load_apps())

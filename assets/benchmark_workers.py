@@ -1,0 +1,117 @@
+"""The benchmark's policies evaluated side by side, each in a worker process of its own.
+
+One policy's episodes are stepped in one process; on the tiny model a second torch thread gains
+little (`PolicyResource.torch_threads`), so the benchmark spreads its policies over `workers`
+processes instead. Each worker builds its own policy, simulator and attempt store from what the
+asset was given, and seeds its policy as the asset would: a policy's episodes are the same however
+many workers run. Progress lines come back through a queue to the asset's log. A failing
+policy fails the asset after the others finish; every finished episode is staged, so a rerun
+resumes them.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from functools import partial
+from multiprocessing import Manager, get_context
+from queue import Queue
+from typing import Any
+
+import polars as pl
+
+from ops.attempt_store import ParquetAttemptStore
+from ops.benchmark import first_apps
+from ops.checkpoint import Checkpoint
+from ops.cpu_clock import CpuClock
+from ops.episode import Environment, Policy, TaskSpec
+from ops.evaluation import Evaluation, evaluate_policy
+from ops.progress import CountdownLog
+from resources.policy import PolicyResource
+from resources.portable import PortableResource
+from resources.storage import ArtifactStore
+
+
+@dataclass(frozen=True)
+class PolicyEpisodes:
+    """One policy's benchmark: what to run, where its attempts are staged, how it decodes."""
+
+    name: str
+    checkpoint: Checkpoint
+    store: ParquetAttemptStore
+    tasks: Sequence[tuple[TaskSpec, str]]
+    first_app_of: dict[str, str]  # `ops.benchmark.first_apps`' cache, every task searched (instances do not pickle)
+    world_seed: int
+    k: int
+    temperature: float
+    seed: int
+    max_parallel_episodes: int
+
+
+@dataclass(frozen=True)
+class Evaluated:
+    """A policy's `benchmark_results` rows and what evaluating it cost (its own process's CPU)."""
+
+    results: pl.DataFrame
+    attempts_run: int
+    attempts_resumed: int
+    cost: dict[str, float]
+
+
+def evaluate(job: PolicyEpisodes, policy: PolicyResource, artifact_store: ArtifactStore,
+             episodes: Callable[[PolicyEpisodes, Policy], Evaluation]) -> Evaluated:
+    """`job`'s policy acting in `episodes` (which runs or resumes them) in this process."""
+    clock = CpuClock()
+    with policy.acting_policy(job.checkpoint, artifact_store, temperature=job.temperature, seed=job.seed) as agent:
+        evaluation = episodes(job, agent)
+    summary = evaluation.summary
+    return Evaluated(evaluation.results, summary.attempts_run, summary.attempts_resumed,
+                     {**clock.figures(), "episodes_run": summary.attempts_run})
+
+
+def simulator_episodes(job: PolicyEpisodes, agent: Policy, make_env: Callable[[], Environment],
+                       log: Callable[[str], None]) -> Evaluation:
+    """`job`'s episodes on the simulator, progress to `log`."""
+    specs = [t for t, _ in job.tasks]
+    to_run = sum(max(0, job.k - len(job.store.completed(t, agent.version))) for t in specs)
+    expected_apps = first_apps(specs, job.world_seed, dict(job.first_app_of))
+    return evaluate_policy(job.name, agent, job.tasks, make_env, job.store, job.k, expected_apps,
+                           job.max_parallel_episodes, CountdownLog(f"benchmark {job.name} episodes", to_run, log))
+
+
+def _evaluate_in_worker(job: PolicyEpisodes, policy: PortableResource[PolicyResource],
+                        artifact_store: PortableResource[ArtifactStore], make_env: Callable[[], Environment],
+                        lines: Queue) -> Evaluated:
+    return evaluate(job, policy.rebuild(), artifact_store.rebuild(),
+                    partial(simulator_episodes, make_env=make_env, log=lines.put))
+
+
+def _relay(lines: Queue, log: Callable[[str], None]) -> None:
+    for line in iter(lines.get, None):
+        log(line)
+
+
+def evaluate_all(jobs: Sequence[PolicyEpisodes], policy: PolicyResource, artifact_store: ArtifactStore,
+                 make_env: Callable[[], Environment], workers: int,
+                 log: Callable[[str], None]) -> dict[str, Evaluated]:
+    """Every job's simulator episodes, by job name: in this process when `workers` is 1 (or there is
+    one job), else in up to `workers` spawned processes. `make_env` must pickle (a class or partial,
+    not a resource's bound method)."""
+    if workers == 1 or len(jobs) <= 1:
+        return {job.name: evaluate(job, policy, artifact_store, partial(simulator_episodes, make_env=make_env, log=log))
+                for job in jobs}
+    portable: tuple[Any, Any] = (PortableResource.of(policy), PortableResource.of(artifact_store))
+    with Manager() as manager:
+        lines = manager.Queue()
+        relay = threading.Thread(target=_relay, args=(lines, log), daemon=True)
+        relay.start()
+        try:
+            with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=get_context("spawn")) as pool:
+                futures = {job.name: pool.submit(_evaluate_in_worker, job, *portable, make_env, lines)
+                           for job in jobs}
+                return {name: future.result() for name, future in futures.items()}
+        finally:
+            lines.put(None)
+            relay.join()
