@@ -60,9 +60,9 @@ class BenchmarkConfig(dg.Config):
     max_parallel_episodes: int = Field(default=64, ge=1, description=(
         "Episodes stepped together (a local policy answers them in length-sorted chunks)."))
     workers: int = Field(default=2, ge=1, description=(
-        "Policies evaluated at once on the simulator suite, each in a worker process of its own (one torch thread "
-        "each by default, policy.torch_threads); 1 evaluates them one after another in the step's process. The "
-        "AndroidWorld suite evaluates one at a time on its emulator."))
+        "Policies evaluated at once on the embedded simulator, each in a worker process of its own (one torch "
+        "thread each by default, policy.torch_threads); 1 evaluates them one after another in the step's process. "
+        "On devices (adb) and the AndroidWorld suite, policies are evaluated one at a time in the step's process."))
     policies: list[str] | None = Field(default=None, description=(
         "Evaluate only these policies (the base always, for the paired comparison), e.g. ['base', 'rft'] for a "
         "ten-seed table of one method; None evaluates all five."))
@@ -146,9 +146,11 @@ def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig
         aw_config, env = androidworld  # one emulator: one policy at a time, in this process
         evaluated = {job.name: evaluate(job, policy, artifact_store, lambda job, agent: evaluate_on_androidworld(
             job.name, agent, aw_config, job.store, job.k, env)) for job in jobs.values()}
-    else:
+    elif isinstance(simulator, SimulatorResource):
         evaluated = evaluate_all(list(jobs.values()), policy, artifact_store, simulator.env_factory(),
                                  config.workers, context.log.info)
+    else:  # devices (MOBILEFORGE_ENV=adb...): this process's device pool serves every policy in turn
+        evaluated = evaluate_all(list(jobs.values()), policy, artifact_store, simulator.make_env, 1, context.log.info)
     for name, done in evaluated.items():
         context.log.info(f"benchmark {name}: {done.attempts_run} episodes run, {done.attempts_resumed} resumed")
     cost = {name: done.cost for name, done in evaluated.items()}
