@@ -2,26 +2,21 @@
 
 One policy's episodes are stepped in one process; on the tiny model a second torch thread gains
 little (`PolicyResource.torch_threads`), so the benchmark spreads its policies over `workers`
-processes instead. Each worker builds its own policy, simulator and attempt store from what the
-asset was given, and seeds its policy as the asset would: a policy's episodes are the same however
-many workers run. Progress lines come back through a queue to the asset's log. A failing
-policy fails the asset after the others finish; every finished episode is staged, so a rerun
-resumes them.
+processes instead (`assets.worker_pool`). Each worker builds its own policy, simulator and
+attempt store from what the asset was given, and seeds its policy as the asset would: a policy's
+episodes are the same however many workers run. A failing policy fails the asset after the others
+finish; every finished episode is staged, so a rerun resumes them.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from functools import partial
-from multiprocessing import Manager, get_context
-from queue import Queue
-from typing import Any
 
 import polars as pl
 
+from assets.worker_pool import run_in_workers
 from ops.attempt_store import ParquetAttemptStore
 from ops.benchmark import first_apps
 from ops.checkpoint import Checkpoint
@@ -81,37 +76,20 @@ def simulator_episodes(job: PolicyEpisodes, agent: Policy, make_env: Callable[[]
                            job.max_parallel_episodes, CountdownLog(f"benchmark {job.name} episodes", to_run, log))
 
 
-def _evaluate_in_worker(job: PolicyEpisodes, policy: PortableResource[PolicyResource],
-                        artifact_store: PortableResource[ArtifactStore], make_env: Callable[[], Environment],
-                        lines: Queue) -> Evaluated:
+def evaluate_on_simulator(job: PolicyEpisodes, policy: PortableResource[PolicyResource],
+                          artifact_store: PortableResource[ArtifactStore], make_env: Callable[[], Environment],
+                          log: Callable[[str], None]) -> Evaluated:
+    """`evaluate` on the simulator with copies of the resources (in a worker, or in this process)."""
     return evaluate(job, policy.rebuild(), artifact_store.rebuild(),
-                    partial(simulator_episodes, make_env=make_env, log=lines.put))
-
-
-def _relay(lines: Queue, log: Callable[[str], None]) -> None:
-    for line in iter(lines.get, None):
-        log(line)
+                    partial(simulator_episodes, make_env=make_env, log=log))
 
 
 def evaluate_all(jobs: Sequence[PolicyEpisodes], policy: PolicyResource, artifact_store: ArtifactStore,
                  make_env: Callable[[], Environment], workers: int,
                  log: Callable[[str], None]) -> dict[str, Evaluated]:
-    """Every job's simulator episodes, by job name: in this process when `workers` is 1 (or there is
-    one job), else in up to `workers` spawned processes. `make_env` must pickle (a class or partial,
-    not a resource's bound method)."""
-    if workers == 1 or len(jobs) <= 1:
-        return {job.name: evaluate(job, policy, artifact_store, partial(simulator_episodes, make_env=make_env, log=log))
-                for job in jobs}
-    portable: tuple[Any, Any] = (PortableResource.of(policy), PortableResource.of(artifact_store))
-    with Manager() as manager:
-        lines = manager.Queue()
-        relay = threading.Thread(target=_relay, args=(lines, log), daemon=True)
-        relay.start()
-        try:
-            with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=get_context("spawn")) as pool:
-                futures = {job.name: pool.submit(_evaluate_in_worker, job, *portable, make_env, lines)
-                           for job in jobs}
-                return {name: future.result() for name, future in futures.items()}
-        finally:
-            lines.put(None)
-            relay.join()
+    """Every job's simulator episodes, by job name, in up to `workers` processes
+    (`worker_pool.run_in_workers`; `make_env` must pickle when `workers` > 1: a class or partial, not
+    a resource's bound method)."""
+    done = run_in_workers(evaluate_on_simulator, jobs, workers, log, PortableResource.of(policy),
+                          PortableResource.of(artifact_store), make_env)
+    return {job.name: evaluated for job, evaluated in zip(jobs, done, strict=True)}

@@ -2,26 +2,35 @@
 
 One multi-asset, because hints must flow from the critic of attempt k-1 into the prompt of
 attempt k. Attempts are staged per attempt under the experiment's storage as they finish, so
-a rerun after a crash resumes instead of starting over.
+a rerun after a crash resumes instead of starting over. On the embedded simulator with the
+programmatic critic the tasks are split over `workers` processes (each task's K attempts stay in
+one), as the benchmark splits its policies.
 """
+
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import dagster as dg
 import polars as pl
 from pydantic import Field
 
 from assets.metadata import chart_md, counts, md_table, thumbnail_md, tidy
-from ops.attempt_store import collect_tables
+from assets.worker_pool import run_in_workers
+from ops.attempt_store import ParquetAttemptStore, collect_tables
 from ops.checkpoint import Checkpoint
 from ops.critic.llm_critic import LLMCritic
 from ops.critic.programmatic import ProgrammaticCritic
 from ops.curriculum import task_specs
+from ops.episode import Critic, Environment, TaskSpec
+from ops.prompts import PromptStyle
 from ops.plots import sr_histogram_chart, success_by_attempt_chart
 from ops.progress import CountdownLog
-from ops.rollout import RolloutConfig, run_rollouts
+from ops.rollout import RolloutConfig, RolloutSummary, run_rollouts
 from resources.experiment import config_key, experiment_of, experiment_partitions, lineage_metadata
 from resources.environment import SimulatorResource
 from resources.llm import LLMResource
 from resources.policy import PolicyResource
+from resources.portable import PortableResource
 from resources.storage import ArtifactStore, StorageLocation
 
 
@@ -51,6 +60,36 @@ class RolloutAssetConfig(dg.Config):
     temperature: float | None = Field(
         default=None, ge=0, description="Sampling temperature of the attempts; None: the policy resource's "
         "(greedy in the embedded profile, where attempts differ through their hints).")
+    workers: int = Field(default=2, ge=1, description=(
+        "Worker processes the tasks are split over (every other task to each; one torch thread each by default, "
+        "policy.torch_threads), on the embedded simulator with the programmatic critic; devices and the LLM "
+        "critic run in the step's process. Sampled attempts (temperature > 0) depend on the split."))
+
+
+@dataclass(frozen=True)
+class RolloutShard:
+    """Some of the curriculum's tasks, rolled out by one process."""
+
+    label: str
+    tasks: list[TaskSpec]
+    checkpoint: Checkpoint
+    temperature: float
+    conditions: str
+    critic: Critic
+    store: ParquetAttemptStore
+    config: RolloutConfig
+
+
+def roll_out(shard: RolloutShard, policy: PortableResource[PolicyResource],
+             artifact_store: PortableResource[ArtifactStore], make_env: Callable[[], Environment],
+             log: Callable[[str], None]) -> tuple[RolloutSummary, str]:
+    """Run (or resume) `shard`'s attempts; its summary and the policy version they are staged under."""
+    with policy.rebuild().acting_policy(shard.checkpoint, artifact_store.rebuild(), temperature=shard.temperature,
+                                        conditions=shard.conditions) as agent:
+        to_run = sum(max(0, shard.config.attempts - len(shard.store.completed(t, agent.version))) for t in shard.tasks)
+        summary = run_rollouts(shard.tasks, make_env, agent, shard.critic, shard.store, shard.config,
+                               on_attempt=CountdownLog(shard.label, to_run, log))
+        return summary, agent.version
 
 
 @dg.multi_asset(
@@ -81,11 +120,17 @@ def rollouts(context: dg.AssetExecutionContext, config: RolloutAssetConfig, curr
         "use_hints": config.use_hints, "loop_window": config.loop_window, "temperature": temperature,
         "critic": critic.name, "hint_steps": config.hint_steps, "direct_plans": config.direct_plans,
         "hint_from_start": config.hint_from_start})
-    with policy.acting_policy(base_policy, artifact_store, temperature=temperature, conditions=conditions) as agent:
-        to_run = sum(max(0, config.attempts - len(store.completed(t, agent.version))) for t in tasks)
-        progress = CountdownLog("rollout attempts", to_run, context.log.info)
-        summary = run_rollouts(tasks, simulator.make_env, agent, critic, store, run_config, on_attempt=progress)
-    attempts, steps, feedback = collect_tables(store, agent.version, tasks)
+    parallel = isinstance(simulator, SimulatorResource) and isinstance(critic, ProgrammaticCritic)
+    workers = max(1, min(config.workers, len(tasks))) if parallel else 1
+    shards = [RolloutShard("rollout attempts" if workers == 1 else f"rollout attempts ({i + 1}/{workers})",
+                           tasks[i::workers], base_policy, temperature, conditions, critic, store, run_config)
+              for i in range(workers)]
+    make_env = simulator.env_factory() if parallel else simulator.make_env
+    done = run_in_workers(roll_out, shards, workers, context.log.info, PortableResource.of(policy),
+                          PortableResource.of(artifact_store), make_env)
+    summary = RolloutSummary.combined([part for part, _ in done])
+    version = done[0][1]
+    attempts, steps, feedback = collect_tables(store, version, tasks)
     context.log.info(f"rollouts: {summary.attempts_run} run, {summary.attempts_resumed} resumed, "
                      f"{summary.attempts_failed} lost to errors, {summary.infrastructure_failures} interrupted by "
                      f"their environment and run again, {summary.invalid_actions} invalid actions")
@@ -94,7 +139,7 @@ def rollouts(context: dg.AssetExecutionContext, config: RolloutAssetConfig, curr
     by_attempt = attempts.group_by("attempt").agg(pl.col("critic_decision").mean().alias("critic_sr"),
                                                   pl.col("gt_success").mean().alias("gt_sr")).sort("attempt")
     meta_attempts = tidy({
-        "policy_version": agent.version,
+        "policy_version": version,
         "tasks": len(tasks), "attempts": attempts.height,
         "attempts_run": summary.attempts_run, "attempts_resumed": summary.attempts_resumed,
         "attempts_failed": summary.attempts_failed, "infrastructure_failures": summary.infrastructure_failures,
@@ -110,7 +155,7 @@ def rollouts(context: dg.AssetExecutionContext, config: RolloutAssetConfig, curr
     sample = steps.head(6)
     structured = {"structured_reasoning_steps": int(steps["planning"].is_not_null().sum()),
                   "invalid_outputs_by_reason": counts(steps["parse_error"].drop_nulls()),
-                  "verified_outcomes": counts(steps["verified_outcome"].drop_nulls())} if agent.keeps_memory else {}
+                  "verified_outcomes": counts(steps["verified_outcome"].drop_nulls())} if PromptStyle(policy.prompt_style) == PromptStyle.MOBILEWIZARD else {}
     meta_steps = tidy({"steps": steps.height, **structured,
                        "sample": md_table(["screen", "output", "parse error"],
                                           [(thumbnail_md(r["screenshot_png"]), r["raw_output"], r["parse_error"] or "")

@@ -65,6 +65,13 @@ class RolloutSummary:
     invalid_actions: int = 0
     errors: list[str] = field(default_factory=list)
 
+    @classmethod
+    def combined(cls, parts: list[RolloutSummary]) -> RolloutSummary:
+        """The summary of rollouts run in parts (e.g. shards of the tasks in worker processes)."""
+        return cls(*(sum(getattr(p, name) for p in parts) for name in (
+            "attempts_run", "attempts_resumed", "attempts_failed", "infrastructure_failures", "invalid_actions")),
+            [error for p in parts for error in p.errors])
+
 
 class RolloutAborted(RuntimeError):
     """Raised when the policy keeps failing; finished attempts are already stored."""

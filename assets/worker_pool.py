@@ -1,0 +1,40 @@
+"""Work spread over worker processes. Configured Dagster resources do not pickle, so a job's
+work function gets `resources.portable.PortableResource`s and builds its own copies; progress
+lines come back through a queue to the caller's log."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import Manager, get_context
+from queue import Queue
+from typing import Any, TypeVar
+
+J = TypeVar("J")
+T = TypeVar("T")
+
+
+def _relay(lines: Queue, log: Callable[[str], None]) -> None:
+    for line in iter(lines.get, None):
+        log(line)
+
+
+def run_in_workers(work: Callable[..., T], jobs: Sequence[J], workers: int, log: Callable[[str], None],
+                   *shared: Any) -> list[T]:
+    """`work(job, *shared, log)` for every job, results in job order: in this process when `workers`
+    is 1 or there is one job, else in up to `workers` spawned processes (`work` a module-level
+    function; jobs and `shared` must pickle). A failing job raises after the others finished."""
+    if workers == 1 or len(jobs) <= 1:
+        return [work(job, *shared, log) for job in jobs]
+    with Manager() as manager:
+        lines = manager.Queue()
+        relay = threading.Thread(target=_relay, args=(lines, log), daemon=True)
+        relay.start()
+        try:
+            with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=get_context("spawn")) as pool:
+                futures = [pool.submit(work, job, *shared, lines.put) for job in jobs]
+                return [future.result() for future in futures]
+        finally:
+            lines.put(None)
+            relay.join()
