@@ -15,6 +15,12 @@ from resources.experiment import experiment_of
 from resources.storage import ArtifactStore
 from resources.validation_messages import validation_problems
 
+# The training stage runs two steps at a time (pipelines/definitions.py); when more are ready, the
+# executor starts the higher priority first. RFT then AdaGRPO is the stage's longest chain, and
+# HiFPO, the longest single trainer, waits for the step dataset.
+FIRST = {"dagster/priority": "2"}
+EARLY = {"dagster/priority": "1"}
+
 NO_WEIGHTS = "the base has no weights to train from: set policy.checkpoint to the weights the endpoint serves"
 
 

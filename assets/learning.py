@@ -8,7 +8,8 @@ import dagster as dg
 import polars as pl
 from pydantic import Field, model_validator
 
-from assets.checkpoints import NO_WEIGHTS, trained_checkpoint, trainer_settings, training_progress, unchanged_checkpoint
+from assets.checkpoints import (EARLY, FIRST, NO_WEIGHTS, trained_checkpoint, trainer_settings, training_progress,
+                                unchanged_checkpoint)
 from assets.metadata import chart_md, md_table, tidy
 from ops.annotated_samples import AnnotationReport, annotate_samples
 from ops.attempt_store import collect_tables
@@ -79,7 +80,7 @@ def annotation_metadata(context: dg.AssetExecutionContext, annotated: Annotation
     }
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="step-datasets-6",
+@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="step-datasets-6", op_tags=EARLY,
           description="One row per training step sample kept by the HiFPO filter: hint-contextualized prompt, "
                       "screenshot, target action (also saved as an HF dataset). With the structured-reasoning "
                       "prompt style, the critic's annotator also writes each kept step's four reasoning parts "
@@ -140,7 +141,7 @@ class HiFPOAssetConfig(dg.Config):
         return self
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="hifpo-7",
+@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="hifpo-7", op_tags=EARLY,
           description="One checkpoint (not a table): the base trained by step-level GRPO with the adaptive GUI "
                       "action reward on the step dataset (MobileForge §2.3.4); with history_alignment, in rounds "
                       "with MobileWizard's history self-alignment (§3.4.3), its record in `history_alignment`; with "
@@ -269,7 +270,7 @@ class RFTAssetConfig(SFTAssetConfig):
         "(report them beside the faithful result); a teacher policy is MobileWizard's setting."))
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="rft-11",
+@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="rft-11", op_tags=FIRST,
           description="One checkpoint (not a table): the base after iterative rejection fine-tuning on "
                       "verified-successful trajectories (UI-Voyager §3.2).")
 def rft_checkpoint(context: dg.AssetExecutionContext, config: RFTAssetConfig, curriculum_tasks: pl.DataFrame,

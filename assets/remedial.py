@@ -55,6 +55,11 @@ class RemedialConfig(dg.Config):
     hint_free_copies: bool = Field(default=True, description=(
         "Also add each hinted step with its prompt as it would read without hints (see step_datasets)."))
     max_attempts: int | None = Field(default=None, ge=1, description="Graft only the first N failed attempts.")
+    enabled: bool = Field(default=False, description=(
+        "Repair failed attempts. Off by default, as are the two consumers of the rows (hifpo_checkpoint.remedial, "
+        "rft_checkpoint.remedial): a run would spend a minute of solver grafts on rows nobody reads, and HiFPO "
+        "waits for this asset. Turn it on with them (the `wizard` ablation does); off, the table is empty and "
+        "its metadata says so."))
 
 
 @contextmanager
@@ -80,7 +85,7 @@ def _teacher_checkpoint(teacher: PolicyResource) -> Checkpoint:
                       method="base")
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name="learning", code_version="remedial-3",
+@dg.asset(partitions_def=experiment_partitions, group_name="learning", code_version="remedial-4",
           description="One row per step sample of a remedial trajectory: a failed attempt's steps before the "
                       "critic's failing step plus a teacher's completion, replayed and verified "
                       "(MobileWizard §3.4.4).")
@@ -90,6 +95,10 @@ def remedial_trajectories(context: dg.AssetExecutionContext, config: RemedialCon
                           llm: LLMResource, artifact_store: ArtifactStore) -> pl.DataFrame:
     from training.trainers.step_datasets import rft_samples
 
+    if not config.enabled:
+        context.add_output_metadata({"rows": 0, "skipped": "remedial_trajectories.enabled is false",
+                                     **lineage_metadata(context, config)})
+        return empty("training_samples")
     report = TeachingReport()
     tasks = {t.task_id: t for t in task_specs(curriculum_tasks, False, None)}
     failed = failed_attempts(rollout_attempts, rollout_steps, critic_feedback, tasks, report)

@@ -66,7 +66,7 @@ NAMED_ABLATIONS: dict[str, dict[str, dict[str, Any]]] = {
     "wizard": {"hifpo_checkpoint": {"overrides": {
         "reward_options": {"structure_weight": 0.2, "reasoning_weight": 0.2}, "max_completion_length": 256,
         "history_alignment": {}}, "remedial": True},
-               "rft_checkpoint": {"remedial": True},
+               "rft_checkpoint": {"remedial": True}, "remedial_trajectories": {"enabled": True},
                # AdaGRPO's reward with the same two terms per step
                "adagrpo_checkpoint": {"overrides": {"structure_weight": 0.2, "reasoning_weight": 0.2}}},
 }

@@ -77,6 +77,7 @@ def test_wizard_sets_the_policy_resource_and_the_trainer_rewards(run_arguments):
     # MobileWizard's last epoch with the remedial trajectories (App. B), in HiFPO and RFT
     config = seen["config"]
     assert (config["hifpo_checkpoint"]["remedial"], config["rft_checkpoint"]["remedial"]) == (True, True)
+    assert config["remedial_trajectories"] == {"enabled": True}  # the rows both consumers read
     assert "hifpo_checkpoint.remedial=true" in result.output
     assert ablation_resources("oracle-plans") == {} and ablation_resources("my-run") == {}
 

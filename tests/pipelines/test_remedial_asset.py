@@ -71,7 +71,7 @@ def _materialize(tmp_path, monkeypatch, experiment: str, config: dict, rollouts=
     check = schema_check(remedial_trajectories, "training_samples")
     result = dg.materialize([stub_curriculum, rollouts, remedial_trajectories, check], instance=instance,
                             resources={**resources_for("local"), **resources}, partition_key=experiment,
-                            run_config={"ops": {"remedial_trajectories": {"config": config}}})
+                            run_config={"ops": {"remedial_trajectories": {"config": {"enabled": True, **config}}}})
     [event] = [e for e in result.get_asset_materialization_events()
                if e.asset_key == dg.AssetKey("remedial_trajectories")]
     [evaluation] = result.get_asset_check_evaluations()
@@ -129,3 +129,9 @@ def test_structured_failures_are_repaired_into_rows_with_the_four_parts_and_thei
     for response in rows["target_response"]:
         parsed = parse_structured(response)
         assert parsed.ok and all(t.strip() for t in parsed.reasoning.texts()), response
+
+
+def test_off_by_default_it_makes_no_rows_and_says_so(tmp_path, monkeypatch):
+    _, metadata, check = _materialize(tmp_path, monkeypatch, "off", {"enabled": False})
+    assert metadata["rows"].value == 0 and metadata["skipped"].value == "remedial_trajectories.enabled is false"
+    assert check.passed
