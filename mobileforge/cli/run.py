@@ -116,11 +116,17 @@ def print_costs(instance, experiment: str) -> None:
                                                  for p, c in cost.items()))
 
 
+# Not $DAGSTER_HOME/logs: that is Dagster's telemetry folder, which dagster-webserver and the daemon
+# move to .logs_queue and post to Dagster's telemetry server whatever `telemetry.enabled` says
+# (dagster._core.telemetry_upload, Dagster 1.13); a run's log holds prompts, config and hosts.
+RUN_LOG_DIR = "mobileforge_logs"
+
+
 def run_log_path(experiment: str) -> Path:
-    """Where this run's full log goes: $DAGSTER_HOME/logs/<experiment>-<UTC time>-<pid>.log (two
-    commands started in the same second get their own)."""
+    """Where this run's full log goes: $DAGSTER_HOME/mobileforge_logs/<experiment>-<UTC time>-<pid>.log
+    (two commands started in the same second get their own)."""
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
-    return Path(os.environ["DAGSTER_HOME"]) / "logs" / f"{experiment}-{stamp}-{os.getpid()}.log"
+    return Path(os.environ["DAGSTER_HOME"]) / RUN_LOG_DIR / f"{experiment}-{stamp}-{os.getpid()}.log"
 
 
 @click.command()
