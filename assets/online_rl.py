@@ -128,6 +128,8 @@ def adagrpo_checkpoint(context: dg.AssetExecutionContext, config: AdaGRPOAssetCo
         extra = {"pool": len(pool), "episodes": result.episodes,
                  "rollout_seconds": result.rollout_seconds, "update_seconds": result.update_seconds,
                  "episode_errors": len(result.episode_errors),
+                 "epochs_run": len(result.curves["reward"]),
+                 "ended": result.stopped or f"after all {train_config.epochs} epochs",
                  "failure_history": dg.MetadataValue.json({**failures.counts(), "epochs_seen": failures.epochs_seen}),
                  "ablation": dg.MetadataValue.json({"start_from": config.start_from, **{k: getattr(train_config, k)
                                                     for k in ("spa", "adapr", "fcf", "reward", "structure_weight",

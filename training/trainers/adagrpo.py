@@ -51,6 +51,7 @@ from ops.adagrpo import (
     trajectory_step_weights,
     weighted_sample,
 )
+from ops.cpu_clock import CpuClock
 from ops.critic.reasoning_annotation import ProgrammaticAnnotator
 from ops.episode import AttemptRecord, Policy, TaskSpec
 from ops.episode_reasoning_reward import EpisodeReasoningReward
@@ -82,6 +83,10 @@ class AdaGRPOConfig(TrainSettings):
     group_size: int = Field(16, ge=2, description="G: episodes per task, from one snapshot (table 5: n = 16).")
     max_parallel_episodes: int = Field(64, ge=1, description="Episodes stepped together in one policy batch.")
     temperature: float = Field(1.0, gt=0, description="Sampling temperature of the episodes (table 5: 1.0).")
+    cpu_seconds_budget: float | None = Field(None, gt=0, description=(
+        "Stop after the first epoch by whose end training used this many CPU seconds (this process and its "
+        "finished children, ops.cpu_clock); `epochs` is then an upper bound, and also the learning-rate "
+        "schedule's horizon. None: run every epoch. For comparisons at equal cost, e.g. with HiFPO's cpu_seconds."))
     seed_offset: int = Field(5000, ge=0, description=(
         "Template seeds are seed_offset + epoch (epochs counted over every run of the failure history), away "
         "from the seeds the curriculum mines, the benchmark's and RFT's variants."))
@@ -163,6 +168,7 @@ class AdaGRPOResult:
     rollout_seconds: float = 0.0
     update_seconds: float = 0.0
     episode_errors: list[str] = field(default_factory=list)
+    stopped: str | None = None  # why training ended before config.epochs
 
 
 def _trajectory(record: AttemptRecord) -> Trajectory:
@@ -362,11 +368,13 @@ def run_adagrpo(pool: Sequence[str], *, base_dir: Path, workdir: Path, config: A
     loss: TrajectoryGRPOLoss | None = None
     checkpoint: Path | None = None
     began = time.perf_counter()
+    clock = CpuClock()
     with torch_threads(config.torch_threads):
         for epoch in range(1, config.epochs + 1):
             live = failures.pool(pool) if config.fcf else list(pool)
             if not live:
-                log(f"AdaGRPO epoch {epoch}: every task left the pool (FCF); stopping")
+                result.stopped = f"every task left the pool (FCF) before epoch {epoch}"
+                log(f"AdaGRPO: {result.stopped}; stopping")
                 break
             tasks = epoch_tasks(live, failures, config, world_seed, rng)
             starts: dict[str, GroupStart] = {}
@@ -410,6 +418,11 @@ def run_adagrpo(pool: Sequence[str], *, base_dir: Path, workdir: Path, config: A
             if progress is not None:
                 progress(TrainProgress(epoch, config.epochs, update["loss"] if batch else None, stats["reward"],
                                        time.perf_counter() - began))
+            spent = clock.cpu_seconds()
+            if config.cpu_seconds_budget is not None and spent >= config.cpu_seconds_budget and epoch < config.epochs:
+                result.stopped = f"CPU budget: {spent:.0f} of {config.cpu_seconds_budget:g} CPU s used after epoch {epoch}"
+                log(f"AdaGRPO: {result.stopped}; stopping")
+                break
     result.unscored_steps = dict(reasoning.unscored)
     if loss is None:
         return result
@@ -418,7 +431,7 @@ def run_adagrpo(pool: Sequence[str], *, base_dir: Path, workdir: Path, config: A
     manifest = Manifest(method="adagrpo", base_checkpoint=str(base_dir),
                         dataset={"fingerprint": "online", "rows": result.episodes, "path": None, "dropped": {}},
                         config=config.model_dump(mode="json"),
-                        metrics={"global_step": loss.steps, "episodes": result.episodes,
+                        metrics={"global_step": loss.steps, "episodes": result.episodes, "epochs": len(curves["reward"]),
                                  "rollout_seconds": result.rollout_seconds, "update_seconds": result.update_seconds,
                                  **parameter_counts(loss.model)},
                         curves=curves)

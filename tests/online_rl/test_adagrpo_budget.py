@@ -1,0 +1,31 @@
+"""AdaGRPO's CPU budget: training ends after the epoch that spent it, and says so."""
+
+import contextlib
+
+from ops.adagrpo import FailureCurriculum
+from tests.support.scripted_policy import RandomClickPolicy
+from training.models.tiny import build_tiny_model
+from training.trainers.adagrpo import AdaGRPOConfig, run_adagrpo
+
+
+def _run(tmp_path, **overrides):
+    config = AdaGRPOConfig.cpu_tiny(tasks_per_epoch=1, group_size=2, adapr=False, fcf=False, **overrides)
+
+    @contextlib.contextmanager
+    def act(checkpoint_dir, epoch):
+        yield RandomClickPolicy(seed=epoch)
+
+    return run_adagrpo(["settings.connect_wifi"], base_dir=build_tiny_model(tmp_path / "tiny"), workdir=tmp_path,
+                       config=config, act=act, failures=FailureCurriculum(), screen_size=(270, 600),
+                       log=lambda line: None)
+
+
+def test_a_spent_budget_ends_training_after_that_epoch(tmp_path):
+    result = _run(tmp_path / "budget", epochs=3, cpu_seconds_budget=1e-3)
+    assert [epoch for epoch, _ in result.curves["reward"]] == [1]
+    assert result.stopped is not None and result.stopped.startswith("CPU budget:") and "after epoch 1" in result.stopped
+
+
+def test_without_a_budget_every_epoch_runs(tmp_path):
+    result = _run(tmp_path / "all", epochs=2)
+    assert [epoch for epoch, _ in result.curves["reward"]] == [1, 2] and result.stopped is None
