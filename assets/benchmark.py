@@ -146,13 +146,13 @@ def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig
         aw_config, env = androidworld  # one emulator: one policy at a time, in this process
         evaluated = {job.name: evaluate(job, policy, artifact_store, lambda job, agent: evaluate_on_androidworld(
             job.name, agent, aw_config, job.store, job.k, env)) for job in jobs.values()}
-    elif isinstance(simulator, SimulatorResource):
+    else:
+        # devices (MOBILEFORGE_ENV=adb...): this process's device pool serves every policy in turn
+        make_env, workers = (simulator.env_factory(), config.workers) if isinstance(simulator, SimulatorResource) \
+            else (simulator.make_env, 1)
         # trained policies first: their episodes run longer than the base's (which stops early), so the
         # workers finish closer together (measured: base 58 s against 61-107 s for the four methods)
-        evaluated = evaluate_all(list(jobs.values())[::-1], policy, artifact_store, simulator.env_factory(),
-                                 config.workers, context.log.info)
-    else:  # devices (MOBILEFORGE_ENV=adb...): this process's device pool serves every policy in turn
-        evaluated = evaluate_all(list(jobs.values()), policy, artifact_store, simulator.make_env, 1, context.log.info)
+        evaluated = evaluate_all(list(jobs.values())[::-1], policy, artifact_store, make_env, workers, context.log.info)
     for name, done in evaluated.items():
         context.log.info(f"benchmark {name}: {done.attempts_run} episodes run, {done.attempts_resumed} resumed")
     cost = {name: done.cost for name, done in evaluated.items()}

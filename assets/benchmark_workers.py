@@ -24,6 +24,7 @@ from ops.cpu_clock import CpuClock
 from ops.episode import Environment, Policy, TaskSpec
 from ops.evaluation import Evaluation, evaluate_policy
 from ops.progress import CountdownLog
+from ops.rollout import attempts_to_run
 from resources.policy import PolicyResource
 from resources.portable import PortableResource
 from resources.storage import ArtifactStore
@@ -70,7 +71,7 @@ def simulator_episodes(job: PolicyEpisodes, agent: Policy, make_env: Callable[[]
                        log: Callable[[str], None]) -> Evaluation:
     """`job`'s episodes on the simulator, progress to `log`."""
     specs = [t for t, _ in job.tasks]
-    to_run = sum(max(0, job.k - len(job.store.completed(t, agent.version))) for t in specs)
+    to_run = attempts_to_run(job.store, specs, agent.version, job.k)
     expected_apps = first_apps(specs, job.world_seed, dict(job.first_app_of))
     return evaluate_policy(job.name, agent, job.tasks, make_env, job.store, job.k, expected_apps,
                            job.max_parallel_episodes, CountdownLog(f"benchmark {job.name} episodes", to_run, log))

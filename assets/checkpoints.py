@@ -16,8 +16,9 @@ from resources.storage import ArtifactStore
 from resources.validation_messages import validation_problems
 
 # The training stage runs two steps at a time (pipelines/definitions.py); when more are ready, the
-# executor starts the higher priority first. RFT then AdaGRPO is the stage's longest chain, and
-# HiFPO, the longest single trainer, waits for the step dataset.
+# executor starts the higher priority first, before the asset checks. RFT then AdaGRPO is the stage's
+# longest chain, and RFT reads remedial_trajectories, so that chain starts there; HiFPO, the longest
+# single trainer, waits for the step dataset.
 FIRST = {"dagster/priority": "2"}
 EARLY = {"dagster/priority": "1"}
 

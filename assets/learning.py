@@ -23,7 +23,7 @@ from ops.filtering import FilterConfig
 from ops.fork_pairs import detect_fork_pairs
 from ops.forks import ForkConfig
 from ops.plots import sr_histogram_chart
-from ops.prompts import OUTPUT_FORMATS, PromptStyle
+from ops.prompts import OUTPUT_FORMATS, PromptStyle, writes_structured_reasoning
 from ops.rollout import RolloutConfig, run_rollouts
 from ops.schemas import conform
 from ops.step_samples import build_step_samples, finish_response
@@ -97,7 +97,7 @@ def step_datasets(context: dg.AssetExecutionContext, config: StepDatasetConfig, 
                                          hint_free_copies=config.hint_free_copies,
                                          finish_response=finish_response(policy.prompt_style))
     annotation: dict[str, Any] = {}
-    if PromptStyle(policy.prompt_style) == PromptStyle.MOBILEWIZARD and samples.height:
+    if writes_structured_reasoning(policy.prompt_style) and samples.height:
         annotator = reasoning_annotator(critic_feedback, simulator, llm)
         tasks = {t.task_id: t for t in task_specs(curriculum_tasks, False, None)}
         samples, annotated = annotate_samples(samples, rollout_attempts, rollout_steps, critic_feedback, tasks,

@@ -22,10 +22,10 @@ from ops.critic.llm_critic import LLMCritic
 from ops.critic.programmatic import ProgrammaticCritic
 from ops.curriculum import task_specs
 from ops.episode import Critic, Environment, TaskSpec
-from ops.prompts import PromptStyle
 from ops.plots import sr_histogram_chart, success_by_attempt_chart
+from ops.prompts import writes_structured_reasoning
 from ops.progress import CountdownLog
-from ops.rollout import RolloutConfig, RolloutSummary, run_rollouts
+from ops.rollout import RolloutConfig, RolloutSummary, attempts_to_run, run_rollouts
 from resources.experiment import config_key, experiment_of, experiment_partitions, lineage_metadata
 from resources.environment import SimulatorResource
 from resources.llm import LLMResource
@@ -86,7 +86,7 @@ def roll_out(shard: RolloutShard, policy: PortableResource[PolicyResource],
     """Run (or resume) `shard`'s attempts; its summary and the policy version they are staged under."""
     with policy.rebuild().acting_policy(shard.checkpoint, artifact_store.rebuild(), temperature=shard.temperature,
                                         conditions=shard.conditions) as agent:
-        to_run = sum(max(0, shard.config.attempts - len(shard.store.completed(t, agent.version))) for t in shard.tasks)
+        to_run = attempts_to_run(shard.store, shard.tasks, agent.version, shard.config.attempts)
         summary = run_rollouts(shard.tasks, make_env, agent, shard.critic, shard.store, shard.config,
                                on_attempt=CountdownLog(shard.label, to_run, log))
         return summary, agent.version
@@ -155,7 +155,7 @@ def rollouts(context: dg.AssetExecutionContext, config: RolloutAssetConfig, curr
     sample = steps.head(6)
     structured = {"structured_reasoning_steps": int(steps["planning"].is_not_null().sum()),
                   "invalid_outputs_by_reason": counts(steps["parse_error"].drop_nulls()),
-                  "verified_outcomes": counts(steps["verified_outcome"].drop_nulls())} if PromptStyle(policy.prompt_style) == PromptStyle.MOBILEWIZARD else {}
+                  "verified_outcomes": counts(steps["verified_outcome"].drop_nulls())} if writes_structured_reasoning(policy.prompt_style) else {}
     meta_steps = tidy({"steps": steps.height, **structured,
                        "sample": md_table(["screen", "output", "parse error"],
                                           [(thumbnail_md(r["screenshot_png"]), r["raw_output"], r["parse_error"] or "")

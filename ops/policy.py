@@ -22,6 +22,7 @@ from ops.prompts import (
     element_label,
     fill_image_placeholders,
     messages_to_json,
+    writes_structured_reasoning,
 )
 from ops.prompts.messages import count_image_placeholders
 
@@ -43,7 +44,7 @@ class PromptedPolicy(ABC):
         self.style = PromptStyle(style)
         self.version = version
         self.output_format = OUTPUT_FORMATS[self.style]
-        self.keeps_memory = self.style == PromptStyle.MOBILEWIZARD
+        self.keeps_memory = writes_structured_reasoning(self.style)
 
     def prompt_for(self, request: PolicyRequest) -> list[Message]:
         """The step prompt with one image placeholder for the screenshot."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Protocol
+from typing import Callable, Iterable, Protocol, Sequence
 
 from ops.actions import Action, ActionType, ParseFailure
 from ops.infrastructure import InfrastructureError
@@ -54,6 +54,11 @@ class AttemptStore(Protocol):
         """Feedback of the attempts already stored for this task and policy, by attempt index."""
 
     def save(self, record: AttemptRecord) -> None: ...
+
+
+def attempts_to_run(store: AttemptStore, tasks: Sequence[TaskSpec], policy_version: str, attempts: int) -> int:
+    """How many of `attempts` per task `store` does not hold yet for this policy (what a resumed run has left)."""
+    return sum(max(0, attempts - len(store.completed(t, policy_version))) for t in tasks)
 
 
 @dataclass

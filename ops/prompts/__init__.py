@@ -44,6 +44,7 @@ from ops.prompts.policy import (
     render_element_list,
     render_hint_block,
     without_hints,
+    writes_structured_reasoning,
 )
 from ops.prompts.reasoning_memory import MemoryLimits, ReasoningMemory, StepOutcome
 
@@ -86,4 +87,5 @@ __all__ = [
     "render_element_list",
     "render_hint_block",
     "without_hints",
+    "writes_structured_reasoning",
 ]

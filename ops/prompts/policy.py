@@ -27,6 +27,11 @@ class PromptStyle(str, Enum):
     MOBILEWIZARD = "mobilewizard"  # MobileWizard §3.3: four-part reasoning, memory between steps
 
 
+def writes_structured_reasoning(style: PromptStyle | str) -> bool:
+    """Whether the style writes MobileWizard's four-part reasoning and keeps a memory between steps (§3.3)."""
+    return PromptStyle(style) == PromptStyle.MOBILEWIZARD
+
+
 # Name of the `ops.actions` format that parses each style's answers.
 OUTPUT_FORMATS: dict[PromptStyle, str] = {
     PromptStyle.QWEN3VL: "qwen3vl",
