@@ -119,14 +119,14 @@ def _inline_pngs(markdown: str) -> list[Image.Image]:
 
 def test_the_benchmark_metadata_carries_its_chart_inline_and_lineage_last(materialized):
     instance = materialized[2]
-    meta = instance.get_latest_materialization_event(dg.AssetKey("benchmark_results")).asset_materialization.metadata
+    meta = _latest(instance, "benchmark_results").asset_materialization.metadata
     (chart,) = _inline_pngs(meta["pass@2_chart"].value)
     assert chart.format == "PNG" and chart.width > 300
     keys = list(meta)  # what the asset computed, then its lineage (the IO manager's storage lines follow)
     assert keys.index("pass@2_chart") < keys.index("code_version") < keys.index("config") < keys.index("upstream")
     assert all(len(line) < 400 for line in meta["by_difficulty"].value.splitlines())
     for key, curves in (("rollout_attempts", "success_by_attempt"), ("step_datasets", "sr_histogram")):
-        event = instance.get_latest_materialization_event(dg.AssetKey(key)).asset_materialization
+        event = _latest(instance, key).asset_materialization
         assert len(_inline_pngs(event.metadata[curves].value)) == 1, key
 
 
@@ -141,7 +141,7 @@ def test_the_charts_render_from_the_small_runs_data(materialized):
     trained = [m for m in ("hifpo_checkpoint", "rft_checkpoint", "grsd_checkpoint")
                if Checkpoint.model_validate(_load(resources, m)).trained]
     for method in trained:
-        meta = instance.get_latest_materialization_event(dg.AssetKey(method)).asset_materialization.metadata
+        meta = _latest(instance, method).asset_materialization.metadata
         assert len(_inline_pngs(meta["curves"].value)) == 1
         manifest = json.loads((resources["artifact_store"].local_path(meta["weights"].value) / "manifest.json").read_text())
         assert set(training_curves_chart(manifest["curves"], method).series) == {
@@ -161,7 +161,7 @@ def test_rollouts_curriculum_and_benchmark_hold_real_rows(materialized):
     assert set(bench["policy_id"]) == policies
     # 1 template of each held-out split (test, ood) x k = 2 attempts, for every policy
     assert bench.group_by("policy_id").len()["len"].to_list() == [1 * 2 * 2] * len(policies)
-    meta = instance.get_latest_materialization_event(dg.AssetKey("benchmark_results")).asset_materialization.metadata
+    meta = _latest(instance, "benchmark_results").asset_materialization.metadata
     versus = meta["versus_base"].value  # the paired comparison, one row per policy
     assert all(f"| {p} | " in versus for p in policies) and "sign test p" in versus
 
@@ -191,7 +191,7 @@ def test_trained_checkpoints_differ_from_the_base_and_reload(materialized):
 
 def test_rft_second_round_runs_hint_guided_attempts_on_fresh_variants(materialized):
     root, _, instance, _, _ = materialized
-    event = instance.get_latest_materialization_event(dg.AssetKey("rft_checkpoint"))
+    event = _latest(instance, "rft_checkpoint")
     rounds = event.asset_materialization.metadata["rounds"].value
     assert [r["round"] for r in rounds] == [1, 2]
     assert rounds[1]["attempts"] == 2 * 2
@@ -229,7 +229,7 @@ def test_the_printed_table_pairs_every_adapted_policy_with_the_base(materialized
     assert training.startswith("Training cost: hifpo ") and training.count("CPU s") == 4, training
     assert benchmark.startswith("Benchmark cost: base ") and "episodes run" in benchmark, benchmark
     for method in ("hifpo", "rft", "grsd", "adagrpo"):  # each trainer's own work, in its own process
-        meta = instance.get_latest_materialization_event(dg.AssetKey(f"{method}_checkpoint")).asset_materialization
+        meta = _latest(instance, f"{method}_checkpoint").asset_materialization
         assert meta.metadata["cpu_seconds"].value > 0, method
 
 

@@ -59,6 +59,7 @@ def test_reward_components_are_logged_separately(hifpo_run):
         assert value == pytest.approx(0.2 * types[step] + 0.8 * args[step], abs=1e-5)
     assert dict(map(tuple, curves["reward"])) == pytest.approx(overall)  # GRPO optimised the overall reward
     assert max(v for _, v in curves["type"]) > 0  # the warm start makes the reward informative
+    assert all(0 <= v <= 1 for _, v in curves["zero_variance_groups"]) and len(curves["zero_variance_groups"]) == 3
 
 
 def test_checkpoint_reloads_generates_and_has_manifest(hifpo_run, warm_base, step_dataset):

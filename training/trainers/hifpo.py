@@ -62,6 +62,7 @@ log = logging.getLogger(__name__)
 TRAINER_CURVES: dict[str, str] = {
     "reward": "reward",
     "reward_std": "reward_std",
+    "zero_variance_groups": "frac_reward_zero_std",  # groups whose G completions all score alike: no gradient
     "kl": "kl",
     "loss": "loss",
     "completion_length": "completions/mean_length",
