@@ -16,11 +16,13 @@ from resources.storage import ArtifactStore
 from resources.validation_messages import validation_problems
 
 # The training stage runs two steps at a time (pipelines/definitions.py); when more are ready, the
-# executor starts the higher priority first, before the asset checks. RFT then AdaGRPO is the stage's
-# longest chain, and RFT reads remedial_trajectories, so that chain starts there; HiFPO, the longest
-# single trainer, waits for the step dataset.
-FIRST = {"dagster/priority": "2"}
-EARLY = {"dagster/priority": "1"}
+# executor starts the higher priority first, and the asset checks (priority 0) last. Longest chain
+# first: remedial_trajectories -> RFT -> AdaGRPO, then step_datasets -> HiFPO, then fork_pairs ->
+# GRSD (measured in a default run: with only the first two chains tagged, the checks took the slots
+# GRSD's chain needed once HiFPO ended).
+RFT_CHAIN = {"dagster/priority": "3"}
+HIFPO_CHAIN = {"dagster/priority": "2"}
+GRSD_CHAIN = {"dagster/priority": "1"}
 
 NO_WEIGHTS = "the base has no weights to train from: set policy.checkpoint to the weights the endpoint serves"
 

@@ -8,7 +8,7 @@ import dagster as dg
 import polars as pl
 from pydantic import Field, model_validator
 
-from assets.checkpoints import (EARLY, FIRST, NO_WEIGHTS, trained_checkpoint, trainer_settings, training_progress,
+from assets.checkpoints import (GRSD_CHAIN, HIFPO_CHAIN, NO_WEIGHTS, RFT_CHAIN, trained_checkpoint, trainer_settings, training_progress,
                                 unchanged_checkpoint)
 from assets.metadata import chart_md, md_table, tidy
 from ops.annotated_samples import AnnotationReport, annotate_samples
@@ -80,7 +80,7 @@ def annotation_metadata(context: dg.AssetExecutionContext, annotated: Annotation
     }
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="step-datasets-6", op_tags=EARLY,
+@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="step-datasets-6", op_tags=HIFPO_CHAIN,
           description="One row per training step sample kept by the HiFPO filter: hint-contextualized prompt, "
                       "screenshot, target action (also saved as an HF dataset). With the structured-reasoning "
                       "prompt style, the critic's annotator also writes each kept step's four reasoning parts "
@@ -141,7 +141,7 @@ class HiFPOAssetConfig(dg.Config):
         return self
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="hifpo-7", op_tags=EARLY,
+@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="hifpo-7", op_tags=HIFPO_CHAIN,
           description="One checkpoint (not a table): the base trained by step-level GRPO with the adaptive GUI "
                       "action reward on the step dataset (MobileForge §2.3.4); with history_alignment, in rounds "
                       "with MobileWizard's history self-alignment (§3.4.3), its record in `history_alignment`; with "
@@ -196,7 +196,7 @@ def _sft_config(config: SFTAssetConfig):
     return trainer_settings(SFT_SETTINGS, config.preset, config.overrides)
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="fork-pairs-1",
+@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="fork-pairs-1", op_tags=GRSD_CHAIN,
           description="One row per GRSD fork point: the step where a failed attempt left a successful attempt's "
                       "path on the same task (UI-Voyager Alg. 1).")
 def fork_pairs(context: dg.AssetExecutionContext, rollout_attempts: pl.DataFrame,
@@ -214,7 +214,7 @@ def fork_pairs(context: dg.AssetExecutionContext, rollout_attempts: pl.DataFrame
     return pairs
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="grsd-3",
+@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="grsd-3", op_tags=GRSD_CHAIN,
           description="One checkpoint (not a table): the base trained by SFT of each fork point's failed context "
                       "on the successful attempt's response (UI-Voyager §3.3).")
 def grsd_checkpoint(context: dg.AssetExecutionContext, config: SFTAssetConfig, fork_pairs: pl.DataFrame,
@@ -270,7 +270,7 @@ class RFTAssetConfig(SFTAssetConfig):
         "(report them beside the faithful result); a teacher policy is MobileWizard's setting."))
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="rft-11", op_tags=FIRST,
+@dg.asset(partitions_def=experiment_partitions, group_name=GROUP, code_version="rft-11", op_tags=RFT_CHAIN,
           description="One checkpoint (not a table): the base after iterative rejection fine-tuning on "
                       "verified-successful trajectories (UI-Voyager §3.2).")
 def rft_checkpoint(context: dg.AssetExecutionContext, config: RFTAssetConfig, curriculum_tasks: pl.DataFrame,

@@ -10,7 +10,7 @@ import polars as pl
 import pyarrow.fs as pafs
 from pydantic import Field, model_validator
 
-from assets.checkpoints import FIRST, NO_WEIGHTS, trained_checkpoint, trainer_settings, training_progress, unchanged_checkpoint
+from assets.checkpoints import NO_WEIGHTS, RFT_CHAIN, trained_checkpoint, trainer_settings, training_progress, unchanged_checkpoint
 from assets.metadata import chart_md
 from ops.adagrpo import FailureCurriculum
 from ops.checkpoint import Checkpoint
@@ -79,7 +79,7 @@ def start_checkpoint(start_from: str, base_policy: Checkpoint, rft_checkpoint: C
     return rft_checkpoint, f"the RFT checkpoint {rft_checkpoint.version}"
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name="learning", code_version="adagrpo-3", op_tags=FIRST,
+@dg.asset(partitions_def=experiment_partitions, group_name="learning", code_version="adagrpo-3", op_tags=RFT_CHAIN,
           description="One checkpoint (not a table): the RFT checkpoint (start_from: rft, MobileRL §2.1's SFT then "
                       "RL) or the base trained online by trajectory-level GRPO on the curriculum's train-split "
                       "templates at fresh seeds, with SPA, AdaPR and FCF (MobileRL §2.2).")

@@ -19,7 +19,7 @@ import dagster as dg
 import polars as pl
 from pydantic import Field
 
-from assets.checkpoints import FIRST
+from assets.checkpoints import RFT_CHAIN
 from assets.learning import annotation_metadata, reasoning_annotator
 from assets.metadata import md_table, tidy
 from ops.annotated_samples import annotate_samples
@@ -86,7 +86,7 @@ def _teacher_checkpoint(teacher: PolicyResource) -> Checkpoint:
                       method="base")
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name="learning", code_version="remedial-4", op_tags=FIRST,
+@dg.asset(partitions_def=experiment_partitions, group_name="learning", code_version="remedial-4", op_tags=RFT_CHAIN,
           description="One row per step sample of a remedial trajectory: a failed attempt's steps before the "
                       "critic's failing step plus a teacher's completion, replayed and verified "
                       "(MobileWizard §3.4.4).")
