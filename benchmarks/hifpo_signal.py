@@ -1,9 +1,15 @@
 """HiFPO's reward signal on a stored experiment's step prompts, read only:
 `python benchmarks/hifpo_signal.py CKPT [CKPT ...] [--root R] [--experiment default] [--prompts 240]
-[--generations G] [--seed 0] [--threads 1] [--samples-out FILE]`. CKPT is a checkpoint directory or the word
+[--generations G] [--seed 0] [--threads 1] [--samples-out FILE] [--prompts-from step-datasets|held-out]
+[--seeds-per-template 1] [--world-seed 0]`. CKPT is a checkpoint directory or the word
 `base` / `hifpo` / `rft` / `grsd` / `adagrpo` (the experiment's stored checkpoint asset); e.g. `base hifpo`.
 
-Draws `--prompts` step samples of the experiment's `step_datasets` (seeded), and for each checkpoint samples G
+Draws `--prompts` step samples (seeded) of the experiment's `step_datasets` (its training step prompts) or, with
+`--prompts-from held-out`, of the benchmark's held-out templates (`ops.benchmark.held_out_tasks`, test and ood
+splits, `--seeds-per-template` instances each): every step of the simulator solver's shortest solution, with the
+prompt the policy would see there without hints and the solver's next action as target
+(`training.trainers.solver_steps`, on the screen size of the experiment's rollouts; tasks that give no rows are
+counted by reason with the solver steps they leave out). For each checkpoint samples G
 responses per step prompt and scores them exactly as one HiFPO training step does: the GRPOTrainer
 `training.trainers.hifpo.prepare_hifpo` builds generates and scores them
 (`training.trainers.hifpo_signal.measure_signal`), with the settings of the experiment's stored HiFPO run (preset
@@ -18,6 +24,7 @@ sampling seed for every checkpoint, so the figures compare. `--threads` (default
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import sys
 import time
@@ -27,16 +34,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import dagster as dg  # noqa: E402
 import polars as pl  # noqa: E402
+from PIL import Image  # noqa: E402
 
 from assets.checkpoints import trainer_settings  # noqa: E402
 from assets.learning import HIFPO_SETTINGS  # noqa: E402
+from ops.benchmark import held_out_tasks  # noqa: E402
 from ops.checkpoint import Checkpoint  # noqa: E402
+from ops.prompts import PromptStyle  # noqa: E402
 from ops.prompts.policy import OUTPUT_FORMATS  # noqa: E402
+from ops.sim_env import SimEnvironment  # noqa: E402
 from resources.experiment import UNPARTITIONED, PartitionAddress  # noqa: E402
 from resources.storage import ArtifactStore, ParquetIOManager, StorageLocation  # noqa: E402
 from training.trainers.hifpo import HiFPOConfig  # noqa: E402
 from training.trainers.hifpo_signal import (draw_prompts, group_table, kl_table, measure_signal,  # noqa: E402
                                             reward_table, with_generations)
+from training.trainers.solver_steps import solver_step_samples  # noqa: E402
 from training.trainers.step_datasets import build_step_dataset  # noqa: E402
 
 STORED_CHECKPOINTS = {"base": "base_policy", "hifpo": "hifpo_checkpoint", "rft": "rft_checkpoint",
@@ -85,6 +97,24 @@ def resolve(run: StoredRun, names: list[str]) -> tuple[list[tuple[str, Path]], s
     return checkpoints, styles
 
 
+def held_out_rows(run: StoredRun, style: str, seeds_per_template: int, world_seed: int) -> tuple[pl.DataFrame, str]:
+    """Step samples along the solver's solutions of the held-out templates' instances, on the screen size of the
+    experiment's rollouts (its stored step images), and one line saying how many tasks gave rows and why the rest
+    did not."""
+    with Image.open(io.BytesIO(run.load("step_datasets")["image"][0])) as screen:
+        size = screen.size
+    tasks = [task for task, _ in held_out_tasks(seeds_per_template, world_seed=world_seed)]
+    built = solver_step_samples(tasks, style, lambda: SimEnvironment(size, world_seed), world_seed)
+    line = (f"held-out step prompts: {len(tasks)} template instances ({seeds_per_template} per template, world seed "
+            f"{world_seed}, screen {size[0]}x{size[1]}, style {PromptStyle(style).value}); "
+            f"{built.teaching.verified} solved and verified give {built.rows.height} step rows; not built: "
+            f"{dict(built.teaching.failures.most_common())} ({built.skipped_steps} solver steps skipped)")
+    if built.annotation is not None:
+        line += (f"; reasoning targets: {built.annotation.annotated} of {built.annotation.steps} steps annotated, "
+                 f"failures {dict(built.annotation.failures)}")
+    return built.rows, line
+
+
 def settings(run: StoredRun, styles: set[str], generations: int | None, threads: int) -> HiFPOConfig:
     """The stored HiFPO run's settings, answering in the checkpoints' format, with `generations` responses per
     prompt (None: the run's) and `threads`."""
@@ -103,7 +133,12 @@ def main() -> None:
     parser.add_argument("--root", default=os.environ.get("MOBILEFORGE_STORAGE_ROOT"),
                         help="storage root (default $MOBILEFORGE_STORAGE_ROOT)")
     parser.add_argument("--experiment", default="default")
-    parser.add_argument("--prompts", type=int, default=240, help="step prompts drawn (seeded) from step_datasets")
+    parser.add_argument("--prompts", type=int, default=240, help="step prompts drawn (seeded)")
+    parser.add_argument("--prompts-from", choices=("step-datasets", "held-out"), default="step-datasets",
+                        help="the experiment's step_datasets (training prompts), or steps of the solver's solutions of "
+                             "the benchmark's held-out templates")
+    parser.add_argument("--seeds-per-template", type=int, default=1, help="held-out instances per template")
+    parser.add_argument("--world-seed", type=int, default=0, help="the simulator world of the held-out tasks")
     parser.add_argument("--generations", type=int, default=None,
                         help="G responses per prompt (default: the HiFPO run's num_generations)")
     parser.add_argument("--seed", type=int, default=0, help="seeds the draw of prompts and the sampling")
@@ -116,8 +151,16 @@ def main() -> None:
         raise SystemExit("no storage root: pass --root or set MOBILEFORGE_STORAGE_ROOT")
     run = StoredRun(args.root, args.experiment)
     checkpoints, styles = resolve(run, args.checkpoints)
+    source = "the experiment's step_datasets"
+    if args.prompts_from == "held-out":
+        if len(styles) != 1:
+            raise SystemExit(f"held-out step prompts are written in the checkpoints' prompt style: name stored "
+                             f"checkpoints of one style (got {sorted(styles) or 'none'})")
+        rows, source = held_out_rows(run, next(iter(styles)), args.seeds_per_template, args.world_seed)
+    else:
+        rows = run.load("step_datasets")
     config = settings(run, styles, args.generations, args.threads)
-    prompts = draw_prompts(build_step_dataset(run.load("step_datasets")), args.prompts, args.seed)
+    prompts = draw_prompts(build_step_dataset(rows), args.prompts, args.seed)
 
     began = time.perf_counter()
     samples = measure_signal(checkpoints, prompts, config, seed=args.seed)
@@ -126,6 +169,7 @@ def main() -> None:
         samples.write_parquet(args.samples_out)
     measured = samples.filter(pl.col("checkpoint") == checkpoints[0][0])["prompt"].n_unique()
     reward = config.reward_config()
+    print(source)
     print(f"root {args.root}, experiment {args.experiment}: {len(prompts)} step prompts drawn (seed {args.seed}), "
           f"{measured} measured (the rest longer than max_prompt_length={config.max_prompt_length}); "
           f"G={config.num_generations}, temperature {config.temperature}, top_p {config.top_p}, "
