@@ -147,7 +147,8 @@ def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig
         evaluated = {job.name: evaluate(job, policy, artifact_store, lambda job, agent: evaluate_on_androidworld(
             job.name, agent, aw_config, job.store, job.k, env)) for job in jobs.values()}
     else:
-        # devices (MOBILEFORGE_ENV=adb...): this process's device pool serves every policy in turn
+        # the simulator in `config.workers` processes; devices (MOBILEFORGE_ENV=adb...) in this one, whose
+        # device pool serves every policy in turn
         make_env, workers = (simulator.env_factory(), config.workers) if isinstance(simulator, SimulatorResource) \
             else (simulator.make_env, 1)
         # trained policies first: their episodes run longer than the base's (which stops early), so the

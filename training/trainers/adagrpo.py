@@ -367,7 +367,6 @@ def run_adagrpo(pool: Sequence[str], *, base_dir: Path, workdir: Path, config: A
     out_dir = workdir / "adagrpo"
     loss: TrajectoryGRPOLoss | None = None
     checkpoint: Path | None = None
-    began = time.perf_counter()
     clock = CpuClock()
     with torch_threads(config.torch_threads):
         for epoch in range(1, config.epochs + 1):
@@ -417,7 +416,7 @@ def run_adagrpo(pool: Sequence[str], *, base_dir: Path, workdir: Path, config: A
             log(f"AdaGRPO epoch {epoch}/{config.epochs}: " + ", ".join(f"{k} {stats.get(k, 0.0):.3g}" for k in curves))
             if progress is not None:
                 progress(TrainProgress(epoch, config.epochs, update["loss"] if batch else None, stats["reward"],
-                                       time.perf_counter() - began))
+                                       clock.wall_seconds()))
             spent = clock.cpu_seconds()
             if config.cpu_seconds_budget is not None and spent >= config.cpu_seconds_budget and epoch < config.epochs:
                 result.stopped = f"CPU budget: {spent:.0f} of {config.cpu_seconds_budget:g} CPU s used after epoch {epoch}"
@@ -427,7 +426,7 @@ def run_adagrpo(pool: Sequence[str], *, base_dir: Path, workdir: Path, config: A
     if loss is None:
         return result
     loss.save(out_dir)
-    runtime = time.perf_counter() - began
+    runtime = clock.wall_seconds()
     manifest = Manifest(method="adagrpo", base_checkpoint=str(base_dir),
                         dataset={"fingerprint": "online", "rows": result.episodes, "path": None, "dropped": {}},
                         config=config.model_dump(mode="json"),
