@@ -38,6 +38,14 @@ CHECKS = [
 ]
 
 
+# What every training step process would otherwise import afresh: the graph, and the trainers with
+# torch, transformers, datasets and TRL (benchmarks/import_cost.py). Forking after these imports is
+# safe: importing starts no torch threads, and the server process itself never trains. A name that
+# fails to import is skipped by multiprocessing without a word (tests/layout keeps them importable).
+TRAINING_PRELOAD = ["pipelines.definitions", "training.trainers.hifpo", "training.trainers.rft",
+                    "training.trainers.adagrpo", "training.inference.local_policy"]
+
+
 def _stage_job(name: str, assets: list[dg.AssetsDefinition], description: str,
                executor: dg.ExecutorDefinition = dg.in_process_executor):
     """A job over `assets` and their checks. In-process by default: their steps run one after the
@@ -56,13 +64,15 @@ STAGES = [
     _stage_job("interaction", [curriculum_tasks, rollouts, critic_calibration],
                "Mine the curriculum, roll out K hint-guided attempts per task, judge them, calibrate the critic."),
     # The training methods read the same upstream data and each trains on one torch thread,
-    # so they run side by side, one process each.
+    # so they run side by side, one process each, forked from a server that has imported the
+    # graph and the trainers once (TRAINING_PRELOAD).
     _stage_job("training", [step_datasets, fork_pairs, remedial_trajectories, hifpo_checkpoint, rft_checkpoint,
                             grsd_checkpoint, adagrpo_checkpoint],
                "Filter the step dataset, find fork pairs, repair failed attempts with a teacher (remedial "
                "trajectories), train HiFPO, RFT and GRSD checkpoints in parallel and, after RFT, AdaGRPO online "
                "in the simulator from the RFT checkpoint (MobileRL §2.1's order; start_from=base: from the base).",
-               dg.multiprocess_executor.configured({"max_concurrent": 2})),
+               dg.multiprocess_executor.configured({"max_concurrent": 2, "start_method": {
+                   "forkserver": {"preload_modules": TRAINING_PRELOAD}}})),
     _stage_job("evaluation", [benchmark_results], "Benchmark the base and every trained policy: Pass@k."),
 ]
 discovery_job = next(job for job in STAGES if job.name == "discovery")

@@ -29,3 +29,14 @@ def test_importing_the_graph_loads_no_lazy_library():
     report = json.loads(result.stdout.strip().splitlines()[-1])
     print(f"pipelines.definitions imported and resolved in {report['seconds']:.2f} s (wall)")
     assert report["loaded"] == [], f"the graph import loaded {report['loaded']}; import them where they are used"
+
+
+def test_training_preload_names_modules_that_exist():
+    """multiprocessing's forkserver skips a preload module that fails to import without a word, so a
+    renamed trainer would silently bring back the per-step import cost."""
+    import importlib.util
+
+    from pipelines.definitions import TRAINING_PRELOAD
+
+    missing = [name for name in TRAINING_PRELOAD if importlib.util.find_spec(name) is None]
+    assert missing == [], f"TRAINING_PRELOAD names modules that do not exist: {missing}"
