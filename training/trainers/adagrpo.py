@@ -5,8 +5,10 @@ instantiates them at fresh seeds, and runs a group of G episodes per task from o
 snapshot (`ops.group_rollout`), all episodes stepped together in batches. The simulator's judge
 gives each trajectory its reward (optionally progress-shaped), rescaled by shortest-path reward
 adjustment (SPA, eq. 2); group-relative advantages are broadcast to every step of the trajectory.
-Hard successes enter the positive replay buffer (AdaPR, §2.2.2) and are mixed into the next
-updates. The loss is GRPO's clipped objective with a KL term over the policy's own tokens only:
+Hard successes enter the positive replay buffer (AdaPR, §2.2.2), and each update draws up to
+γ·M of them, highest advantage first. The draw follows the epoch's admission, so with γ = 1 and
+M = tasks × G (the defaults) every update drains the buffer: the epoch's hard successes count
+twice in its own update and none waits for a later one. The loss is GRPO's clipped objective with a KL term over the policy's own tokens only:
 each step's response, never the prompt (observation, history) that the environment wrote.
 
 TRL path, and why: TRL's GRPO loss under our own episode loop. GRPOTrainer with `rollout_func`
