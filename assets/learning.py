@@ -8,9 +8,10 @@ import dagster as dg
 import polars as pl
 from pydantic import Field, model_validator
 
-from assets.checkpoints import (GRSD_CHAIN, HIFPO_CHAIN, NO_WEIGHTS, RFT_CHAIN, trained_checkpoint, trainer_settings, training_progress,
+from assets.checkpoints import (NO_WEIGHTS, trained_checkpoint, trainer_settings, training_progress,
                                 unchanged_checkpoint)
 from assets.metadata import chart_md, md_table, tidy
+from assets.training_priorities import GRSD_CHAIN, HIFPO_CHAIN, RFT_CHAIN
 from ops.annotated_samples import AnnotationReport, annotate_samples
 from ops.attempt_store import collect_tables
 from ops.checkpoint import Checkpoint

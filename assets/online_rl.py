@@ -10,8 +10,9 @@ import polars as pl
 import pyarrow.fs as pafs
 from pydantic import Field, model_validator
 
-from assets.checkpoints import NO_WEIGHTS, RFT_CHAIN, trained_checkpoint, trainer_settings, training_progress, unchanged_checkpoint
+from assets.checkpoints import NO_WEIGHTS, trained_checkpoint, trainer_settings, training_progress, unchanged_checkpoint
 from assets.metadata import chart_md
+from assets.training_priorities import RFT_CHAIN
 from ops.adagrpo import FailureCurriculum
 from ops.checkpoint import Checkpoint
 from ops.cpu_clock import CpuClock

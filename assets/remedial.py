@@ -19,9 +19,9 @@ import dagster as dg
 import polars as pl
 from pydantic import Field
 
-from assets.checkpoints import RFT_CHAIN
 from assets.learning import annotation_metadata, reasoning_annotator
 from assets.metadata import md_table, tidy
+from assets.training_priorities import RFT_CHAIN
 from ops.annotated_samples import annotate_samples
 from ops.checkpoint import Checkpoint, weights_digest
 from ops.corrective_teaching import (ScriptedPolicy, TeachingReport, failed_attempts, remedial_feedback,
