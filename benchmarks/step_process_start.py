@@ -5,8 +5,8 @@
 Each process imports `TRAINING_PRELOAD` (a no-op where preloaded) and reports its own user+system
 CPU seconds; processes run one at a time, so wall time is theirs alone. Printed, all measured in
 this run: CPU seconds per process each way, the forkserver's one-time import, the wall time of
-`--processes` starts each way, and what that saves at most for the training stage's 10 step
-processes (at most: its 3 schema checks would import only the graph).
+`--processes` starts each way, and what that saves at most for the training stage's step
+processes (at most: its schema checks would import only the graph).
 
 Run: python benchmarks/step_process_start.py [--processes 4]
 """
@@ -60,18 +60,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--processes", type=int, default=4)
     args = parser.parse_args()
-    from pipelines.definitions import TRAINING_PRELOAD
+    from pipelines.definitions import TRAINING_PRELOAD, defs
 
     names = list(TRAINING_PRELOAD)
+    steps = len(defs.resolve_job_def("training").graph.node_defs)  # its assets and schema checks
     spawn_cpu, spawn_wall = start_processes("spawn", names, args.processes)
     multiprocessing.get_context("forkserver").set_forkserver_preload(names)
     fork_cpu, fork_wall = start_processes("forkserver", names, args.processes)
     server_cpu = forkserver_cpu_seconds()
     spawned, forked = sum(spawn_cpu) / len(spawn_cpu), sum(fork_cpu) / len(fork_cpu)
-    steps = 10  # the training stage: 7 assets and 3 schema checks
     print(json.dumps({
         "processes": args.processes,
         "preload": names,
+        "training_stage_steps": steps,
         "spawn_cpu_s_per_process": round(spawned, 2),
         "forkserver_cpu_s_per_process": round(forked, 4),
         "forkserver_preload_cpu_s_once": round(server_cpu, 2),

@@ -8,8 +8,9 @@ adjustment (SPA, eq. 2); group-relative advantages are broadcast to every step o
 Hard successes enter the positive replay buffer (AdaPR, §2.2.2), and each update draws up to
 γ·M of them, highest advantage first. The draw follows the epoch's admission, so with γ = 1 and
 M = tasks × G (the defaults) every update drains the buffer: the epoch's hard successes count
-twice in its own update and none waits for a later one. The loss is GRPO's clipped objective with a KL term over the policy's own tokens only:
-each step's response, never the prompt (observation, history) that the environment wrote.
+twice in its own update and none waits for a later one. The loss is GRPO's clipped objective
+with a KL term over the policy's own tokens only: each step's response, never the prompt
+(observation, history) that the environment wrote.
 
 TRL path, and why: TRL's GRPO loss under our own episode loop. GRPOTrainer with `rollout_func`
 or `environment_factory` (experimental in TRL 1.16) turns one dataset prompt into one sequence of
