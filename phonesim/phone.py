@@ -4,6 +4,7 @@ back dispatch) and action execution live here. Rendering happens only when obser
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,8 +74,11 @@ class Phone:
     """A simulated phone. Create many; they share world data and render caches."""
 
     def __init__(self, world_seed: int = 0, size: tuple[int, int] = DEFAULT_SIZE,
-                 apps: list[str] | None = None) -> None:
-        registry = load_apps()
+                 apps: list[str] | None = None, catalog: Mapping[str, App] | None = None) -> None:
+        """`catalog`: the apps this phone can have (default: the target apps, `load_apps()`; the
+        pretraining world's phones get `phonesim.pretrain.load_pretrain_apps()`); `apps`: which of them
+        it has (default: all)."""
+        registry = load_apps() if catalog is None else catalog
         names = tuple(sorted(registry)) if apps is None else tuple(apps)
         unknown = [n for n in names if n not in registry]
         if unknown:

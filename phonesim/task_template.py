@@ -18,8 +18,12 @@ OBJECTIVES = ("operate", "query", "hybrid")
 COMPOSITIONS = ("atomic", "sequential", "deep_dive", "transfer")
 # train: the curriculum may mine it; test: held out from every stage; ood: held out too, and unlike
 # anything in train (cross-app hand-offs, app functions no train template exercises), for the
-# out-of-domain column of the benchmark (as MobileForge reports MobileWorld beside AndroidWorld)
-SPLITS = ("train", "test", "ood")
+# out-of-domain column of the benchmark (as MobileForge reports MobileWorld beside AndroidWorld);
+# pretrain: only the pretraining world's templates (`phonesim.pretrain`), over apps of their own that
+# no target phone has, for pretraining the embedded base policy (never a target task of any stage)
+TARGET_SPLITS = ("train", "test", "ood")
+PRETRAIN_SPLIT = "pretrain"
+SPLITS = (*TARGET_SPLITS, PRETRAIN_SPLIT)
 
 Params = dict[str, Any]
 Sampler = Callable[[random.Random, "Phone"], Params]

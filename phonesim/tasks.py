@@ -14,10 +14,12 @@ from functools import lru_cache
 from typing import Any, Iterable, Mapping
 
 from phonesim.answers import AnswerSpec, match_answer
+from phonesim.app import App
 from phonesim.apps import load_apps
 from phonesim.phone import DEFAULT_SIZE, Phone
+from phonesim.pretrain import load_pretrain_apps, pretrain_templates
 from phonesim.state import diff_paths, path_matches
-from phonesim.task_template import Params, TaskTemplate
+from phonesim.task_template import PRETRAIN_SPLIT, Params, TaskTemplate
 
 
 @dataclass(frozen=True)
@@ -73,8 +75,8 @@ class TaskInstance:
         return self.template.apps
 
     def make_phone(self, size: tuple[int, int] | None = None) -> Phone:
-        """A phone in this task's initial state."""
-        phone = Phone(self.world_seed, size or DEFAULT_SIZE)
+        """A phone in this task's initial state (with the apps of the task's world)."""
+        phone = Phone(self.world_seed, size or DEFAULT_SIZE, catalog=catalog_of(self.template))
         phone.restore(self.initial)
         return phone
 
@@ -125,9 +127,16 @@ class TaskInstance:
                 "answer": self.answer_spec.to_dict() if self.answer_spec else None}
 
 
+def catalog_of(template: TaskTemplate) -> dict[str, App]:
+    """The apps a template's phones have: the pretraining world's for a pretraining template, else
+    the target apps."""
+    return load_pretrain_apps() if template.split == PRETRAIN_SPLIT else load_apps()
+
+
 @lru_cache(maxsize=1)
 def all_templates() -> dict[str, TaskTemplate]:
-    """Every registered template by id (collected from each app package's TEMPLATES)."""
+    """Every target template by id (collected from each app package's TEMPLATES): the train, test and
+    ood splits. The pretraining world's templates are not among them (`phonesim.pretrain`)."""
     out: dict[str, TaskTemplate] = {}
     apps = load_apps()
     for app in apps.values():
@@ -148,11 +157,11 @@ def templates(split: str | None = None, app: str | None = None) -> list[TaskTemp
 
 def instantiate(template_id: str, seed: int, world_seed: int = 0) -> TaskInstance:
     """Sample params, set up state and phrase the instruction, all determined by the seeds."""
-    tmpl = all_templates().get(template_id)
+    tmpl = all_templates().get(template_id) or pretrain_templates().get(template_id)
     if tmpl is None:
         raise KeyError(f"unknown task template {template_id!r}")
     rng = random.Random(f"{template_id}:{seed}")
-    phone = Phone(world_seed)
+    phone = Phone(world_seed, catalog=catalog_of(tmpl))
     params = tmpl.sample(rng, phone)
     if tmpl.setup is not None:
         tmpl.setup(phone, params)
