@@ -112,19 +112,37 @@ def _git_commit() -> str | None:
     return out.stdout.strip() or None
 
 
-def pretrain_embedded_base(out_dir: str | Path, config: BasePretrainConfig, context_share: float, page_share: float,
-                           command: str, progress: Callable[[int, float, float], None] | None = None
-                           ) -> BasePretrainReport:
-    """Pretrain the embedded base (simulator-screen grounding, episode-context and page-action
-    skills) into `out_dir` and record its provenance; returns the `BasePretrainReport`."""
-    from training.base.pretrain import pretrain_base_policy
-    from training.base.episode_skills import with_episode_context
-    from training.base.page_actions import with_page_actions
-    from training.base.sim_grounding import sim_sampler
+RECIPES = ("sim", "world")  # the generator of the pretraining samples (`pretrain_embedded_base`)
 
+
+def pretrain_embedded_base(out_dir: str | Path, config: BasePretrainConfig, context_share: float, page_share: float,
+                           command: str, progress: Callable[[int, float, float], None] | None = None,
+                           recipe: str = "sim", cache: Path | None = None) -> BasePretrainReport:
+    """Pretrain the embedded base into `out_dir` and record its provenance; returns the `BasePretrainReport`.
+
+    Recipe "sim": grounding on the target apps' screens reached by random walks, with episode-context
+    (`context_share`) and page-action (`page_share`) skills. Recipe "world": the pretraining world only
+    (`training.base.world_recipe`: solver episodes and grounding on its trained apps, nothing of the
+    target apps), its report scored on the held-out pretraining apps; `cache` keeps its solved episodes.
+    A run stopped midway resumes when started again with the same settings (`pretrain_base_policy`)."""
+    from training.base.pretrain import pretrain_base_policy
+
+    if recipe not in RECIPES:
+        raise ValueError(f"recipe must be one of {RECIPES}, got {recipe!r}")
     commit = _git_commit()  # the code that generates the data is the code at the start
-    sample_fn = with_page_actions(with_episode_context(sim_sampler(seed=config.seed), context_share), page_share,
-                                  seed=config.seed)
-    report = pretrain_base_policy(out_dir, config, sample_fn, on_progress=progress)
+    eval_fn = None
+    if recipe == "world":
+        from training.base.world_recipe import held_out_sampler, world_sampler
+
+        sample_fn = world_sampler(seed=config.seed, context_share=context_share, cache=cache)
+        eval_fn = held_out_sampler(cache=cache)
+    else:
+        from training.base.episode_skills import with_episode_context
+        from training.base.page_actions import with_page_actions
+        from training.base.sim_grounding import sim_sampler
+
+        sample_fn = with_page_actions(with_episode_context(sim_sampler(seed=config.seed), context_share), page_share,
+                                      seed=config.seed)
+    report = pretrain_base_policy(out_dir, config, sample_fn, on_progress=progress, eval_sample_fn=eval_fn)
     write_provenance(out_dir, command, config.model_dump(), report.sample_fn, commit)
     return report

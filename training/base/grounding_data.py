@@ -9,7 +9,7 @@ text field) with realistic labels; it knows nothing about benchmark tasks. Any o
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from PIL import Image, ImageDraw
@@ -110,8 +110,9 @@ TYPE_FORMS = ("Type {t}", 'Type "{t}"', 'Enter "{t}"', 'Write "{t}" in the field
 SKILL_WEIGHTS = {"click": 20, "type": 2, "back": 1, "scroll": 1, "open_app": 1, "answer": 1}
 
 
-def free_text(rng: random.Random, names: list[str]) -> str:
-    """Text to type: a name seen on some screen, a number, a date or time, or a few words.
+def free_text(rng: random.Random, names: list[str], words: Sequence[str] | None = None) -> str:
+    """Text to type: a name seen on some screen, a number, a date or time, or a few words (from
+    `words`, default the generic `WORDS`, and the names' words).
 
     Drawn from open-ended sources so that typing is learned as copying the instruction's text,
     not as recalling a fixed vocabulary (a base trained on 18 fixed phrases typed them anywhere).
@@ -125,7 +126,7 @@ def free_text(rng: random.Random, names: list[str]) -> str:
         if rng.random() < 0.5:
             return f"{rng.choice(MONTHS)} {rng.randint(1, 28)}, {rng.randint(2020, 2026)}"
         return f"{rng.randint(1, 12)}:{rng.choice(('00', '15', '30', '45'))} {rng.choice(('AM', 'PM'))}"
-    pool = list(WORDS) + [w for n in names for w in n.split() if w.isalpha()]
+    pool = list(WORDS if words is None else words) + [w for n in names for w in n.split() if w.isalpha()]
     words = " ".join(rng.choice(pool) for _ in range(rng.randint(1, 3)))
     return words.capitalize() if rng.random() < 0.5 else words
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import random
 import time
 from collections import Counter
@@ -36,6 +37,9 @@ from training.models.tiny import TinyQwen2VLProcessor, build_tiny_model, check_s
 
 
 PROGRESS_EVERY = 100  # optimizer steps between progress reports
+RESUME_FILE = "resume.pt"  # optimizer, sample-stream and loss state of an unfinished run
+# config fields that may change between a run and its resumption (they do not change what is learned)
+RESUMABLE_CHANGES = frozenset({"max_seconds", "threads", "checkpoint_every", "eval_batch_size"})
 
 
 class BasePretrainConfig(BaseModel, frozen=True):
@@ -75,6 +79,9 @@ class BasePretrainConfig(BaseModel, frozen=True):
     threads: int = Field(
         1, gt=0, description="torch CPU threads. 1 on a shared machine: measured 10.3 steps/s with 1 "
         "thread vs 0.5 with 2 at load average 6 (threads spin-wait on busy cores).")
+    checkpoint_every: int = Field(
+        250, gt=0, description="Optimizer steps between saves of the weights and the resume state; a run "
+        "started again on the same directory with the same config continues from the last save.")
 
     @model_validator(mode="after")
     def _model_sizes_fit(self) -> "BasePretrainConfig":
@@ -112,6 +119,7 @@ class BasePretrainReport:
     data_seen: dict[str, int]  # training samples per skill
     sample_fn: str
     config: dict = field(default_factory=dict)
+    cpu_seconds: float = 0.0  # process CPU time of the training loop, over every resumed part
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2)
@@ -238,51 +246,102 @@ def _lr_at(config: BasePretrainConfig, step: int, progress: float) -> float:
     return config.learning_rate * warm * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, progress))))
 
 
+@dataclass
+class _Progress:
+    """What a run has done so far; saved with the weights every `checkpoint_every` steps."""
+
+    step: int = 0
+    image_steps: int = 0
+    train_seconds: float = 0.0
+    cpu_seconds: float = 0.0
+    losses: list[float] = field(default_factory=list)
+    seen: Counter = field(default_factory=Counter)
+
+
+def _save_resume(out: Path, model, optimizer, rng: random.Random, progress: _Progress,
+                 config: BasePretrainConfig) -> None:
+    """Weights, then the resume state, each written whole before it replaces the last (a run killed
+    mid-save resumes from the previous pair: the state names the step its weights belong to)."""
+    model.save_pretrained(out)
+    tmp = out / (RESUME_FILE + ".tmp")
+    torch.save({"config": config.model_dump(), "optimizer": optimizer.state_dict(), "rng": rng.getstate(),
+                "torch_rng": torch.get_rng_state(), "progress": asdict(progress)}, tmp)
+    os.replace(tmp, out / RESUME_FILE)
+
+
+def _load_resume(out: Path, config: BasePretrainConfig) -> dict | None:
+    path = out / RESUME_FILE
+    if not path.is_file():
+        return None
+    state = torch.load(path, weights_only=False)
+    changed = {k for k, v in config.model_dump().items() if state["config"].get(k) != v} - RESUMABLE_CHANGES
+    if changed:
+        raise ValueError(f"{out} holds an unfinished run with another config ({sorted(changed)} differ); "
+                         "resume it with the same settings or pretrain into another directory")
+    return state
+
+
 def pretrain_base_policy(out_dir: str | Path, config: BasePretrainConfig, sample_fn: SampleFn,
-                         on_progress: Callable[[int, float, float], None] | None = None) -> BasePretrainReport:
+                         on_progress: Callable[[int, float, float], None] | None = None,
+                         eval_sample_fn: SampleFn | None = None) -> BasePretrainReport:
     """Build, train, evaluate and save the base policy; the report is also written as pretrain_report.json.
 
-    Sets torch's process-wide thread count to `config.threads`. `on_progress(step, mean loss,
-    seconds)` is called every `PROGRESS_EVERY` steps.
+    Resumable: every `config.checkpoint_every` steps the weights and the resume state (optimizer,
+    sample stream, losses) are saved into `out_dir`; called again on a directory holding an
+    unfinished run of the same config, it continues from there (the wall-clock budget counts the
+    training time of every part). `eval_sample_fn` draws the held-out report's samples (default:
+    `sample_fn` at `eval_seed`). Sets torch's process-wide thread count to `config.threads`.
+    `on_progress(step, mean loss, seconds)` is called every `PROGRESS_EVERY` steps.
     """
     wall_start = time.time()
     torch.set_num_threads(config.threads)
     out = Path(out_dir)
-    build_tiny_model(
-        out, text_hidden=config.text_hidden, layers=config.layers, heads=config.heads,
-        vision_depth=config.vision_depth, vision_embed=config.vision_embed, vocab_size=config.vocab_size,
-        max_pixels=config.max_pixels, seed=config.seed,
-        corpus=_tokenizer_corpus(sample_fn, config.tokenizer_corpus_samples, config.seed + 1),
-    )
-    model, processor = load_tiny(out)
-    add_index_tokens(processor.tokenizer, model)  # " #i" row indices become single tokens
-    processor.save_pretrained(out)
+    resumed = _load_resume(out, config)
+    if resumed is None:
+        build_tiny_model(
+            out, text_hidden=config.text_hidden, layers=config.layers, heads=config.heads,
+            vision_depth=config.vision_depth, vision_embed=config.vision_embed, vocab_size=config.vocab_size,
+            max_pixels=config.max_pixels, seed=config.seed,
+            corpus=_tokenizer_corpus(sample_fn, config.tokenizer_corpus_samples, config.seed + 1),
+        )
+        model, processor = load_tiny(out)
+        add_index_tokens(processor.tokenizer, model)  # " #i" row indices become single tokens
+        processor.save_pretrained(out)
+    else:
+        model, processor = load_tiny(out)
     encoder = PolicyTextEncoder(processor)
     image_token_id = model.config.image_token_id
     rng = random.Random(config.seed)
     pool = [sample_fn(rng, True) for _ in range(config.image_pool)]
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay)
+    progress = _Progress()
+    if resumed is not None:
+        optimizer.load_state_dict(resumed["optimizer"])
+        rng.setstate(resumed["rng"])
+        torch.set_rng_state(resumed["torch_rng"])
+        saved = resumed["progress"]
+        progress = _Progress(saved["step"], saved["image_steps"], saved["train_seconds"], saved["cpu_seconds"],
+                             saved["losses"], Counter(saved["seen"]))
     pool_batches: dict[int, dict[str, torch.Tensor]] = {}
-    seen: Counter[str] = Counter()
-    losses: list[float] = []
-    image_steps = 0
+    losses, seen = progress.losses, progress.seen
     model.train()
-    train_start = time.time()
-    step = 0
+    train_start = time.time() - progress.train_seconds
+    cpu_start = time.process_time() - progress.cpu_seconds
+    step = progress.step
     while step < config.max_steps and time.time() - train_start < config.max_seconds:
-        progress = max(step / config.max_steps, (time.time() - train_start) / config.max_seconds)
+        fraction = max(step / config.max_steps, (time.time() - train_start) / config.max_seconds)
         for group in optimizer.param_groups:
-            group["lr"] = _lr_at(config, step, progress)
+            group["lr"] = _lr_at(config, step, fraction)
         with_images = bool(pool) and step % config.image_every == config.image_every - 1
         if with_images:
-            first = (image_steps * config.batch_size) % len(pool)
+            first = (progress.image_steps * config.batch_size) % len(pool)
             samples = [pool[(first + i) % len(pool)] for i in range(config.batch_size)]
             if first not in pool_batches:  # image preprocessing is paid once per pool batch
                 pool_batches[first] = encoder.batch(samples, with_images=True, answers=True)
                 if config.prompt_loss:
                     _with_prompt_loss(pool_batches[first], image_token_id)
             batch = pool_batches[first]
-            image_steps += 1
+            progress.image_steps += 1
         else:
             samples = [sample_fn(rng, False) for _ in range(config.batch_size)]
             batch = encoder.batch(samples, with_images=False, answers=True)
@@ -298,11 +357,17 @@ def pretrain_base_policy(out_dir: str | Path, config: BasePretrainConfig, sample
         step += 1
         if on_progress is not None and step % PROGRESS_EVERY == 0:
             on_progress(step, _mean(losses[-PROGRESS_EVERY:]), time.time() - train_start)
+        if step % config.checkpoint_every == 0:
+            progress.step, progress.train_seconds = step, time.time() - train_start
+            progress.cpu_seconds = time.process_time() - cpu_start
+            _save_resume(out, model, optimizer, rng, progress, config)
     train_seconds = time.time() - train_start
+    cpu_seconds = time.process_time() - cpu_start
+    image_steps = progress.image_steps
     model.save_pretrained(out)
 
     eval_rng = random.Random(config.eval_seed)
-    held_out = [sample_fn(eval_rng, bool(config.image_pool)) for _ in range(config.eval_samples)]
+    held_out = [(eval_sample_fn or sample_fn)(eval_rng, bool(config.image_pool)) for _ in range(config.eval_samples)]
     scores = evaluate_policy(model, encoder, held_out, with_images=bool(config.image_pool),
                              batch_size=config.eval_batch_size, max_new_tokens=config.max_new_tokens)
     window = max(1, min(50, len(losses) // 5))
@@ -313,7 +378,8 @@ def pretrain_base_policy(out_dir: str | Path, config: BasePretrainConfig, sample
         click_accuracy=scores["click_accuracy"], click_chance=scores["click_chance"], eval_clicks=scores["clicks"],
         format_valid_rate=scores["format_valid_rate"], per_skill=scores["per_skill"],
         data_seen=dict(sorted(seen.items())), sample_fn=getattr(sample_fn, "__qualname__", repr(sample_fn)),
-        config=config.model_dump(),
+        config=config.model_dump(), cpu_seconds=cpu_seconds,
     )
     (out / "pretrain_report.json").write_text(report.to_json())
+    (out / RESUME_FILE).unlink(missing_ok=True)  # finished: nothing left to resume
     return report

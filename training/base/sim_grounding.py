@@ -9,10 +9,12 @@ The walks tap random clickable elements; no task template, judge or solution is 
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ops.actions import Action, ActionType
 from ops.prompts import element_label
+from phonesim.app import App
 from phonesim.apps import load_apps
 from phonesim.phone import Observation, Phone
 from training.base.grounding_data import (GroundingSample, SampleFn, UIElement, click_instruction, clickable_rows,
@@ -34,13 +36,15 @@ def _primary_text(element: dict) -> str:
     return (element.get("text") or element.get("desc") or "").split("\n")[0].strip()
 
 
-def collect_screens(n_screens: int, seed: int, max_walk: int = 4) -> list[SimScreen]:
-    """`n_screens` screens reached by short random walks from each app's start."""
+def collect_screens(n_screens: int, seed: int, max_walk: int = 4, catalog: Mapping[str, App] | None = None,
+                    apps: Sequence[str] | None = None) -> list[SimScreen]:
+    """`n_screens` screens reached by short random walks from the start of each of `apps` (default:
+    every app of `catalog`, by default the target apps) on phones with `catalog`'s apps."""
     rng = random.Random(seed)
-    apps = sorted(load_apps())
+    apps = sorted(apps if apps is not None else (catalog if catalog is not None else load_apps()))
     screens = []
     while len(screens) < n_screens:
-        phone = Phone(world_seed=rng.randrange(3))
+        phone = Phone(world_seed=rng.randrange(3), catalog=catalog)
         launcher = rng.random() < 0.1  # the launcher itself: every task starts there
         phone.launch(rng.choice(apps))
         if launcher:
@@ -68,7 +72,8 @@ def sim_screen(obs: Observation) -> SimScreen:
         for e in obs.elements))
 
 
-def _type_sample(rng: random.Random, screen: SimScreen, names: list[str]) -> GroundingSample | None:
+def _type_sample(rng: random.Random, screen: SimScreen, names: list[str],
+                 words: Sequence[str] | None = None) -> GroundingSample | None:
     """Type text into a field of `screen` (the instruction names the field when there are
     several with a name); None when the screen has no field."""
     fields = [i for i, e in enumerate(screen.elements) if e.editable]
@@ -76,7 +81,7 @@ def _type_sample(rng: random.Random, screen: SimScreen, names: list[str]) -> Gro
         return None
     field = rng.choice(fields)
     name = screen.elements[field].name
-    text = free_text(rng, names)
+    text = free_text(rng, names, words)
     instruction = type_instruction(rng, text)
     if len(fields) > 1:
         if not name or name.startswith("("):  # unnamed fields: the first one
@@ -87,10 +92,15 @@ def _type_sample(rng: random.Random, screen: SimScreen, names: list[str]) -> Gro
                            "type", screen=screen.name)
 
 
-def sim_sampler(n_screens: int = 600, seed: int = 0, synthetic_share: float = 0.3) -> SampleFn:
-    """A sample function over collected simulator screens, mixed with synthetic screens."""
-    screens = collect_screens(n_screens, seed)
-    app_labels = [app.label for app in load_apps().values()]
+def sim_sampler(n_screens: int = 600, seed: int = 0, synthetic_share: float = 0.3,
+                catalog: Mapping[str, App] | None = None, apps: Sequence[str] | None = None,
+                words: Sequence[str] | None = None) -> SampleFn:
+    """A sample function over collected simulator screens, mixed with synthetic screens. `catalog`
+    and `apps` choose the phones' apps and the apps walked (`collect_screens`; open-app samples name
+    the walked apps); `words`, the free words typing samples may carry (default: the generic pool)."""
+    screens = collect_screens(n_screens, seed, catalog=catalog, apps=apps)
+    registry = catalog if catalog is not None else load_apps()
+    app_labels = [registry[name].label for name in (apps if apps is not None else registry)]
     # everything written on the collected screens: the names typing instructions may carry
     names = sorted({e.name for screen in screens for e in screen.elements
                     if any(c.isalpha() for c in e.name) and not e.name.startswith("(")})
@@ -103,7 +113,7 @@ def sim_sampler(n_screens: int = 600, seed: int = 0, synthetic_share: float = 0.
         clickable = clickable_rows(elements)
         kind = rng.choices(list(SKILL_WEIGHTS), list(SKILL_WEIGHTS.values()))[0]
         if kind == "type":
-            typed = _type_sample(rng, screen, names)
+            typed = _type_sample(rng, screen, names, words)
             if typed is not None:
                 return typed
             kind = "click"  # no field on this screen: typing is never the answer here
@@ -124,5 +134,6 @@ def sim_sampler(n_screens: int = 600, seed: int = 0, synthetic_share: float = 0.
         return GroundingSample(None, elements, rng.choice(("Go back", "Press back")),
                                Action(ActionType.SYSTEM_BUTTON, button="back"), "back")
 
-    sample.__qualname__ = f"sim_sampler(n_screens={n_screens}, seed={seed}, synthetic_share={synthetic_share})"
+    world = "" if apps is None else f", apps={list(apps)}"
+    sample.__qualname__ = f"sim_sampler(n_screens={n_screens}, seed={seed}, synthetic_share={synthetic_share}{world})"
     return sample

@@ -1,0 +1,119 @@
+"""The "world" pretraining recipe: the embedded base learns on the pretraining world only.
+
+Samples come from the pretraining world's trained apps (`phonesim.pretrain.trained_apps`; the
+held-out apps and every target app stay out):
+
+- **episodes** (`training.base.world_episodes`): every step of solver-played, judge-verified task
+  instances with the "Done:" lines before it, the stop where the goal holds, detours and their
+  recovery, some with the critic's hints;
+- **grounding** on the world's screens reached by random walks (`training.base.sim_grounding`:
+  tap / type / back / scroll / open app), part of it turned into the generic episode-context skills
+  (`training.base.episode_skills`: history, sequences, hints to follow or to ignore).
+
+The generic skills draw names and values from open-ended pools, so a sample could name a target
+entity by chance (a person "Omar Garcia", a date of a target task): any sample whose text names one
+(`phonesim.pretrain.disjoint.target_entities`) is drawn again, and counted.
+
+The episodes take minutes to solve; `world_sampler(cache=...)` keeps them in a file keyed by the
+recipe's parameters and the simulator's source digest, so a resumed run does not solve them again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import pickle
+import random
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+from phonesim.pretrain import load_pretrain_apps, pretrain_template_ids, trained_apps
+from phonesim.pretrain.disjoint import TargetMatcher, target_entities
+from phonesim.source import source_digest
+from training.base.episode_skills import with_episode_context
+from training.base.grounding_data import GroundingSample, SampleFn
+from training.base.pretrain import _answer_text, _prompt_text
+from training.base.sim_grounding import sim_sampler
+from training.base.world_episodes import WorldEpisode, solve_episode, world_step_sample
+
+MAX_REDRAWS = 50  # draws of one sample before a recipe that keeps naming target entities is refused
+
+
+def collect_episodes(template_ids: Sequence[str], seeds: int, seed: int, detour_rate: float,
+                     cache: Path | None = None) -> list[WorldEpisode]:
+    """Solver episodes of `seeds` instances (seeds 0..n-1) of each template, from `cache` when it holds them."""
+    key = hashlib.sha256(repr((sorted(template_ids), seeds, seed, detour_rate, source_digest())).encode()).hexdigest()
+    path = cache / f"world_episodes_{key[:16]}.pkl" if cache is not None else None
+    if path is not None and path.is_file():
+        return pickle.loads(path.read_bytes())
+    rng = random.Random(seed)
+    episodes = [e for tid in sorted(template_ids) for s in range(seeds)
+                if (e := solve_episode(tid, s, rng, detour_rate)) is not None]
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_bytes(pickle.dumps(episodes))
+        tmp.replace(path)
+    return episodes
+
+
+def episode_sampler(episodes: Sequence[WorldEpisode], hint_rate: float) -> SampleFn:
+    """Uniform over episodes, then over their steps (`world_step_sample`)."""
+    if not episodes:
+        raise ValueError("no pretraining episodes to sample from")
+
+    def sample(rng: random.Random, render: bool) -> GroundingSample:
+        return world_step_sample(rng, rng.choice(episodes), hint_rate)
+
+    return sample
+
+
+class TargetGuard:
+    """Redraws samples whose prompt or answer names a target entity; counts the redraws."""
+
+    def __init__(self, sample_fn: SampleFn, matcher: TargetMatcher):
+        self.sample_fn, self.matcher = sample_fn, matcher
+        self.redrawn: Counter[str] = Counter()  # target entity -> samples drawn again because of it
+
+    def __call__(self, rng: random.Random, render: bool) -> GroundingSample:
+        for _ in range(MAX_REDRAWS):
+            sample = self.sample_fn(rng, render)
+            hit = self.matcher.find(_prompt_text(sample) + "\n" + _answer_text(sample))
+            if hit is None:
+                return sample
+            self.redrawn[hit] += 1
+        raise RuntimeError(f"{MAX_REDRAWS} samples in a row named target entities, last {hit!r}: the recipe's "
+                           "pools overlap the target world")
+
+
+def world_sampler(seed: int = 0, seeds_per_template: int = 20, episode_share: float = 0.6,
+                  detour_rate: float = 0.5, hint_rate: float = 0.3, context_share: float = 0.5,
+                  n_screens: int = 600, cache: Path | None = None) -> SampleFn:
+    """The world recipe's sample function (module docstring): `episode_share` of the samples are
+    episode steps, the rest grounding on the trained apps' screens with `context_share` of its
+    clicks turned into episode-context skills."""
+    if not 0 <= episode_share <= 1:
+        raise ValueError(f"episode_share must be within [0, 1], got {episode_share}")
+    episodes = collect_episodes(pretrain_template_ids(held_out=False), seeds_per_template, seed, detour_rate, cache)
+    steps = episode_sampler(episodes, hint_rate)
+    grounding = with_episode_context(sim_sampler(n_screens, seed, synthetic_share=0.0, catalog=load_pretrain_apps(),
+                                                 apps=trained_apps()), context_share)
+
+    def mixed(rng: random.Random, render: bool) -> GroundingSample:
+        return steps(rng, render) if rng.random() < episode_share else grounding(rng, False)
+
+    guard = TargetGuard(mixed, TargetMatcher(target_entities()))
+    guard.__qualname__ = (f"world_sampler(seed={seed}, seeds_per_template={seeds_per_template}, "
+                          f"episode_share={episode_share}, detour_rate={detour_rate}, hint_rate={hint_rate}, "
+                          f"context_share={context_share}, n_screens={n_screens}, "
+                          f"episodes={len(episodes)})")
+    return guard
+
+
+def held_out_sampler(seeds_per_template: int = 3, seed: int = 1, hint_rate: float = 0.3,
+                     cache: Path | None = None) -> SampleFn:
+    """Episode steps of the held-out pretraining apps only (never trained on): the report's samples."""
+    episodes = collect_episodes(pretrain_template_ids(held_out=True), seeds_per_template, seed, 0.5, cache)
+    sample = episode_sampler(episodes, hint_rate)
+    sample.__qualname__ = f"held_out_sampler(seeds_per_template={seeds_per_template}, seed={seed})"
+    return sample
