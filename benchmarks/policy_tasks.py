@@ -1,7 +1,9 @@
 """Task-level figures of one or more local checkpoints on the simulator's template tasks:
 `python benchmarks/policy_tasks.py CKPT [CKPT ...] [--split test] [--k 3] [--seeds 1]
 [--first-seed 0]`. `--split train --first-seed 500` measures the curriculum's own templates at
-instances it never mined (`ops.benchmark.unseen_train_tasks`).
+instances it never mined (`ops.benchmark.unseen_train_tasks`); `--split pretrain` the templates of
+the pretraining world's held-out apps (`phonesim.pretrain.HELD_OUT_APPS`), which no pretraining
+recipe trains on.
 
 Runs the same evaluation (`ops.evaluation.evaluate_policy`) and Pass@k table as the
 `benchmark_results` asset (no Dagster, attempts staged in a temporary directory) and adds behaviour diagnostics the table
@@ -37,8 +39,10 @@ from ops.attempt_store import ParquetAttemptStore  # noqa: E402
 from ops.benchmark import first_apps, held_out_tasks, pass_at_k, unseen_train_tasks, versus_baseline  # noqa: E402
 from ops.episode import TaskSpec  # noqa: E402
 from ops.evaluation import evaluate_policy  # noqa: E402
-from ops.sim_env import SimEnvironment  # noqa: E402
+from ops.sim_env import SimEnvironment, template_task_spec  # noqa: E402
+from phonesim.pretrain import pretrain_template_ids  # noqa: E402
 from phonesim.solver import solve  # noqa: E402
+from phonesim.tasks import instantiate  # noqa: E402
 from training.inference.local_policy import GenerationSettings, LocalPolicy  # noqa: E402
 
 
@@ -85,10 +89,23 @@ def evaluate(checkpoint: str, tasks: list[tuple[TaskSpec, str]], expected_apps: 
     }
 
 
+def held_out_pretraining_tasks(seeds: int, first_seed: int) -> list[tuple[TaskSpec, str]]:
+    """Distinct instances (seeds first_seed, ...) of the held-out pretraining apps' templates."""
+    tasks = []
+    for template_id in pretrain_template_ids(held_out=True):
+        seen: set[str] = set()
+        for seed in range(first_seed, first_seed + 4 * seeds):
+            inst = instantiate(template_id, seed)
+            if inst.key not in seen and len(seen) < seeds:
+                seen.add(inst.key)
+                tasks.append((template_task_spec(inst), f"L{inst.difficulty}"))
+    return tasks
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("checkpoints", nargs="+")
-    parser.add_argument("--split", default="test", choices=["train", "test"])
+    parser.add_argument("--split", default="test", choices=["train", "test", "pretrain"])
     parser.add_argument("--k", type=int, default=3)
     parser.add_argument("--seeds", type=int, default=1)
     parser.add_argument("--first-seed", type=int, default=0,
@@ -107,8 +124,12 @@ def main() -> None:
                         help="also write every episode (a pass_at_k / versus_baseline frame) to this Parquet file")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    tasks = (held_out_tasks(args.seeds, first_seed=args.first_seed) if args.split == "test"
-             else unseen_train_tasks(args.seeds, args.first_seed))
+    if args.split == "pretrain":
+        tasks = held_out_pretraining_tasks(args.seeds, args.first_seed)
+    elif args.split == "test":
+        tasks = held_out_tasks(args.seeds, first_seed=args.first_seed)
+    else:
+        tasks = unseen_train_tasks(args.seeds, args.first_seed)
     expected_apps = first_apps([t for t, _ in tasks])
     episodes = []
     for ckpt in args.checkpoints:

@@ -65,11 +65,17 @@ def is_entity(text: str) -> bool:
     return len(words) > 1 and len(text) >= 5 and any(w[:1].isupper() or any(c.isdigit() for c in w) for w in words)
 
 
+@lru_cache(maxsize=1)
 def os_chrome() -> frozenset[str]:
-    """What the phone itself shows whatever its apps: the status bar and the home screen's clock and
-    date, the navigation buttons (texts and descriptions of an app-less phone's home screen)."""
-    nodes = [n for top in Phone(catalog={}).frame().nodes for n in top.walk()]
-    return frozenset(" ".join(v.split()) for n in nodes for v in (n.text, n.sub, n.desc) if v.strip())
+    """What the phone itself shows whatever its apps, in every world: the status bar, the home
+    screen's clock and date, the navigation buttons (texts, second lines and descriptions of an
+    app-less phone's home screen, each alone and as one element's text)."""
+    out = set()
+    for seed in WORLD_SEEDS:
+        for node in (n for top in Phone(seed, catalog={}).frame().nodes for n in top.walk()):
+            parts = [" ".join(v.split()) for v in (node.text, node.sub, node.desc) if v.strip()]
+            out |= set(parts) | ({f"{parts[0]} {parts[1]}"} if node.sub.strip() and node.text.strip() else set())
+    return frozenset(out)
 
 
 @lru_cache(maxsize=4)

@@ -265,7 +265,7 @@ def _save_resume(out: Path, model, optimizer, rng: random.Random, progress: _Pro
     model.save_pretrained(out)
     tmp = out / (RESUME_FILE + ".tmp")
     torch.save({"config": config.model_dump(), "optimizer": optimizer.state_dict(), "rng": rng.getstate(),
-                "torch_rng": torch.get_rng_state(), "progress": asdict(progress)}, tmp)
+                "torch_rng": torch.get_rng_state(), "progress": {**vars(progress), "seen": dict(progress.seen)}}, tmp)
     os.replace(tmp, out / RESUME_FILE)
 
 

@@ -51,6 +51,8 @@ def collect_screens(n_screens: int, seed: int, max_walk: int = 4, catalog: Mappi
             phone.step(Action(ActionType.SYSTEM_BUTTON, button="home"))
         else:
             random_taps(rng, phone, rng.randrange(max_walk + 1))
+        if phone.current_app in phone.apps and phone.current_app not in apps:
+            continue  # the walk went home and into an app not walked (a held-out one): not its screens
         screens.append(sim_screen(phone.observe()))
     return screens
 

@@ -92,6 +92,8 @@ def _detour(rng: random.Random, task: TaskInstance, phone: Phone, at: int, right
     before = probe.snapshot()
     if not probe.step(wrong).ok or probe.snapshot() == before or task.judge(probe).side_effects:
         return None
+    if probe.current_app in probe.apps and probe.current_app not in task.apps:
+        return None  # into another app (maybe a held-out one): its screens are not this task's to show
     rest = shortest_path(probe, task)
     if not rest:
         return None

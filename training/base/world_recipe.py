@@ -33,6 +33,7 @@ from phonesim.source import source_digest
 from training.base.episode_skills import with_episode_context
 from training.base.grounding_data import GroundingSample, SampleFn
 from training.base.pretrain import _answer_text, _prompt_text
+from training.base import world_episodes
 from training.base.sim_grounding import sim_sampler
 from training.base.world_episodes import WorldEpisode, solve_episode, world_step_sample
 
@@ -42,7 +43,9 @@ MAX_REDRAWS = 50  # draws of one sample before a recipe that keeps naming target
 def collect_episodes(template_ids: Sequence[str], seeds: int, seed: int, detour_rate: float,
                      cache: Path | None = None) -> list[WorldEpisode]:
     """Solver episodes of `seeds` instances (seeds 0..n-1) of each template, from `cache` when it holds them."""
-    key = hashlib.sha256(repr((sorted(template_ids), seeds, seed, detour_rate, source_digest())).encode()).hexdigest()
+    code = hashlib.sha256(Path(world_episodes.__file__).read_bytes()).hexdigest()  # how episodes are made
+    key = hashlib.sha256(repr((sorted(template_ids), seeds, seed, detour_rate, source_digest(), code)).encode()
+                         ).hexdigest()
     path = cache / f"world_episodes_{key[:16]}.pkl" if cache is not None else None
     if path is not None and path.is_file():
         return pickle.loads(path.read_bytes())
