@@ -24,7 +24,7 @@ from ops.step_outcome import verified_outcome
 from ops.step_samples import FINISH
 from phonesim.phone import Phone
 from phonesim.solver import shortest_path
-from phonesim.tasks import instantiate
+from phonesim.tasks import instantiate, world_phone
 
 
 class TeacherFailure(Exception):
@@ -64,7 +64,7 @@ class SolverTeacher:
         self.world_seed = world_seed
 
     def complete(self, request: TeachingRequest) -> list[Action]:
-        phone = Phone(self.world_seed)
+        phone = world_phone(request.task.template_id, self.world_seed)
         phone.restore(json.loads(request.state))
         task = request.task
         plan = self._shortest(phone, task, request.steps_left) if task.template_id \

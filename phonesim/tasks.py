@@ -133,6 +133,14 @@ def catalog_of(template: TaskTemplate) -> dict[str, App]:
     return load_pretrain_apps() if template.split == PRETRAIN_SPLIT else load_apps()
 
 
+def world_phone(template_id: str | None, world_seed: int = 0, size: tuple[int, int] | None = None) -> Phone:
+    """A fresh phone with the apps of `template_id`'s world: the pretraining apps for a pretraining
+    template, else (a target template, or a task of no template) the target apps. Restore a stored
+    state of that task into it."""
+    template = pretrain_templates().get(template_id) if template_id else None
+    return Phone(world_seed, size or DEFAULT_SIZE, catalog=catalog_of(template) if template else None)
+
+
 @lru_cache(maxsize=1)
 def all_templates() -> dict[str, TaskTemplate]:
     """Every target template by id (collected from each app package's TEMPLATES): the train, test and

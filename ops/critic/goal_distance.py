@@ -23,7 +23,7 @@ from ops.sim_env import goal_state_met
 from phonesim.apps import load_apps
 from phonesim.phone import Phone
 from phonesim.solver import distance_to_goal
-from phonesim.tasks import instantiate
+from phonesim.tasks import instantiate, world_phone
 
 UNREACHABLE = 10_000  # distance of a state from which the goal cannot be reached in budget
 
@@ -33,7 +33,7 @@ def goal_distance_fn(task: TaskSpec, world_seed: int) -> Callable[[str | None], 
     no route (or no state): a template task's shortest solution (the simulator's solver); a
     navigation or toggle task's route to its screen (plus the tap, for a toggle whose data does not
     hold yet); an entry-action task's chain of pages and taps (`entry_distance`)."""
-    phone = Phone(world_seed)
+    phone = world_phone(task.template_id, world_seed)
     if task.template_id:
         instance = instantiate(task.template_id, task.seed, world_seed)
 

@@ -28,11 +28,11 @@ from typing import Callable
 
 from ops.actions import Action, ActionType
 from ops.critic.goal_distance import UNREACHABLE, better_tap, goal_distance_fn
-from ops.episode import AttemptRecord, CriticFeedback, Hint, StepLabel, StepRecord
+from ops.episode import AttemptRecord, CriticFeedback, Hint, StepLabel, StepRecord, TaskSpec
 from ops.prompts.hint_marks import element_name, plan_summary
 from phonesim.phone import Phone
 from phonesim.solver import solve
-from phonesim.tasks import TaskInstance, instantiate
+from phonesim.tasks import TaskInstance, instantiate, world_phone
 
 MAX_LISTED = 3  # steps a hint's insights and what-to-avoid list name before "..."
 
@@ -109,7 +109,7 @@ class ProgrammaticCritic:
         wrong = next((lab for lab in labels if not lab.reasonable), None)
         at = wrong.step if wrong is not None else len(attempt.steps)
         app, screen = ((attempt.steps[at].app, attempt.steps[at].screen) if wrong is not None
-                       else self._where(attempt.final_state))
+                       else self._where(attempt.task, attempt.final_state))
         fixes = self._plan(attempt, at, distance)
         insights = [reason]
         if at:
@@ -139,11 +139,11 @@ class ProgrammaticCritic:
         return Hint(attempt=attempt.attempt, key_mistake=key_mistake, what_to_avoid=avoid,
                     suggested_approach=approach, important_insights=insights, hint_summary=summary)
 
-    def _where(self, state: str | None) -> tuple[str, str]:
-        """(app, screen) of a stored phone state; ("", "") when there is none."""
+    def _where(self, task: TaskSpec, state: str | None) -> tuple[str, str]:
+        """(app, screen) of a stored phone state of `task`; ("", "") when there is none."""
         if state is None:
             return "", ""
-        phone = Phone(self.world_seed)
+        phone = world_phone(task.template_id, self.world_seed)
         phone.restore(json.loads(state))
         return phone.current_app, phone.current_screen
 
@@ -176,7 +176,7 @@ class ProgrammaticCritic:
                                        for d in attempt.steps[:at]):
             fixes.clear()  # the steps done point a screen two ways: hint from the wrong step only
             seen.clear()
-        phone = Phone(self.world_seed)
+        phone = world_phone(attempt.task.template_id, self.world_seed)
         phone.restore(json.loads(state))
         here = (phone.current_app, phone.current_screen)
         if attempt.task.template_id:

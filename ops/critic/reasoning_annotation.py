@@ -32,7 +32,7 @@ from ops.prompts.annotation import ReasoningAnnotationOutput, build_reasoning_an
 from ops.prompts.policy import element_label
 from ops.reward import tokens
 from ops.step_outcome import Screen, visible_change
-from phonesim.phone import Phone
+from phonesim.tasks import world_phone
 
 SHOWN_ELEMENTS = 6  # elements a programmatic screen analysis names
 MIN_MATCHING_WORD = 4  # shorter words of the task ("the", "to", "on") do not make an element relevant
@@ -131,7 +131,7 @@ class ProgrammaticAnnotator:
         step = item.step
         if step.state is None:
             return AnnotationFailure("no_state", f"step {step.step}: no simulator state to annotate from")
-        phone = Phone(self.world_seed)
+        phone = world_phone(item.task.template_id, self.world_seed)
         try:
             phone.restore(json.loads(step.state))
             phone.step(item.action)

@@ -130,3 +130,18 @@ def test_an_interrupted_run_resumes_to_the_uninterrupted_weights(tmp_path):
     a, b = load_file(tmp_path / "whole" / "model.safetensors"), load_file(tmp_path / "cut" / "model.safetensors")
     assert all(torch.allclose(a[k], b[k], atol=1e-6) for k in a)
     assert resumed.final_loss == pytest.approx(whole.final_loss, rel=1e-5)
+
+
+def test_the_solver_steps_pipeline_renders_pretraining_episodes_in_the_structured_style():
+    """Corrective teaching's solver, critic and annotator run on pretraining tasks (their phones have
+    the pretraining apps), so the episodes also come as MobileWizard's four-part samples."""
+    from ops.actions import parse_structured
+    from ops.sim_env import SimEnvironment, template_task_spec
+    from training.trainers.solver_steps import solver_step_samples
+
+    task = instantiate("plants.pin", 0)
+    result = solver_step_samples([template_task_spec(task)], "mobilewizard", lambda: SimEnvironment(size=(270, 600)))
+    assert result.rows.height >= 3 and not result.teaching.failures
+    for response in result.rows["target_response"].to_list():
+        parsed = parse_structured(response)
+        assert parsed.reasoning is not None and parsed.reasoning.planning
