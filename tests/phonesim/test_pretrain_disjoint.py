@@ -13,7 +13,7 @@ import pytest
 
 from phonesim import Phone, all_templates, instantiate, load_apps
 from phonesim.pretrain import load_pretrain_apps, pretrain_templates
-from phonesim.pretrain.disjoint import TargetMatcher, is_entity, os_chrome, target_entities, target_strings
+from phonesim.disjoint import TargetMatcher, is_entity, os_chrome, target_entities, target_strings
 from tests.phonesim.conftest import solved
 
 PRETRAIN_SEEDS = range(6)

@@ -14,7 +14,7 @@ from ops.episode import Hint
 from ops.prompts import build_policy_prompt
 from phonesim import all_templates, instantiate
 from phonesim.pretrain import HELD_OUT_APPS, load_pretrain_apps, pretrain_templates
-from phonesim.pretrain.disjoint import TargetMatcher, target_entities, target_strings
+from phonesim.disjoint import TargetMatcher, target_entities, target_strings
 from phonesim.pretrain.worlds import SPECS
 from training.base.grounding_data import synthetic_sample
 from training.base.pretrain import BasePretrainConfig, _answer_text, _prompt_text, pretrain_base_policy

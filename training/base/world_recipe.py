@@ -12,7 +12,7 @@ held-out apps and every target app stay out):
 
 The generic skills draw names and values from open-ended pools, so a sample could name a target
 entity by chance (a person "Omar Garcia", a date of a target task): any sample whose text names one
-(`phonesim.pretrain.disjoint.target_entities`) is drawn again, and counted.
+(`phonesim.disjoint.target_entities`) is drawn again, and counted.
 
 The episodes take minutes to solve; `world_sampler(cache=...)` keeps them in a file keyed by the
 recipe's parameters and the simulator's source digest, so a resumed run does not solve them again.
@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from phonesim.pretrain import load_pretrain_apps, pretrain_template_ids, trained_apps
-from phonesim.pretrain.disjoint import TargetMatcher, target_entities
+from phonesim.disjoint import TargetMatcher, target_entities
 from phonesim.source import source_digest
 from training.base.episode_skills import with_episode_context
 from training.base.grounding_data import GroundingSample, SampleFn

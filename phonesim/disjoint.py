@@ -18,6 +18,7 @@ from typing import Any
 
 from phonesim.apps import load_apps
 from phonesim.phone import Phone
+from phonesim.tasks import all_templates, instantiate
 
 WORLD_SEEDS = (0, 1, 2)
 
@@ -37,8 +38,6 @@ def _leaves(value: Any, out: set[str]) -> None:
 @lru_cache(maxsize=4)
 def target_strings(instance_seeds: int = 20) -> frozenset[str]:
     """Every string of the target world (see the module docstring); instances at seeds 0..n-1."""
-    from phonesim.tasks import all_templates, instantiate  # phonesim.tasks imports this package
-
     out: set[str] = set()
     for app in load_apps().values():
         out |= {app.name, app.label, app.package}
