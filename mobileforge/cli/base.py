@@ -28,13 +28,15 @@ def base() -> None:
 @click.option("--recipe", type=click.Choice(["sim", "world"]), default="sim", show_default=True,
               help="sim: grounding on the target apps' screens; world: the pretraining world only "
               "(phonesim.pretrain), nothing of the target apps.")
+@click.option("--structured-every", default=0, show_default=True,
+              help="World recipe: every n-th step trains on MobileWizard-style structured samples (0: never).")
 @click.option("--checkpoint-every", default=250, show_default=True,
               help="Steps between saves; run the same command again to resume an interrupted run.")
 @click.option("--cache-dir", default=Path(".mobileforge/base_pretrain_cache"), show_default=True,
               type=click.Path(file_okay=False, path_type=Path), help="Where the world recipe keeps its solved episodes.")
 def pretrain(out: Path, max_steps: int, max_seconds: float, seed: int, context_share: float, page_share: float,
-             threads: int, text_hidden: int, layers: int, heads: int, recipe: str, checkpoint_every: int,
-             cache_dir: Path) -> None:
+             threads: int, text_hidden: int, layers: int, heads: int, recipe: str, structured_every: int,
+             checkpoint_every: int, cache_dir: Path) -> None:
     """Pretrain the base policy into OUT and record its provenance (resumes an interrupted run in OUT)."""
     from pydantic import ValidationError
 
@@ -44,7 +46,7 @@ def pretrain(out: Path, max_steps: int, max_seconds: float, seed: int, context_s
     try:
         config = BasePretrainConfig(max_steps=max_steps, max_seconds=max_seconds, seed=seed, threads=threads,
                                     text_hidden=text_hidden, layers=layers, heads=heads,
-                                    checkpoint_every=checkpoint_every)
+                                    structured_every=structured_every, checkpoint_every=checkpoint_every)
     except ValidationError as exc:
         raise click.BadParameter(str(exc)) from None
 
@@ -53,7 +55,8 @@ def pretrain(out: Path, max_steps: int, max_seconds: float, seed: int, context_s
 
     command = (f"mobileforge base pretrain --out {out} --max-steps {max_steps} --max-seconds {max_seconds:g} "
                f"--seed {seed} --context-share {context_share:g} --page-share {page_share:g} --threads {threads} "
-               f"--text-hidden {text_hidden} --layers {layers} --heads {heads} --recipe {recipe}")
+               f"--text-hidden {text_hidden} --layers {layers} --heads {heads} --recipe {recipe} "
+               f"--structured-every {structured_every}")
     report = pretrain_embedded_base(out, config, context_share, page_share, command, progress, recipe=recipe,
                                     cache=cache_dir)
     click.echo(json.dumps({"checkpoint": str(out), "steps": report.steps, "train_seconds": round(report.train_seconds),

@@ -145,3 +145,22 @@ def test_the_solver_steps_pipeline_renders_pretraining_episodes_in_the_structure
     for response in result.rows["target_response"].to_list():
         parsed = parse_structured(response)
         assert parsed.reasoning is not None and parsed.reasoning.planning
+
+
+def test_structured_samples_train_beside_the_element_list_ones(tmp_path):
+    """Every n-th step is a batch of MobileWizard-style samples: loss on the response only, counted, scored."""
+    from training.base.structured_pool import chat_batch, structured_samples
+
+    pool = structured_samples(["plants.pin", "tools.flag_on"], 1, tmp_path / "cache")
+    assert pool and all(s.response.startswith("<think>") for s in pool)
+    config = BasePretrainConfig(max_steps=4, structured_every=2, structured_batch=2, batch_size=4, eval_samples=4,
+                                tokenizer_corpus_samples=50)
+    report = pretrain_base_policy(tmp_path / "ck", config, synthetic_sample, structured=pool,
+                                  structured_eval=pool[:2])
+    assert report.data_seen["structured"] == 2 * config.structured_batch
+    assert report.structured["n"] == 2 and 0 <= report.structured["format_valid"] <= 1
+    from training.models.tiny import load_tiny
+    _, processor = load_tiny(tmp_path / "ck")
+    batch = chat_batch(processor, pool[:2])
+    learned = batch["input_ids"][batch["labels"] != -100]
+    assert processor.tokenizer.decode(learned).startswith("<think>")  # the prompt is not a target

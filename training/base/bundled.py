@@ -113,6 +113,7 @@ def _git_commit() -> str | None:
 
 
 RECIPES = ("sim", "world")  # the generator of the pretraining samples (`pretrain_embedded_base`)
+STRUCTURED_SEEDS = 2  # solver episodes per trained pretraining template in the structured style
 
 
 def pretrain_embedded_base(out_dir: str | Path, config: BasePretrainConfig, context_share: float, page_share: float,
@@ -124,18 +125,27 @@ def pretrain_embedded_base(out_dir: str | Path, config: BasePretrainConfig, cont
     (`context_share`) and page-action (`page_share`) skills. Recipe "world": the pretraining world only
     (`training.base.world_recipe`: solver episodes and grounding on its trained apps, nothing of the
     target apps), its report scored on the held-out pretraining apps; `cache` keeps its solved episodes.
+    With `config.structured_every`, the world recipe also trains on its episodes in MobileWizard's
+    structured style (`training.base.structured_pool`).
     A run stopped midway resumes when started again with the same settings (`pretrain_base_policy`)."""
     from training.base.pretrain import pretrain_base_policy
 
     if recipe not in RECIPES:
         raise ValueError(f"recipe must be one of {RECIPES}, got {recipe!r}")
     commit = _git_commit()  # the code that generates the data is the code at the start
-    eval_fn = None
+    eval_fn, structured, structured_eval = None, [], []
     if recipe == "world":
+        from phonesim.pretrain import pretrain_template_ids
+        from training.base.structured_pool import structured_samples
         from training.base.world_recipe import held_out_sampler, world_sampler
 
         sample_fn = world_sampler(seed=config.seed, context_share=context_share, cache=cache)
         eval_fn = held_out_sampler(cache=cache)
+        if config.structured_every:
+            structured = structured_samples(pretrain_template_ids(held_out=False), STRUCTURED_SEEDS, cache)
+            structured_eval = structured_samples(pretrain_template_ids(held_out=True), 1, cache)[::3]
+    elif config.structured_every:
+        raise ValueError("structured-reasoning samples come from the pretraining world: use the world recipe")
     else:
         from training.base.episode_skills import with_episode_context
         from training.base.page_actions import with_page_actions
@@ -143,6 +153,7 @@ def pretrain_embedded_base(out_dir: str | Path, config: BasePretrainConfig, cont
 
         sample_fn = with_page_actions(with_episode_context(sim_sampler(seed=config.seed), context_share), page_share,
                                       seed=config.seed)
-    report = pretrain_base_policy(out_dir, config, sample_fn, on_progress=progress, eval_sample_fn=eval_fn)
+    report = pretrain_base_policy(out_dir, config, sample_fn, on_progress=progress, eval_sample_fn=eval_fn,
+                                  structured=structured, structured_eval=structured_eval)
     write_provenance(out_dir, command, config.model_dump(), report.sample_fn, commit)
     return report

@@ -21,7 +21,7 @@ import os
 import random
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -33,6 +33,7 @@ from training.base.grounding_data import GroundingSample, SampleFn, critic_view
 from ops.actions.formats import label_echo
 from ops.prompts import build_policy_prompt, element_context, hinted_actions, hinted_rows
 from training.base.induction_format import add_index_tokens
+from training.base.structured_pool import ChatSample, chat_batch, evaluate_structured, sample_text
 from training.models.tiny import TinyQwen2VLProcessor, build_tiny_model, check_sizes, load_tiny
 
 
@@ -79,6 +80,11 @@ class BasePretrainConfig(BaseModel, frozen=True):
     threads: int = Field(
         1, gt=0, description="torch CPU threads. 1 on a shared machine: measured 10.3 steps/s with 1 "
         "thread vs 0.5 with 2 at load average 6 (threads spin-wait on busy cores).")
+    structured_every: int = Field(
+        0, ge=0, description="0: off. n: every n-th step trains on a batch of structured-reasoning chat samples "
+        "(MobileWizard's four parts, `training.base.structured_pool`) instead, when the run is given some.")
+    structured_batch: int = Field(4, gt=0, description="Samples per structured-reasoning step (their prompts "
+                                  "are several times longer than the element-list ones).")
     checkpoint_every: int = Field(
         250, gt=0, description="Optimizer steps between saves of the weights and the resume state; a run "
         "started again on the same directory with the same config continues from the last save.")
@@ -120,6 +126,7 @@ class BasePretrainReport:
     sample_fn: str
     config: dict = field(default_factory=dict)
     cpu_seconds: float = 0.0  # process CPU time of the training loop, over every resumed part
+    structured: dict = field(default_factory=dict)  # held-out structured-reasoning answers (`evaluate_structured`)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2)
@@ -231,9 +238,9 @@ def _mean(xs) -> float:
     return float(sum(xs)) / len(xs) if xs else 0.0
 
 
-def _tokenizer_corpus(sample_fn: SampleFn, n: int, seed: int) -> list[str]:
+def _tokenizer_corpus(sample_fn: SampleFn, n: int, seed: int, extra: Sequence[str] = ()) -> list[str]:
     rng = random.Random(seed)
-    corpus = []
+    corpus = list(extra)
     for _ in range(n):
         s = sample_fn(rng, False)
         corpus.append(_prompt_text(s) + "\n" + _answer_text(s))
@@ -252,6 +259,7 @@ class _Progress:
 
     step: int = 0
     image_steps: int = 0
+    structured_steps: int = 0
     train_seconds: float = 0.0
     cpu_seconds: float = 0.0
     losses: list[float] = field(default_factory=list)
@@ -283,14 +291,16 @@ def _load_resume(out: Path, config: BasePretrainConfig) -> dict | None:
 
 def pretrain_base_policy(out_dir: str | Path, config: BasePretrainConfig, sample_fn: SampleFn,
                          on_progress: Callable[[int, float, float], None] | None = None,
-                         eval_sample_fn: SampleFn | None = None) -> BasePretrainReport:
+                         eval_sample_fn: SampleFn | None = None, structured: Sequence[ChatSample] = (),
+                         structured_eval: Sequence[ChatSample] = ()) -> BasePretrainReport:
     """Build, train, evaluate and save the base policy; the report is also written as pretrain_report.json.
 
     Resumable: every `config.checkpoint_every` steps the weights and the resume state (optimizer,
     sample stream, losses) are saved into `out_dir`; called again on a directory holding an
     unfinished run of the same config, it continues from there (the wall-clock budget counts the
     training time of every part). `eval_sample_fn` draws the held-out report's samples (default:
-    `sample_fn` at `eval_seed`). Sets torch's process-wide thread count to `config.threads`.
+    `sample_fn` at `eval_seed`). With `config.structured_every`, every n-th step trains on a batch of
+    `structured` chat samples (cycled), scored after training on `structured_eval`. Sets torch's process-wide thread count to `config.threads`.
     `on_progress(step, mean loss, seconds)` is called every `PROGRESS_EVERY` steps.
     """
     wall_start = time.time()
@@ -302,7 +312,9 @@ def pretrain_base_policy(out_dir: str | Path, config: BasePretrainConfig, sample
             out, text_hidden=config.text_hidden, layers=config.layers, heads=config.heads,
             vision_depth=config.vision_depth, vision_embed=config.vision_embed, vocab_size=config.vocab_size,
             max_pixels=config.max_pixels, seed=config.seed,
-            corpus=_tokenizer_corpus(sample_fn, config.tokenizer_corpus_samples, config.seed + 1),
+            # structured responses teach the tokenizer the part tags and the annotator's phrasing
+            corpus=_tokenizer_corpus(sample_fn, config.tokenizer_corpus_samples, config.seed + 1,
+                                     [sample_text(s) for s in structured[:200]]),
         )
         model, processor = load_tiny(out)
         add_index_tokens(processor.tokenizer, model)  # " #i" row indices become single tokens
@@ -320,9 +332,9 @@ def pretrain_base_policy(out_dir: str | Path, config: BasePretrainConfig, sample
         rng.setstate(resumed["rng"])
         torch.set_rng_state(resumed["torch_rng"])
         saved = resumed["progress"]
-        progress = _Progress(saved["step"], saved["image_steps"], saved["train_seconds"], saved["cpu_seconds"],
-                             saved["losses"], Counter(saved["seen"]))
-    pool_batches: dict[int, dict[str, torch.Tensor]] = {}
+        progress = _Progress(saved["step"], saved["image_steps"], saved["structured_steps"], saved["train_seconds"],
+                             saved["cpu_seconds"], saved["losses"], Counter(saved["seen"]))
+    pool_batches: dict[object, dict[str, torch.Tensor]] = {}
     losses, seen = progress.losses, progress.seen
     model.train()
     train_start = time.time() - progress.train_seconds
@@ -333,7 +345,15 @@ def pretrain_base_policy(out_dir: str | Path, config: BasePretrainConfig, sample
         for group in optimizer.param_groups:
             group["lr"] = _lr_at(config, step, fraction)
         with_images = bool(pool) and step % config.image_every == config.image_every - 1
-        if with_images:
+        every = config.structured_every
+        if structured and every and step % every == every - 1:
+            first = (progress.structured_steps * config.structured_batch) % len(structured)
+            samples = [structured[(first + i) % len(structured)] for i in range(config.structured_batch)]
+            if ("structured", first) not in pool_batches:
+                pool_batches[("structured", first)] = chat_batch(processor, samples)
+            batch = pool_batches[("structured", first)]
+            progress.structured_steps += 1
+        elif with_images:
             first = (progress.image_steps * config.batch_size) % len(pool)
             samples = [pool[(first + i) % len(pool)] for i in range(config.batch_size)]
             if first not in pool_batches:  # image preprocessing is paid once per pool batch
@@ -347,7 +367,7 @@ def pretrain_base_policy(out_dir: str | Path, config: BasePretrainConfig, sample
             batch = encoder.batch(samples, with_images=False, answers=True)
             if config.prompt_loss:
                 _with_prompt_loss(batch, image_token_id)
-        seen.update(s.kind for s in samples)
+        seen.update(getattr(s, "kind", "structured") for s in samples)
         loss = model(**batch).loss
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -370,6 +390,8 @@ def pretrain_base_policy(out_dir: str | Path, config: BasePretrainConfig, sample
     held_out = [(eval_sample_fn or sample_fn)(eval_rng, bool(config.image_pool)) for _ in range(config.eval_samples)]
     scores = evaluate_policy(model, encoder, held_out, with_images=bool(config.image_pool),
                              batch_size=config.eval_batch_size, max_new_tokens=config.max_new_tokens)
+    structured_scores = (evaluate_structured(model, processor, structured_eval, config.structured_batch)
+                         if structured_eval else {})
     window = max(1, min(50, len(losses) // 5))
     report = BasePretrainReport(
         checkpoint=str(out), steps=step, samples_seen=step * config.batch_size, image_steps=image_steps,
@@ -378,7 +400,7 @@ def pretrain_base_policy(out_dir: str | Path, config: BasePretrainConfig, sample
         click_accuracy=scores["click_accuracy"], click_chance=scores["click_chance"], eval_clicks=scores["clicks"],
         format_valid_rate=scores["format_valid_rate"], per_skill=scores["per_skill"],
         data_seen=dict(sorted(seen.items())), sample_fn=getattr(sample_fn, "__qualname__", repr(sample_fn)),
-        config=config.model_dump(), cpu_seconds=cpu_seconds,
+        config=config.model_dump(), cpu_seconds=cpu_seconds, structured=structured_scores,
     )
     (out / "pretrain_report.json").write_text(report.to_json())
     (out / RESUME_FILE).unlink(missing_ok=True)  # finished: nothing left to resume
