@@ -17,7 +17,7 @@ from phonesim.answers import AnswerSpec, match_answer
 from phonesim.app import App
 from phonesim.apps import load_apps
 from phonesim.phone import DEFAULT_SIZE, Phone
-from phonesim.pretrain import load_pretrain_apps, pretrain_templates
+from phonesim.pretrain import phone_catalog, pretrain_templates
 from phonesim.state import diff_paths, path_matches
 from phonesim.task_template import PRETRAIN_SPLIT, Params, TaskTemplate
 
@@ -128,9 +128,9 @@ class TaskInstance:
 
 
 def catalog_of(template: TaskTemplate) -> dict[str, App]:
-    """The apps a template's phones have: the pretraining world's for a pretraining template, else
+    """The apps a template's phones have: its pretraining phone's for a pretraining template, else
     the target apps."""
-    return load_pretrain_apps() if template.split == PRETRAIN_SPLIT else load_apps()
+    return phone_catalog(template.apps[0]) if template.split == PRETRAIN_SPLIT else load_apps()
 
 
 def world_phone(template_id: str | None, world_seed: int = 0, size: tuple[int, int] | None = None) -> Phone:

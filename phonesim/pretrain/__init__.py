@@ -9,8 +9,12 @@ target app set of exploration, curriculum, rollouts and the benchmark — never 
 target phone never shows them. `phonesim.instantiate` builds a pretraining task on a phone with
 the pretraining apps only (`phonesim.tasks.catalog_of`).
 
-`HELD_OUT_APPS` are pretraining apps whose screens and tasks a pretraining recipe leaves out, so
-that their tasks measure how a pretrained policy does on apps it has never seen.
+The apps come on several *phones* (`PHONES`: name -> its apps, one launcher page each, as the
+target's eleven apps come on one): the eight hand-written apps of `phonesim.pretrain.worlds`, and
+generated apps with invented words (`phonesim.pretrain.generated`) in phones of ten. A pretraining
+task's phone holds its own phone's apps (`phone_catalog`). `HELD_OUT_APPS` — two hand-written apps
+and the last generated phone's ten — are apps whose screens and tasks a pretraining recipe leaves out,
+so that their tasks measure how a pretrained policy does on apps it has never seen.
 """
 
 from __future__ import annotations
@@ -19,30 +23,58 @@ from functools import lru_cache
 
 from phonesim.app import App
 from phonesim.apps import load_apps
-from phonesim.pretrain.collection import build_app
+from phonesim.pretrain.collection import CollectionSpec, build_app
 from phonesim.pretrain.families import templates_for
-from phonesim.pretrain.worlds import HELD_OUT_APPS, SPECS
+from phonesim.pretrain.generated import generated_specs
+from phonesim.pretrain.worlds import HANDMADE_HELD_OUT, SPECS
 from phonesim.task_template import TaskTemplate
+
+GENERATED_APPS = 50
+APPS_PER_PHONE = 10
+
+
+def _phones() -> dict[str, tuple[CollectionSpec, ...]]:
+    generated = generated_specs(GENERATED_APPS)
+    phones = {"handmade": tuple(sorted(SPECS, key=lambda s: s.name))}
+    for start in range(0, len(generated), APPS_PER_PHONE):
+        phones[f"generated{start // APPS_PER_PHONE + 1}"] = generated[start:start + APPS_PER_PHONE]
+    return phones
+
+
+PHONES = {phone: tuple(s.name for s in specs) for phone, specs in _phones().items()}
+HELD_OUT_APPS = HANDMADE_HELD_OUT + PHONES[list(PHONES)[-1]]
 
 
 @lru_cache(maxsize=1)
 def load_pretrain_apps() -> dict[str, App]:
-    """name -> App of every pretraining app, in name order, templates attached. Raises when a
-    name, label or package is also a target app's (the two worlds share the phone's world cache)."""
+    """name -> App of every pretraining app, phone by phone, templates attached. Raises when a name,
+    label or package is also another app's (the two worlds share the phone's world cache), or a label
+    repeats on a phone."""
     targets = load_apps().values()
     taken = {x.lower() for app in targets for x in (app.name, app.label, app.package)}
     apps: dict[str, App] = {}
-    for spec in sorted(SPECS, key=lambda s: s.name):
-        clash = [x for x in (spec.name, spec.label, spec.package) if x.lower() in taken]
-        if clash or spec.name in apps:
-            raise ValueError(f"pretraining app {spec.name!r}: {clash or [spec.name]} already names an app")
-        app = build_app(spec)
-        app.templates = templates_for(spec)
-        apps[app.name] = app
-    unknown = set(HELD_OUT_APPS) - set(apps)
-    if unknown:
-        raise ValueError(f"held-out pretraining apps {sorted(unknown)} are not pretraining apps")
+    for phone, specs in _phones().items():
+        labels = [s.label.lower() for s in specs]
+        if len(set(labels)) != len(labels):
+            raise ValueError(f"pretraining phone {phone}: two apps share a label")
+        for spec in specs:
+            clash = [x for x in (spec.name, spec.label, spec.package) if x.lower() in taken]
+            if clash or spec.name in apps:
+                raise ValueError(f"pretraining app {spec.name!r}: {clash or [spec.name]} already names an app")
+            app = build_app(spec)
+            app.templates = templates_for(spec)
+            apps[app.name] = app
     return apps
+
+
+@lru_cache(maxsize=None)
+def phone_catalog(app: str) -> dict[str, App]:
+    """The apps of the pretraining phone that holds `app` (a pretraining task's phone has these)."""
+    phone = next((p for p, names in PHONES.items() if app in names), None)
+    if phone is None:
+        raise KeyError(f"{app!r} is not a pretraining app")
+    everything = load_pretrain_apps()
+    return {name: everything[name] for name in PHONES[phone]}
 
 
 @lru_cache(maxsize=1)
@@ -62,4 +94,5 @@ def trained_apps() -> list[str]:
     return [name for name in load_pretrain_apps() if name not in HELD_OUT_APPS]
 
 
-__all__ = ["HELD_OUT_APPS", "load_pretrain_apps", "pretrain_template_ids", "pretrain_templates", "trained_apps"]
+__all__ = ["HELD_OUT_APPS", "PHONES", "load_pretrain_apps", "phone_catalog", "pretrain_template_ids",
+           "pretrain_templates", "trained_apps"]

@@ -159,4 +159,4 @@ SPECS = (
         detail="buttons", groups="tabs", flag_widget="checkbox"),
 )
 
-HELD_OUT_APPS = ("trails", "puzzles")  # never pretrained on: their tasks measure transfer to unseen apps
+HANDMADE_HELD_OUT = ("trails", "puzzles")  # never pretrained on: their tasks measure transfer to unseen apps

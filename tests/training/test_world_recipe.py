@@ -15,6 +15,8 @@ from ops.prompts import build_policy_prompt
 from phonesim import all_templates, instantiate
 from phonesim.pretrain import HELD_OUT_APPS, load_pretrain_apps, pretrain_templates
 from phonesim.disjoint import TargetMatcher, target_entities, target_strings
+from phonesim.pretrain import GENERATED_APPS
+from phonesim.pretrain.generated import generated_specs
 from phonesim.pretrain.worlds import SPECS
 from training.base.grounding_data import synthetic_sample
 from training.base.pretrain import BasePretrainConfig, _answer_text, _prompt_text, pretrain_base_policy
@@ -24,7 +26,7 @@ from training.base.world_recipe import world_sampler
 
 @lru_cache(maxsize=1)
 def recipe():
-    return world_sampler(seeds_per_template=1, n_screens=60)
+    return world_sampler(handmade_seeds=1, generated_seeds=0, n_screens=60)  # generated apps: grounding only
 
 
 @lru_cache(maxsize=1)
@@ -86,7 +88,8 @@ def test_recipe_samples_name_no_target_entity_and_no_target_instruction():
 
 def test_recipe_samples_show_no_target_app_and_nothing_of_the_held_out_apps():
     target_labels = {t.lower() for t in target_entities() if " " not in t}  # the target apps' names and labels
-    held_out = {title for spec in SPECS if spec.name in HELD_OUT_APPS for title in spec.titles}
+    held_out = {title for spec in SPECS + generated_specs(GENERATED_APPS) if spec.name in HELD_OUT_APPS
+                for title in spec.titles}
     for s in recipe_samples():
         rows = {e.label for e in s.elements}
         assert not {r.lower() for r in rows} & target_labels

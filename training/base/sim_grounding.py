@@ -9,7 +9,7 @@ The walks tap random clickable elements; no task template, judge or solution is 
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ops.actions import Action, ActionType
@@ -36,17 +36,24 @@ def _primary_text(element: dict) -> str:
     return (element.get("text") or element.get("desc") or "").split("\n")[0].strip()
 
 
-def collect_screens(n_screens: int, seed: int, max_walk: int = 4, catalog: Mapping[str, App] | None = None,
+def collect_screens(n_screens: int, seed: int, max_walk: int = 4,
+                    catalog: Mapping[str, App] | Callable[[str], Mapping[str, App]] | None = None,
                     apps: Sequence[str] | None = None) -> list[SimScreen]:
     """`n_screens` screens reached by short random walks from the start of each of `apps` (default:
-    every app of `catalog`, by default the target apps) on phones with `catalog`'s apps."""
+    every app of `catalog`, by default the target apps) on phones with `catalog`'s apps (a function
+    of the app walked: the apps of the phone that holds it)."""
     rng = random.Random(seed)
-    apps = sorted(apps if apps is not None else (catalog if catalog is not None else load_apps()))
+    everything = catalog if isinstance(catalog, Mapping) else load_apps() if catalog is None else None
+    if apps is None and everything is None:
+        raise ValueError("collect_screens: name the apps to walk when the catalog depends on the app")
+    apps = sorted(apps if apps is not None else everything)
     screens = []
     while len(screens) < n_screens:
-        phone = Phone(world_seed=rng.randrange(3), catalog=catalog)
+        world_seed = rng.randrange(3)
         launcher = rng.random() < 0.1  # the launcher itself: every task starts there
-        phone.launch(rng.choice(apps))
+        app = rng.choice(apps)
+        phone = Phone(world_seed=world_seed, catalog=catalog(app) if callable(catalog) else catalog)
+        phone.launch(app)
         if launcher:
             phone.step(Action(ActionType.SYSTEM_BUTTON, button="home"))
         else:
@@ -95,14 +102,15 @@ def _type_sample(rng: random.Random, screen: SimScreen, names: list[str],
 
 
 def sim_sampler(n_screens: int = 600, seed: int = 0, synthetic_share: float = 0.3,
-                catalog: Mapping[str, App] | None = None, apps: Sequence[str] | None = None,
-                words: Sequence[str] | None = None) -> SampleFn:
+                catalog: Mapping[str, App] | Callable[[str], Mapping[str, App]] | None = None,
+                apps: Sequence[str] | None = None, words: Sequence[str] | None = None) -> SampleFn:
     """A sample function over collected simulator screens, mixed with synthetic screens. `catalog`
     and `apps` choose the phones' apps and the apps walked (`collect_screens`; open-app samples name
     the walked apps); `words`, the free words typing samples may carry (default: the generic pool)."""
     screens = collect_screens(n_screens, seed, catalog=catalog, apps=apps)
-    registry = catalog if catalog is not None else load_apps()
-    app_labels = [registry[name].label for name in (apps if apps is not None else registry)]
+    registry = catalog if isinstance(catalog, Mapping) else load_apps() if catalog is None else None
+    app_labels = ([registry[name].label for name in (apps if apps is not None else registry)] if registry is not None
+                  else [catalog(name)[name].label for name in apps])
     # everything written on the collected screens: the names typing instructions may carry
     names = sorted({e.name for screen in screens for e in screen.elements
                     if any(c.isalpha() for c in e.name) and not e.name.startswith("(")})

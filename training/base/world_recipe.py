@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from phonesim.pretrain import load_pretrain_apps, pretrain_template_ids, trained_apps
+from phonesim.pretrain import PHONES, phone_catalog, pretrain_template_ids, trained_apps
 from phonesim.disjoint import TargetMatcher, target_entities
 from phonesim.source import source_digest
 from training.base.episode_skills import with_episode_context
@@ -89,31 +89,36 @@ class TargetGuard:
                            "pools overlap the target world")
 
 
-def world_sampler(seed: int = 0, seeds_per_template: int = 20, episode_share: float = 0.6,
+def world_sampler(seed: int = 0, handmade_seeds: int = 8, generated_seeds: int = 2, episode_share: float = 0.6,
                   detour_rate: float = 0.5, hint_rate: float = 0.3, context_share: float = 0.5,
-                  n_screens: int = 600, cache: Path | None = None) -> SampleFn:
+                  n_screens: int = 1500, cache: Path | None = None) -> SampleFn:
     """The world recipe's sample function (module docstring): `episode_share` of the samples are
-    episode steps, the rest grounding on the trained apps' screens with `context_share` of its
-    clicks turned into episode-context skills."""
+    episode steps (`handmade_seeds` instances of each trained hand-written app's templates,
+    `generated_seeds` of each generated app's), the rest grounding on the trained apps' screens with
+    `context_share` of its clicks turned into episode-context skills."""
     if not 0 <= episode_share <= 1:
         raise ValueError(f"episode_share must be within [0, 1], got {episode_share}")
-    episodes = collect_episodes(pretrain_template_ids(held_out=False), seeds_per_template, seed, detour_rate, cache)
+    trained = pretrain_template_ids(held_out=False)
+    episodes = (collect_episodes([t for t in trained if t.split(".")[0] in PHONES["handmade"]], handmade_seeds, seed,
+                                 detour_rate, cache)
+                + collect_episodes([t for t in trained if t.split(".")[0] not in PHONES["handmade"]], generated_seeds,
+                                   seed, detour_rate, cache))
     steps = episode_sampler(episodes, hint_rate)
-    grounding = with_episode_context(sim_sampler(n_screens, seed, synthetic_share=0.0, catalog=load_pretrain_apps(),
+    grounding = with_episode_context(sim_sampler(n_screens, seed, synthetic_share=0.0, catalog=phone_catalog,
                                                  apps=trained_apps()), context_share)
 
     def mixed(rng: random.Random, render: bool) -> GroundingSample:
         return steps(rng, render) if rng.random() < episode_share else grounding(rng, False)
 
     guard = TargetGuard(mixed, TargetMatcher(target_entities()))
-    guard.__qualname__ = (f"world_sampler(seed={seed}, seeds_per_template={seeds_per_template}, "
-                          f"episode_share={episode_share}, detour_rate={detour_rate}, hint_rate={hint_rate}, "
-                          f"context_share={context_share}, n_screens={n_screens}, "
-                          f"episodes={len(episodes)})")
+    guard.__qualname__ = (f"world_sampler(seed={seed}, handmade_seeds={handmade_seeds}, "
+                          f"generated_seeds={generated_seeds}, episode_share={episode_share}, "
+                          f"detour_rate={detour_rate}, hint_rate={hint_rate}, context_share={context_share}, "
+                          f"n_screens={n_screens}, episodes={len(episodes)})")
     return guard
 
 
-def held_out_sampler(seeds_per_template: int = 3, seed: int = 1, hint_rate: float = 0.3,
+def held_out_sampler(seeds_per_template: int = 1, seed: int = 1, hint_rate: float = 0.3,
                      cache: Path | None = None) -> SampleFn:
     """Episode steps of the held-out pretraining apps only (never trained on): the report's samples."""
     episodes = collect_episodes(pretrain_template_ids(held_out=True), seeds_per_template, seed, 0.5, cache)
