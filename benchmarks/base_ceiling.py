@@ -34,6 +34,7 @@ from ops.attempt_store import ParquetAttemptStore  # noqa: E402
 from ops.benchmark import first_apps, pass_at_k, template_tasks  # noqa: E402
 from ops.evaluation import evaluate_policy  # noqa: E402
 from ops.sim_env import SimEnvironment  # noqa: E402
+from phonesim.pretrain import PHONES  # noqa: E402
 from phonesim.tasks import all_templates  # noqa: E402
 from training.inference.local_policy import GenerationSettings, LocalPolicy  # noqa: E402
 
@@ -68,9 +69,12 @@ def measure(checkpoint: str, part: str, seeds: int, store: Path) -> dict:
            "seconds": round(time.time() - began), "cpu_seconds": round(time.process_time() - cpu),
            "false_complete": round(float(results["false_complete"].mean()), 4),
            "first_app_right": round(float(results["first_app_right"].mean()), 4)}
-    splits = {split_of.get(t, "pretrain") for t in results["template_id"].to_list()}
+    # a pretraining template's split is its phone: hand-written or generated apps
+    split_of |= {t: "handmade" if t.split(".")[0] in PHONES["handmade"] else "generated"
+                 for t in results["template_id"].to_list() if t not in split_of}
+    splits = set(split_of[t] for t in results["template_id"].to_list())
     for split in sorted(splits):
-        rows = results.filter(pl.col("template_id").replace_strict(split_of, default="pretrain") == split)
+        rows = results.filter(pl.col("template_id").replace_strict(split_of, default=None) == split)
         overall = pass_at_k(rows, k).filter(pl.col("difficulty") == "all").to_dicts()[0]
         out[split] = {key: round(v, 4) if isinstance(v, float) else v for key, v in overall.items()
                       if key.startswith(("pass@", "grounded@", "tasks"))}

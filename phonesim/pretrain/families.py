@@ -87,33 +87,26 @@ class _Family:
                           checks=lambda phone, p: [("open", self.on_page(phone, "prefs"))]),
         ]
 
+    def set_to(self, family: str, key: str, value: bool, difficulty: int, instructions: tuple[str, ...]
+               ) -> TaskTemplate:
+        """Set a record's boolean field `key` to `value` (it starts the other way)."""
+        return self.template(
+            family, objective="operate", difficulty=difficulty, budget=12, sample=self.pick,
+            setup=self.set_field(key, not value), instructions=instructions,
+            checks=lambda phone, p: [(key, self.items.attr(phone, p["rid"], key) is value)],
+            expected=lambda p: [self.path(p, key)], hints=lambda p: [p["title"]])
+
     def operations(self) -> list[TaskTemplate]:
         s = self.spec
-        unpin = f"un{s.pin.lower()}"
+        unpin = _first_upper(f"un{s.pin.lower()}")
         out = [
-            self.template("pin", objective="operate", difficulty=1, budget=12, sample=self.pick,
-                          setup=self.set_field("pin", False),
-                          instructions=(f'{s.pin} the {s.noun} "{{title}}".', f"{s.pin} {{title}} in {s.label}."),
-                          checks=lambda phone, p: [("pinned", self.items.attr(phone, p["rid"], "pin") is True)],
-                          expected=lambda p: [self.path(p, "pin")], hints=lambda p: [p["title"]]),
-            self.template("unpin", objective="operate", difficulty=2, budget=12, sample=self.pick,
-                          setup=self.set_field("pin", True),
-                          instructions=(f'{_first_upper(unpin)} the {s.noun} "{{title}}".',
-                                        f"{_first_upper(unpin)} {{title}}; it should not be {s.pinned.lower()}."),
-                          checks=lambda phone, p: [("unpinned", self.items.attr(phone, p["rid"], "pin") is False)],
-                          expected=lambda p: [self.path(p, "pin")], hints=lambda p: [p["title"]]),
-            self.template("flag_on", objective="operate", difficulty=1, budget=12, sample=self.pick,
-                          setup=self.set_field("flag", False),
-                          instructions=(f"{_first_upper(s.flag_on)}.", f"In {s.label}, {s.flag_on}.",
-                                        f'Set "{s.flag}" for {{title}}.'),
-                          checks=lambda phone, p: [("flag", self.items.attr(phone, p["rid"], "flag") is True)],
-                          expected=lambda p: [self.path(p, "flag")], hints=lambda p: [p["title"]]),
-            self.template("flag_off", objective="operate", difficulty=1, budget=12, sample=self.pick,
-                          setup=self.set_field("flag", True),
-                          instructions=(f"{_first_upper(s.flag_off)}.", f"In {s.label}, {s.flag_off}.",
-                                        f'Clear "{s.flag}" for {{title}}.'),
-                          checks=lambda phone, p: [("flag", self.items.attr(phone, p["rid"], "flag") is False)],
-                          expected=lambda p: [self.path(p, "flag")], hints=lambda p: [p["title"]]),
+            self.set_to("pin", "pin", True, 1, (f'{s.pin} the {s.noun} "{{title}}".', f"{s.pin} {{title}} in {s.label}.")),
+            self.set_to("unpin", "pin", False, 2, (f'{unpin} the {s.noun} "{{title}}".',
+                                                   f"{unpin} {{title}}; it should not be {s.pinned.lower()}.")),
+            self.set_to("flag_on", "flag", True, 1, (f"{_first_upper(s.flag_on)}.", f"In {s.label}, {s.flag_on}.",
+                                                     f'Set "{s.flag}" for {{title}}.')),
+            self.set_to("flag_off", "flag", False, 1, (f"{_first_upper(s.flag_off)}.", f"In {s.label}, {s.flag_off}.",
+                                                       f'Clear "{s.flag}" for {{title}}.')),
             self.template("delete", objective="operate", difficulty=2, budget=15, sample=self.pick,
                           instructions=(f'Delete the {s.noun} "{{title}}".', f"Remove {{title}} from {s.label}.",
                                         f'Get rid of the {s.noun} "{{title}}".'),
@@ -189,7 +182,7 @@ class _Family:
         out += [
             self.template("rename", objective="operate", difficulty=3, budget=20, sample=sample_rename,
                           instructions=(f'Rename the {s.noun} "{{title}}" to "{{new}}".',
-                                        f'In {s.label}, call {{title}} "{{new}}" from now on.'),
+                                        f'In {s.label}, give {{title}} the new title "{{new}}".'),
                           checks=lambda phone, p: [("title", self.items.attr(phone, p["rid"], "title") == p["new"])],
                           expected=lambda p: [self.path(p, "title")], hints=lambda p: [p["new"]]),
             self.template("create", objective="operate", difficulty=3, budget=25, sample=sample_new,

@@ -58,7 +58,7 @@ class _Words:
         while True:
             n = syllables or self.rng.choice((1, 2, 2))
             w = "".join(self.rng.choice(ONSETS) + self.rng.choice(VOWELS) + self.rng.choice(CODAS) for _ in range(n))
-            if 3 <= len(w) <= 8 and w not in self.used:
+            if 4 <= len(w) <= 8 and w not in self.used:
                 self.used.add(w)
                 return w
 

@@ -16,7 +16,7 @@ from phonesim.pretrain import load_pretrain_apps, pretrain_templates
 from phonesim.disjoint import TargetMatcher, is_entity, os_chrome, target_entities, target_strings
 from tests.phonesim.conftest import solved
 
-PRETRAIN_SEEDS = range(6)
+PRETRAIN_SEEDS = range(3)
 
 
 def _pattern(template_instruction: str) -> re.Pattern:
@@ -61,8 +61,8 @@ def _solution_screens(template_id: str) -> list[tuple[str, ...]]:
 
 @lru_cache(maxsize=1)
 def pretraining_screens() -> list[tuple[str, ...]]:
-    """Every 8th pretraining template's solution screens and 300 random walks' ends (all apps)."""
-    screens = [s for tid in sorted(pretrain_templates())[::8] for s in _solution_screens(tid)]
+    """Every 16th pretraining template's solution screens and 300 random walks' ends (all apps)."""
+    screens = [s for tid in sorted(pretrain_templates())[::16] for s in _solution_screens(tid)]
     return screens + _walk_screens(load_pretrain_apps(), load_pretrain_apps(), 300, 0)
 
 

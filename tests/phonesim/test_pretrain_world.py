@@ -48,12 +48,14 @@ def test_held_out_apps_are_pretraining_apps_left_out_of_training():
     assert set(trained_apps()) == set(load_pretrain_apps()) - set(HELD_OUT_APPS)
     held = pretrain_template_ids(held_out=True)
     assert held and all(pretrain_templates()[t].apps[0] in HELD_OUT_APPS for t in held)
-    assert set(held) | set(pretrain_template_ids(held_out=False)) == set(PRETRAIN_IDS)
+    assert set(held) | set(pretrain_template_ids(held_out=False)) == set(pretrain_templates())
 
 
 @pytest.mark.parametrize("template_id", PRETRAIN_IDS)
 def test_every_pretraining_template_is_solved_cleanly_and_a_truncated_solution_fails(template_id):
-    task, path = solved(template_id)
+    # seed 0: the one every generated template was checked at (a create form with two numbers to type
+    # can exceed the solver's node limit at another seed; the recipe skips and counts such instances)
+    task, path = solved(template_id, 0)
     assert 0 < len(path) <= task.step_budget
     done = run_actions(task, list(path))
     assert done.success and not done.side_effects and done.invalid_steps == 0, done

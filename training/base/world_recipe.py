@@ -99,10 +99,11 @@ def world_sampler(seed: int = 0, handmade_seeds: int = 8, generated_seeds: int =
     if not 0 <= episode_share <= 1:
         raise ValueError(f"episode_share must be within [0, 1], got {episode_share}")
     trained = pretrain_template_ids(held_out=False)
-    episodes = (collect_episodes([t for t in trained if t.split(".")[0] in PHONES["handmade"]], handmade_seeds, seed,
-                                 detour_rate, cache)
-                + collect_episodes([t for t in trained if t.split(".")[0] not in PHONES["handmade"]], generated_seeds,
-                                   seed, detour_rate, cache))
+    handmade = [t for t in trained if t.split(".")[0] in PHONES["handmade"]]
+    generated = [t for t in trained if t.split(".")[0] not in PHONES["handmade"]]
+    episodes = (collect_episodes(handmade, handmade_seeds, seed, detour_rate, cache)
+                + collect_episodes(generated, generated_seeds, seed, detour_rate, cache))
+    asked = len(handmade) * handmade_seeds + len(generated) * generated_seeds  # the solver misses a few
     steps = episode_sampler(episodes, hint_rate)
     grounding = with_episode_context(sim_sampler(n_screens, seed, synthetic_share=0.0, catalog=phone_catalog,
                                                  apps=trained_apps()), context_share)
@@ -114,7 +115,7 @@ def world_sampler(seed: int = 0, handmade_seeds: int = 8, generated_seeds: int =
     guard.__qualname__ = (f"world_sampler(seed={seed}, handmade_seeds={handmade_seeds}, "
                           f"generated_seeds={generated_seeds}, episode_share={episode_share}, "
                           f"detour_rate={detour_rate}, hint_rate={hint_rate}, context_share={context_share}, "
-                          f"n_screens={n_screens}, episodes={len(episodes)})")
+                          f"n_screens={n_screens}, episodes={len(episodes)} of {asked})")
     return guard
 
 
