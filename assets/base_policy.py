@@ -21,8 +21,8 @@ import dagster as dg
 from pydantic import Field
 
 from assets.metadata import tidy
-from ops.checkpoint import Checkpoint, weights_digest
-from ops.prompts import PromptStyle
+from training.methods.checkpoint import Checkpoint, weights_digest
+from ops.agent.policy_prompt import PromptStyle
 from resources.experiment import experiment_of, experiment_partitions, lineage_metadata
 from resources.policy import PolicyResource
 from resources.storage import ArtifactStore

@@ -8,7 +8,7 @@ from pydantic import Field, model_validator
 
 from assets.benchmark_workers import PolicyEpisodes, evaluate, evaluate_all
 from assets.metadata import chart_md, md_table, tidy
-from ops.benchmark import (
+from ops.evaluation.benchmark import (
     MINED_SEEDS,
     first_apps,
     held_out_tasks,
@@ -18,9 +18,9 @@ from ops.benchmark import (
     unseen_train_tasks,
     versus_baseline,
 )
-from ops.checkpoint import Checkpoint, Method
-from ops.androidworld import evaluate_on_androidworld
-from ops.plots import pass_at_k_chart
+from training.methods.checkpoint import Checkpoint, Method
+from ops.evaluation.androidworld import evaluate_on_androidworld
+from ops.evaluation.plots import pass_at_k_chart
 from resources.experiment import experiment_of, experiment_partitions, lineage_metadata
 from resources.environment import SimulatorResource
 from resources.policy import PolicyResource
@@ -98,7 +98,7 @@ RATE_HEADERS = {"progress": "progress", "false_complete": "false complete", "sid
 
 def _androidworld(config: BenchmarkConfig):
     """AndroidWorld's suite settings and its emulator, loaded once for every policy."""
-    from ops.androidworld import AndroidWorldConfig, available, load_env
+    from ops.evaluation.androidworld import AndroidWorldConfig, available, load_env
 
     if not available():
         raise ValueError("benchmark_results.suite: 'androidworld' needs the android_world package (installed from its "

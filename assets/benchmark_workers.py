@@ -17,14 +17,14 @@ from functools import partial
 import polars as pl
 
 from assets.worker_pool import run_in_workers
-from ops.attempt_store import ParquetAttemptStore
-from ops.benchmark import first_apps
-from ops.checkpoint import Checkpoint
-from ops.cpu_clock import CpuClock
-from ops.episode import Environment, Policy, TaskSpec
-from ops.evaluation import Evaluation, evaluate_policy
-from ops.progress import CountdownLog
-from ops.rollout import attempts_to_run
+from ops.data.attempt_store import ParquetAttemptStore
+from ops.evaluation.benchmark import first_apps
+from training.methods.checkpoint import Checkpoint
+from ops.evaluation.cpu_clock import CpuClock
+from ops.agent.episode import Environment, Policy, TaskSpec
+from ops.evaluation.evaluate import Evaluation, evaluate_policy
+from ops.rollout.progress import CountdownLog
+from ops.rollout.engine import attempts_to_run
 from resources.policy import PolicyResource
 from resources.portable import PortableResource
 from resources.storage import ArtifactStore
@@ -38,7 +38,7 @@ class PolicyEpisodes:
     checkpoint: Checkpoint
     store: ParquetAttemptStore
     tasks: Sequence[tuple[TaskSpec, str]]
-    first_app_of: dict[str, str]  # `ops.benchmark.first_apps`' cache, every task searched (instances do not pickle)
+    first_app_of: dict[str, str]  # `ops.evaluation.benchmark.first_apps`' cache, every task searched (instances do not pickle)
     world_seed: int
     k: int
     temperature: float

@@ -8,9 +8,9 @@ import dagster as dg
 from pydantic import ValidationError
 
 from assets.metadata import chart_md, tidy
-from ops.checkpoint import Checkpoint, Method
-from ops.cpu_clock import CpuClock
-from ops.plots import training_curves_chart
+from training.methods.checkpoint import Checkpoint, Method
+from ops.evaluation.cpu_clock import CpuClock
+from ops.evaluation.plots import training_curves_chart
 from resources.experiment import experiment_of
 from resources.storage import ArtifactStore
 from resources.validation_messages import validation_problems

@@ -15,9 +15,9 @@ import polars as pl
 from pydantic import Field
 
 from assets.metadata import tidy
-from ops.critic.calibration import calibrate_rejudged, calibrate_rollout_critic
-from ops.critic.llm_critic import LLMCritic
-from ops.critic.rejudge import rejudge
+from ops.judging.critic.calibration import calibrate_rejudged, calibrate_rollout_critic
+from ops.judging.critic.llm_critic import LLMCritic
+from ops.judging.critic.rejudge import rejudge
 from resources.experiment import experiment_of, experiment_partitions, lineage_metadata
 from resources.llm import LLMResource
 from resources.storage import StorageLocation

@@ -13,8 +13,8 @@ from ops.curriculum import (
     mine_simulator_tasks,
     mine_with_llm,
 )
-from ops.exploration import trajectories, transitions_from_rows
-from ops.schemas import from_rows
+from ops.exploration.explorer import trajectories, transitions_from_rows
+from ops.data.schemas import from_rows
 from resources.experiment import APPS_OF_EXPERIMENT, experiment_partitions, lineage_metadata
 from resources.environment import SimulatorResource
 from resources.llm import LLMResource

@@ -7,9 +7,9 @@ import polars as pl
 from pydantic import Field
 
 from assets.metadata import counts, md_table, thumbnail_md, tidy
-from ops.exploration import ExplorationConfig, Transition, explore_app, offline_goals, trajectories
-from ops.exploration_goals import llm_goals
-from ops.schemas import from_rows
+from ops.exploration.explorer import ExplorationConfig, Transition, explore_app, offline_goals, trajectories
+from ops.exploration.goals import llm_goals
+from ops.data.schemas import from_rows
 from phonesim.apps import load_apps
 from resources.experiment import experiment_app_partitions, lineage_metadata
 from resources.environment import SimulatorResource

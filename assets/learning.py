@@ -12,22 +12,22 @@ from assets.checkpoints import (NO_WEIGHTS, trained_checkpoint, trainer_settings
                                 unchanged_checkpoint)
 from assets.metadata import chart_md, md_table, tidy
 from assets.training_priorities import GRSD_CHAIN, HIFPO_CHAIN, RFT_CHAIN
-from ops.annotated_samples import AnnotationReport, annotate_samples
-from ops.attempt_store import collect_tables
-from ops.checkpoint import Checkpoint
-from ops.cpu_clock import CpuClock
-from ops.critic.programmatic import ProgrammaticCritic
-from ops.critic.reasoning_annotation import LLMAnnotator, ProgrammaticAnnotator, ReasoningAnnotator
+from ops.samples.annotated_samples import AnnotationReport, annotate_samples
+from ops.data.attempt_store import collect_tables
+from training.methods.checkpoint import Checkpoint
+from ops.evaluation.cpu_clock import CpuClock
+from ops.judging.critic.programmatic import ProgrammaticCritic
+from ops.judging.critic.reasoning_annotation import LLMAnnotator, ProgrammaticAnnotator, ReasoningAnnotator
 from ops.curriculum import task_specs
-from ops.episode import Policy
-from ops.filtering import FilterConfig
-from ops.fork_pairs import detect_fork_pairs
-from ops.forks import ForkConfig
-from ops.plots import sr_histogram_chart
-from ops.prompts import OUTPUT_FORMATS, PromptStyle, writes_structured_reasoning
-from ops.rollout import RolloutConfig, run_rollouts
-from ops.schemas import conform
-from ops.step_samples import build_step_samples, finish_response
+from ops.agent.episode import Policy
+from ops.samples.filtering import FilterConfig
+from training.methods.grsd.fork_pairs import detect_fork_pairs
+from training.methods.grsd.forks import ForkConfig
+from ops.evaluation.plots import sr_histogram_chart
+from ops.agent.policy_prompt import OUTPUT_FORMATS, PromptStyle, writes_structured_reasoning
+from ops.rollout.engine import RolloutConfig, run_rollouts
+from ops.data.schemas import conform
+from ops.samples.step_samples import build_step_samples, finish_response
 from resources.experiment import experiment_of, experiment_partitions, lineage_metadata
 from resources.environment import AdbDeviceResource, SimulatorResource
 from resources.llm import LLMResource
@@ -120,7 +120,7 @@ def step_datasets(context: dg.AssetExecutionContext, config: StepDatasetConfig, 
     return samples
 
 
-HIFPO_SETTINGS = "training.trainers.hifpo:HiFPOConfig"
+HIFPO_SETTINGS = "training.methods.hifpo.trainer:HiFPOConfig"
 SFT_SETTINGS = "training.trainers.sft:SFTTrainConfig"
 
 
@@ -155,7 +155,7 @@ def hifpo_checkpoint(context: dg.AssetExecutionContext, config: HiFPOAssetConfig
     from datasets import Dataset
 
     from training.trainers.step_datasets import build_step_dataset
-    from training.trainers.hifpo import train_hifpo
+    from training.methods.hifpo.trainer import train_hifpo
 
     if base_policy.uri is None:
         return unchanged_checkpoint(context, "hifpo", base_policy, NO_WEIGHTS, clock, lineage_metadata(context, config))
@@ -279,7 +279,7 @@ def rft_checkpoint(context: dg.AssetExecutionContext, config: RFTAssetConfig, cu
                    remedial_trajectories: pl.DataFrame, base_policy: Checkpoint, simulator: SimulatorResource,
                    policy: PolicyResource, storage: StorageLocation, artifact_store: ArtifactStore) -> Checkpoint:
     clock = CpuClock()
-    from training.trainers.rft import RFTRoundsConfig, run_rft_rounds
+    from training.methods.rft.trainer import RFTRoundsConfig, run_rft_rounds
 
     if base_policy.uri is None:
         return unchanged_checkpoint(context, "rft", base_policy, NO_WEIGHTS, clock, lineage_metadata(context, config))

@@ -11,7 +11,7 @@ import dagster as dg
 from PIL import Image
 
 if TYPE_CHECKING:
-    from ops.plots import Chart  # matplotlib loads only in the assets that draw
+    from ops.evaluation.plots import Chart  # matplotlib loads only in the assets that draw
 
 THUMB_HEIGHT = 96
 SIGNIFICANT_DIGITS = 3

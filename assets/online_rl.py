@@ -13,12 +13,12 @@ from pydantic import Field, model_validator
 from assets.checkpoints import NO_WEIGHTS, trained_checkpoint, trainer_settings, training_progress, unchanged_checkpoint
 from assets.metadata import chart_md
 from assets.training_priorities import RFT_CHAIN
-from ops.adagrpo import FailureCurriculum
-from ops.checkpoint import Checkpoint
-from ops.cpu_clock import CpuClock
+from training.methods.adagrpo.rules import FailureCurriculum
+from training.methods.checkpoint import Checkpoint
+from ops.evaluation.cpu_clock import CpuClock
 from ops.curriculum import task_specs
-from ops.episode import Policy
-from ops.plots import training_curves_chart
+from ops.agent.episode import Policy
+from ops.evaluation.plots import training_curves_chart
 from phonesim.tasks import all_templates
 from resources.environment import SimulatorResource
 from resources.experiment import experiment_of, experiment_partitions, lineage_metadata
@@ -27,7 +27,7 @@ from resources.policy import PolicyResource
 from resources.storage import ArtifactStore, StorageLocation
 
 HISTORY_FILE = "_state/adagrpo_failure_history.json"
-ADAGRPO_SETTINGS = "training.trainers.adagrpo:AdaGRPOConfig"
+ADAGRPO_SETTINGS = "training.methods.adagrpo.trainer:AdaGRPOConfig"
 
 
 class AdaGRPOAssetConfig(dg.Config):
@@ -89,7 +89,7 @@ def adagrpo_checkpoint(context: dg.AssetExecutionContext, config: AdaGRPOAssetCo
                        simulator: SimulatorResource, policy: PolicyResource, storage: StorageLocation,
                        artifact_store: ArtifactStore) -> Checkpoint:
     clock = CpuClock()
-    from training.trainers.adagrpo import run_adagrpo
+    from training.methods.adagrpo.trainer import run_adagrpo
 
     start, started = start_checkpoint(config.start_from, base_policy, rft_checkpoint)
     context.log.info(f"adagrpo starts from {started}")

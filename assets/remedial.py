@@ -22,19 +22,19 @@ from pydantic import Field
 from assets.learning import annotation_metadata, reasoning_annotator
 from assets.metadata import md_table, tidy
 from assets.training_priorities import RFT_CHAIN
-from ops.annotated_samples import annotate_samples
-from ops.checkpoint import Checkpoint, weights_digest
-from ops.corrective_teaching import (ScriptedPolicy, TeachingReport, failed_attempts, remedial_feedback,
+from ops.samples.annotated_samples import annotate_samples
+from training.methods.checkpoint import Checkpoint, weights_digest
+from ops.remedial.corrective_teaching import (ScriptedPolicy, TeachingReport, failed_attempts, remedial_feedback,
                                      remedial_tables, teach)
-from ops.critic.llm_critic import LLMCritic
-from ops.critic.programmatic import ProgrammaticCritic
-from ops.critic.reasoning_annotation import ProgrammaticAnnotator
+from ops.judging.critic.llm_critic import LLMCritic
+from ops.judging.critic.programmatic import ProgrammaticCritic
+from ops.judging.critic.reasoning_annotation import ProgrammaticAnnotator
 from ops.curriculum import task_specs
-from ops.progress import CountdownLog
-from ops.prompts import PromptStyle
-from ops.schemas import empty
-from ops.step_samples import with_hint_free_copies
-from ops.teachers import PolicyTeacher, SolverTeacher, Teacher
+from ops.rollout.progress import CountdownLog
+from ops.agent.policy_prompt import PromptStyle
+from ops.data.schemas import empty
+from ops.samples.step_samples import with_hint_free_copies
+from ops.remedial.teachers import PolicyTeacher, SolverTeacher, Teacher
 from resources.environment import SimulatorResource
 from resources.experiment import experiment_partitions, lineage_metadata
 from resources.llm import LLMResource

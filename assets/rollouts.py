@@ -16,16 +16,16 @@ from pydantic import Field
 
 from assets.metadata import chart_md, counts, md_table, thumbnail_md, tidy
 from assets.worker_pool import run_in_workers
-from ops.attempt_store import ParquetAttemptStore, collect_tables
-from ops.checkpoint import Checkpoint
-from ops.critic.llm_critic import LLMCritic
-from ops.critic.programmatic import ProgrammaticCritic
+from ops.data.attempt_store import ParquetAttemptStore, collect_tables
+from training.methods.checkpoint import Checkpoint
+from ops.judging.critic.llm_critic import LLMCritic
+from ops.judging.critic.programmatic import ProgrammaticCritic
 from ops.curriculum import task_specs
-from ops.episode import Critic, Environment, TaskSpec
-from ops.plots import sr_histogram_chart, success_by_attempt_chart
-from ops.prompts import writes_structured_reasoning
-from ops.progress import CountdownLog
-from ops.rollout import RolloutConfig, RolloutSummary, attempts_to_run, run_rollouts
+from ops.agent.episode import Critic, Environment, TaskSpec
+from ops.evaluation.plots import sr_histogram_chart, success_by_attempt_chart
+from ops.agent.policy_prompt import writes_structured_reasoning
+from ops.rollout.progress import CountdownLog
+from ops.rollout.engine import RolloutConfig, RolloutSummary, attempts_to_run, run_rollouts
 from resources.experiment import config_key, experiment_of, experiment_partitions, lineage_metadata
 from resources.environment import SimulatorResource
 from resources.llm import LLMResource

@@ -18,10 +18,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ops.a11y_tree import tree_reduction  # noqa: E402
-from ops.adb_env import AdbEnvConfig, AdbEnvironment, DeviceApp  # noqa: E402
-from ops.episode import TaskSpec  # noqa: E402
-from ops.sim_env import SimEnvironment  # noqa: E402
+from ops.environments.a11y_tree import tree_reduction  # noqa: E402
+from ops.environments.adb import AdbEnvConfig, AdbEnvironment, DeviceApp  # noqa: E402
+from ops.agent.episode import TaskSpec  # noqa: E402
+from ops.environments.simulator import SimEnvironment  # noqa: E402
 from phonesim import instantiate, solve, templates  # noqa: E402
 from phonesim.adb import AdbServer  # noqa: E402
 from phonesim.adb.uiautomator import hierarchy_xml  # noqa: E402

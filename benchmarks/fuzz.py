@@ -13,10 +13,10 @@ Surfaces and their contracts:
   parse:label_echo+labels      the same with element labels (the rollout and reward call)
   parse:mobilewizard+structured  ops.actions.parse_structured (four-part reasoning) → ParsedOutput
                                whose success carries the four parts, never raises
-  score_action                 ops.reward.score_action → a reward in [0, 1] or RewardInputError
-  trl_reward                   ops.reward.make_trl_reward batches → one finite float per completion
-  structured_reward            ops.reasoning_reward structure / reasoning rewards → 0, 0.5, 1 / [0, 1]
-  parse_json_output            ops.llm.parse_json_output → a model or OutputError
+  score_action                 ops.judging.action_reward.score_action → a reward in [0, 1] or RewardInputError
+  trl_reward                   ops.judging.action_reward.make_trl_reward batches → one finite float per completion
+  structured_reward            ops.judging.reasoning_reward structure / reasoning rewards → 0, 0.5, 1 / [0, 1]
+  parse_json_output            ops.agent.llm.parse_json_output → a model or OutputError
 
 Run: nice python benchmarks/fuzz.py [--n 10000] [--seed 0] [--surface score_action ...]
 """
@@ -57,11 +57,11 @@ from ops.actions import (  # noqa: E402
     supports,
 )
 from ops.actions.formats import label_echo  # noqa: E402
-from ops.llm import OutputError, parse_json_output  # noqa: E402
-from ops.prompts import CorrectiveHintOutput, FinalDecision, StepDescription  # noqa: E402
-from ops.prompts.curriculum import CurriculumOutput, curriculum_context  # noqa: E402
-from ops.reasoning_reward import reasoning_reward, structure_reward  # noqa: E402
-from ops.reward import RewardConfig, RewardInputError, make_trl_reward, score_action  # noqa: E402
+from ops.agent.llm import OutputError, parse_json_output  # noqa: E402
+from ops.judging.critic.prompts import CorrectiveHintOutput, FinalDecision, StepDescription
+from ops.curriculum.prompts import CurriculumOutput, curriculum_context  # noqa: E402
+from ops.judging.reasoning_reward import reasoning_reward, structure_reward  # noqa: E402
+from ops.judging.action_reward import RewardConfig, RewardInputError, make_trl_reward, score_action  # noqa: E402
 
 SLOW_S = 1.0
 HANG_S = 30  # an input still running after this is abandoned (and counted as a crash)
@@ -492,7 +492,7 @@ def main() -> None:
     parser.add_argument("--surface", nargs="*", choices=sorted(SURFACES), help="default: all")
     args = parser.parse_args()
     signal.signal(signal.SIGALRM, _alarm)
-    logging.getLogger("ops.reward").setLevel(logging.ERROR)  # its per-row warnings are the expected outcome
+    logging.getLogger("ops.judging.action_reward").setLevel(logging.ERROR)  # its per-row warnings are the expected outcome
     print(f"{'surface':<30} {'inputs':>7} {'crashes':>8} {'>1 s':>5} {'slowest ms':>11}  crash kinds")
     total = Tally()
     for name in args.surface or SURFACES:

@@ -42,8 +42,8 @@ CHECKS = [
 # torch, transformers, datasets and TRL (benchmarks/import_cost.py). Forking after these imports is
 # safe: importing starts no torch threads, and the server process itself never trains. A name that
 # fails to import is skipped by multiprocessing without a word (tests/layout keeps them importable).
-TRAINING_PRELOAD = ["pipelines.definitions", "training.trainers.hifpo", "training.trainers.rft",
-                    "training.trainers.adagrpo", "training.inference.local_policy"]
+TRAINING_PRELOAD = ["pipelines.definitions", "training.methods.hifpo.trainer", "training.methods.rft.trainer",
+                    "training.methods.adagrpo.trainer", "training.inference.local_policy"]
 
 
 def _stage_job(name: str, assets: list[dg.AssetsDefinition], description: str,

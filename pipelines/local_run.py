@@ -37,7 +37,7 @@ from dagster._core.workspace.load_target import WorkspaceFileTarget
 from dagster.version import __version__ as dagster_version
 from pydantic import BaseModel, ValidationError
 
-from ops.stored_files import DamagedFileError
+from ops.data.stored_files import DamagedFileError
 from pipelines.start_point import ConfigError, StagePart, split_at
 from resources.experiment import (
     APP_DIMENSION,

@@ -7,7 +7,7 @@ import dagster as dg
 
 from assets.exploration import APPS, exploration_traces
 from resources.experiment import APP_DIMENSION, DEFAULT_EXPERIMENT, EXPERIMENT_DIMENSION
-from ops.infrastructure import InfrastructureError
+from ops.environments.infrastructure import InfrastructureError
 
 
 @dg.sensor(asset_selection=dg.AssetSelection.assets(exploration_traces), minimum_interval_seconds=15 * 60,

@@ -13,16 +13,16 @@ from typing import TYPE_CHECKING
 import dagster as dg
 from pydantic import Field, PrivateAttr
 
-from ops.device_pool import DevicePool, lock_directory
-from ops.safety_guard import DENY_LABELS, GuardConfig, SafetyGuard
-from ops.sim_env import SimEnvironment
+from ops.environments.device_pool import DevicePool, lock_directory
+from ops.environments.safety_guard import DENY_LABELS, GuardConfig, SafetyGuard
+from ops.environments.simulator import SimEnvironment
 from phonesim.adb.commands import app_version
 from phonesim.apps import load_apps
 
 if TYPE_CHECKING:
-    from ops.adb_env import AdbEnvironment, DeviceApp
+    from ops.environments.adb import AdbEnvironment, DeviceApp
 
-# ops.adb_env is imported in the methods that reach a device: it loads adbutils (and requests),
+# ops.environments.adb is imported in the methods that reach a device: it loads adbutils (and requests),
 # which the asset graph and every run on the embedded simulator do not need.
 
 
@@ -53,7 +53,7 @@ class SimulatorResource(dg.ConfigurableResource):
 
 class AdbDeviceResource(dg.ConfigurableResource):
     """Android devices over adb, one episode per device at a time across processes, each checked
-    for health before use (`ops.device_pool`); a safety guard on every action unless switched off
+    for health before use (`ops.environments.device_pool`); a safety guard on every action unless switched off
     (docs/devices.md)."""
 
     serials: list[str] = Field(default_factory=list,
@@ -72,7 +72,7 @@ class AdbDeviceResource(dg.ConfigurableResource):
     settle_s: float = Field(default=0.5, ge=0, description="Wait after an action before observing (animations); "
                             "0 suits the served simulator.")
     retry_delay_s: float = Field(default=0.5, ge=0, description="Wait before retrying a failed or stale dump.")
-    guard: bool = Field(default=True, description="Safety guard (ops.safety_guard): actions on its deny list "
+    guard: bool = Field(default=True, description="Safety guard (ops.environments.safety_guard): actions on its deny list "
                         "(pay, buy, delete account, factory reset, uninstall, send in messaging apps, leaving the "
                         "target apps, ...) are not executed and are recorded as blocked_by_guard.")
     guard_end_episode: bool = Field(default=False, description="A blocked action ends the episode "
@@ -86,19 +86,19 @@ class AdbDeviceResource(dg.ConfigurableResource):
     _size: tuple[int, int] | None = PrivateAttr(default=None)
 
     def _apps(self) -> tuple[DeviceApp, ...]:
-        from ops.adb_env import DeviceApp
+        from ops.environments.adb import DeviceApp
 
         if self.target_apps or not self.simulator:
             return tuple(DeviceApp(name, package) for name, package in sorted(self.target_apps.items()))
         return tuple(DeviceApp(name, app.package, app.label) for name, app in load_apps().items())
 
     def device_serials(self) -> list[str]:
-        from ops.adb_env import connected_serials
+        from ops.environments.adb import connected_serials
 
         return list(self.serials) or connected_serials(self.adb_host, self.adb_port, self.command_timeout_s)
 
     def _env(self, serial: str) -> AdbEnvironment:
-        from ops.adb_env import AdbEnvConfig, AdbEnvironment
+        from ops.environments.adb import AdbEnvConfig, AdbEnvironment
 
         guard = SafetyGuard(GuardConfig(
             deny_labels=tuple(self.guard_deny_labels), deny_action_types=tuple(self.guard_deny_action_types),

@@ -1,12 +1,12 @@
 """The critic / curriculum VLM as a Dagster resource: typed endpoint config that builds an
-`ops.llm.LLMClient` (litellm; keys only from the named environment variable)."""
+`ops.agent.llm.LLMClient` (litellm; keys only from the named environment variable)."""
 
 from __future__ import annotations
 
 import dagster as dg
 from pydantic import Field
 
-from ops.llm import LLMClient, LLMConfig
+from ops.agent.llm import LLMClient, LLMConfig
 
 
 class LLMResource(dg.ConfigurableResource):

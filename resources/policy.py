@@ -1,5 +1,5 @@
 """The policy as a Dagster resource: typed config choosing the local transformers twin or the
-OpenAI-compatible endpoint twin; both come back as an `ops.episode.Policy`."""
+OpenAI-compatible endpoint twin; both come back as an `ops.agent.episode.Policy`."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Literal
 import dagster as dg
 from pydantic import Field, model_validator
 
-from ops.checkpoint import Checkpoint
-from ops.llm import LLMConfig
-from ops.policy import EndpointPolicy, PromptedPolicy
-from ops.prompts import PromptStyle
+from training.methods.checkpoint import Checkpoint
+from ops.agent.llm import LLMConfig
+from ops.agent.policy import EndpointPolicy, PromptedPolicy
+from ops.agent.policy_prompt import PromptStyle
 from resources.storage import ArtifactStore
 
 if TYPE_CHECKING:

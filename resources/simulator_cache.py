@@ -10,7 +10,7 @@ from typing import Callable
 
 import pyarrow.fs as pafs
 
-from ops.stored_files import read_bytes, write_bytes_atomic
+from ops.data.stored_files import read_bytes, write_bytes_atomic
 from phonesim.source import source_digest
 from resources.storage import StorageLocation
 

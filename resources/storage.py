@@ -26,9 +26,9 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from pydantic import BaseModel, Field
 
-from ops.attempt_store import SUMMARY_FILE, ParquetAttemptStore
-from ops.schemas import PARQUET_WRITE_OPTIONS
-from ops.stored_files import (
+from ops.data.attempt_store import SUMMARY_FILE, ParquetAttemptStore
+from ops.data.schemas import PARQUET_WRITE_OPTIONS
+from ops.data.stored_files import (
     DamagedFileError,
     check_digest,
     copy_file,

@@ -65,7 +65,7 @@ def print_benchmark(io_manager, experiment: str, k: int) -> None:
     import dagster as dg
     import polars as pl
 
-    from ops.benchmark import pass_at_k, pass_at_k_by_split, versus_baseline
+    from ops.evaluation.benchmark import pass_at_k, pass_at_k_by_split, versus_baseline
     from phonesim.tasks import templates
     from resources.experiment import UNPARTITIONED, PartitionAddress
 

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from pydantic import ValidationError
 
 from ops.actions import Action, ParseFailure, render
-from ops.reward import (
+from ops.judging.action_reward import (
     RewardConfig,
     RewardInputError,
     make_trl_reward,

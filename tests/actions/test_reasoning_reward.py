@@ -8,8 +8,8 @@ import math
 import pytest
 
 from ops.actions import REASONING_PARTS, Action, ReasoningParts, render_structured
-from ops.reasoning_reward import EmbedderError, part_similarities, reasoning_reward, structure_reward
-from ops.reward import (
+from ops.judging.reasoning_reward import EmbedderError, part_similarities, reasoning_reward, structure_reward
+from ops.judging.action_reward import (
     ANNOTATION_COLUMNS,
     COMPONENTS,
     RewardConfig,

@@ -2,7 +2,7 @@
 
 import pytest
 
-from ops.a11y_tree import (
+from ops.environments.a11y_tree import (
     HierarchyError, compact_text, count_tokens, parse_hierarchy, select_elements, tree_reduction,
 )
 from phonesim import instantiate

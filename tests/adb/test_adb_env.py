@@ -7,10 +7,10 @@ import time
 import pytest
 
 from ops.actions import Action
-from ops.adb_env import AdbEnvConfig, AdbEnvironment, DeviceApp
-from ops.infrastructure import DeviceError, DeviceLost
-from ops.episode import TaskSpec
-from ops.sim_env import SimEnvironment
+from ops.environments.adb import AdbEnvConfig, AdbEnvironment, DeviceApp
+from ops.environments.infrastructure import DeviceError, DeviceLost
+from ops.agent.episode import TaskSpec
+from ops.environments.simulator import SimEnvironment
 from phonesim import instantiate
 from phonesim.apps import load_apps
 from phonesim.solver import shortest_path
@@ -149,7 +149,7 @@ def test_exploration_restores_by_relaunch_and_replay_of_the_action_prefix(server
 
 
 def test_explore_app_on_a_device_anchors_on_activities_and_replays(server):
-    from ops.exploration import ExplorationConfig, explore_app
+    from ops.exploration.explorer import ExplorationConfig, explore_app
 
     env = _env(server)
     transitions = explore_app(env, "clock", ExplorationConfig(max_depth=2, max_transitions=6, max_branches=3))

@@ -1,6 +1,6 @@
 """The AndroidWorld suite as a benchmark, against a STAND-IN for `android_world`
 (tests/adb/android_world_standin: the real package needs an emulator). The stand-in implements
-exactly the interfaces ops/androidworld.py uses, with android_world's signatures."""
+exactly the interfaces ops/evaluation/androidworld.py uses, with android_world's signatures."""
 
 import re
 import sys
@@ -11,12 +11,13 @@ import pytest
 
 from ops.actions import Action, ActionType
 from ops.actions.formats import label_echo
-from ops.androidworld import AndroidWorldConfig, available, evaluate_on_androidworld
-from ops.attempt_store import ParquetAttemptStore
-from ops.benchmark import pass_at_k
-from ops.episode import PolicyOutput, PolicyRequest
-from ops.policy import PromptedPolicy
-from ops.prompts import element_label, messages_to_json
+from ops.evaluation.androidworld import AndroidWorldConfig, available, evaluate_on_androidworld
+from ops.data.attempt_store import ParquetAttemptStore
+from ops.evaluation.benchmark import pass_at_k
+from ops.agent.episode import PolicyOutput, PolicyRequest
+from ops.agent.policy import PromptedPolicy
+from ops.agent.messages import messages_to_json
+from ops.agent.policy_prompt import element_label
 
 STANDIN = Path(__file__).parent / "android_world_standin"
 

@@ -5,7 +5,7 @@ import logging
 
 import pytest
 
-from ops.infrastructure import NoDeviceFree
+from ops.environments.infrastructure import NoDeviceFree
 from resources.environment import AdbDeviceResource
 
 
@@ -37,7 +37,7 @@ def test_a_device_held_by_another_process_is_not_handed_out(server):
 def test_an_unhealthy_device_is_skipped_with_a_log_line(server, caplog, fault, problem):
     setattr(server.device("phonesim-1"), fault, False)
     resource = _resource(server)
-    with caplog.at_level(logging.WARNING, logger="ops.device_pool"):
+    with caplog.at_level(logging.WARNING, logger="ops.environments.device_pool"):
         env = resource.make_env()
     assert env.serial == "phonesim-2"
     assert f"adb device phonesim-1 skipped: {problem}" in caplog.text
@@ -48,7 +48,7 @@ def test_an_unhealthy_device_is_skipped_with_a_log_line(server, caplog, fault, p
 def test_a_dropped_device_is_skipped_and_configured_serials_are_used_as_given(server, caplog):
     server.drop("phonesim-1")
     resource = _resource(server, serials=["phonesim-1", "phonesim-2"])
-    with caplog.at_level(logging.WARNING, logger="ops.device_pool"):
+    with caplog.at_level(logging.WARNING, logger="ops.environments.device_pool"):
         assert resource.make_env().serial == "phonesim-2"
     assert "phonesim-1 skipped" in caplog.text and "not listed" in caplog.text
 

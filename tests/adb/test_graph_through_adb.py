@@ -103,7 +103,7 @@ def test_the_environment_resource_is_the_adb_twin(materialized):
 
 
 def _sim_tree():
-    from ops.sim_env import SimEnvironment
+    from ops.environments.simulator import SimEnvironment
 
     env = SimEnvironment(size=(540, 1200))
     return env.launch("contacts").a11y

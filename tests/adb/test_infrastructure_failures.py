@@ -5,10 +5,10 @@ import json
 
 import pytest
 
-from ops.attempt_store import ParquetAttemptStore, collect_tables
-from ops.critic.programmatic import ProgrammaticCritic
-from ops.episode import TaskSpec
-from ops.rollout import RolloutAborted, RolloutConfig, run_rollouts
+from ops.data.attempt_store import ParquetAttemptStore, collect_tables
+from ops.judging.critic.programmatic import ProgrammaticCritic
+from ops.agent.episode import TaskSpec
+from ops.rollout.engine import RolloutAborted, RolloutConfig, run_rollouts
 from phonesim import instantiate
 from resources.environment import AdbDeviceResource
 from tests.support.scripted_policy import RandomClickPolicy

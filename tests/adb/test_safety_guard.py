@@ -4,12 +4,12 @@ executed, it is recorded as blocked_by_guard with its rule, and the episode goes
 import pytest
 
 from ops.actions import Action
-from ops.adb_env import AdbEnvConfig, AdbEnvironment, DeviceApp
-from ops.attempt_store import ParquetAttemptStore, collect_tables
-from ops.critic.programmatic import ProgrammaticCritic
-from ops.episode import TaskSpec
-from ops.rollout import RolloutConfig, run_rollouts
-from ops.safety_guard import GuardConfig, SafetyGuard, elements_at
+from ops.environments.adb import AdbEnvConfig, AdbEnvironment, DeviceApp
+from ops.data.attempt_store import ParquetAttemptStore, collect_tables
+from ops.judging.critic.programmatic import ProgrammaticCritic
+from ops.agent.episode import TaskSpec
+from ops.rollout.engine import RolloutConfig, run_rollouts
+from ops.environments.safety_guard import GuardConfig, SafetyGuard, elements_at
 from phonesim.apps import load_apps
 from tests.support.scripted_policy import RandomClickPolicy
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from mobileforge.cli.run import print_benchmark
-from ops.schemas import from_rows
+from ops.data.schemas import from_rows
 from phonesim.tasks import templates
 
 

@@ -6,8 +6,8 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from ops.critic.llm_critic import LLMCritic
-from ops.llm import LLMClient, LLMConfig
+from ops.judging.critic.llm_critic import LLMCritic
+from ops.agent.llm import LLMClient, LLMConfig
 from tests.critic.scripted import CriticScript
 from tests.support.network import loopback_only
 from tests.support.openai_server import OpenAICompatibleServer

@@ -16,8 +16,8 @@ from collections.abc import Callable
 
 from PIL import Image
 
-from ops.episode import AttemptRecord, GroundTruth, Hint, StepRecord, TaskSpec
-from ops.prompts.critic import CORRECTIVE_HINT_SYSTEM, FINAL_DECISION_SYSTEM, STEP_DESCRIPTION_SYSTEM
+from ops.agent.episode import AttemptRecord, GroundTruth, Hint, StepRecord, TaskSpec
+from ops.judging.critic.prompts import CORRECTIVE_HINT_SYSTEM, FINAL_DECISION_SYSTEM, STEP_DESCRIPTION_SYSTEM
 from tests.support.images import solid_png
 from tests.support.openai_server import RecordedRequest, Reply
 

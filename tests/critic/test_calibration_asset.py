@@ -7,8 +7,8 @@ import dagster as dg
 import pytest
 
 from assets.critic_calibration import critic_calibration
-from ops.attempt_store import collect_tables
-from ops.episode import CriticFeedback, StepLabel
+from ops.data.attempt_store import collect_tables
+from ops.agent.episode import CriticFeedback, StepLabel
 from pipelines.resources import resources_for
 from resources.experiment import experiment_partitions, register_experiment
 from resources.llm import LLMResource

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from ops.actions import ParseFailure, parse
-from ops.critic.llm_critic import NO_AFTER_SCREEN_NOTE, CriticError
-from ops.critic.visualize import MARKER
-from ops.episode import Hint, StepLabel
+from ops.judging.critic.llm_critic import NO_AFTER_SCREEN_NOTE, CriticError
+from ops.judging.critic.visualize import MARKER
+from ops.agent.episode import Hint, StepLabel
 from tests.critic.scripted import (
     CLICK_ELEMENT,
     CLICK_POINT,
@@ -30,7 +30,7 @@ from tests.critic.scripted import (
 from tests.support.openai_server import Reply
 
 PANEL_SCALE = 4  # 200-px-high screens drawn on 800-px-high panels
-GAP = 12  # ops.critic.visualize.stitch default gap
+GAP = 12  # ops.judging.critic.visualize.stitch default gap
 
 
 def _near(pixel: tuple[int, ...], color: tuple[int, int, int], tol: int = 25) -> bool:

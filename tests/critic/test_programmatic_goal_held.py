@@ -3,8 +3,8 @@ steps the step datasets turn into "finish the task"."""
 
 from __future__ import annotations
 
-from ops.critic.programmatic import ProgrammaticCritic
-from ops.episode import TaskSpec
+from ops.judging.critic.programmatic import ProgrammaticCritic
+from ops.agent.episode import TaskSpec
 from phonesim.phone import Phone
 from phonesim.tasks import instantiate
 from tests.critic.test_programmatic_hints import _attempt

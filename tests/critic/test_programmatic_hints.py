@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 
 from ops.actions import Action, ActionType
-from ops.critic.programmatic import ProgrammaticCritic
-from ops.episode import AttemptRecord, GroundTruth, StepRecord, TaskSpec
+from ops.judging.critic.programmatic import ProgrammaticCritic
+from ops.agent.episode import AttemptRecord, GroundTruth, StepRecord, TaskSpec
 import pytest
 
-from ops.prompts import element_name, hint_targets
+from ops.agent.hint_marks import element_name, hint_targets
 from phonesim.tasks import instantiate
 from phonesim.phone import Phone
 from phonesim.solver import solve

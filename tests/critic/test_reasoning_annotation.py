@@ -9,11 +9,11 @@ import json
 import pytest
 
 from ops.actions import Action, ActionType, ReasoningParts
-from ops.critic.reasoning_annotation import AnnotationFailure, LLMAnnotator, ProgrammaticAnnotator, StepToAnnotate
-from ops.episode import StepLabel, StepRecord, TaskSpec
-from ops.llm import LLMClient, LLMConfig
-from ops.prompts.annotation import ANNOTATION_SYSTEM
-from ops.sim_env import SimEnvironment, template_task_spec
+from ops.judging.critic.reasoning_annotation import AnnotationFailure, LLMAnnotator, ProgrammaticAnnotator, StepToAnnotate
+from ops.agent.episode import StepLabel, StepRecord, TaskSpec
+from ops.agent.llm import LLMClient, LLMConfig
+from ops.judging.critic.annotation_prompts import ANNOTATION_SYSTEM
+from ops.environments.simulator import SimEnvironment, template_task_spec
 from phonesim.tasks import instantiate
 from tests.critic.scripted import decode_image, make_attempt
 from tests.support.openai_server import OpenAICompatibleServer, RecordedRequest, Reply

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from ops.attempt_store import ParquetAttemptStore, load_attempt
-from ops.critic.llm_critic import CriticError
-from ops.critic.rejudge import rejudge
-from ops.episode import AttemptRecord, CriticFeedback, StepLabel
+from ops.data.attempt_store import ParquetAttemptStore, load_attempt
+from ops.judging.critic.llm_critic import CriticError
+from ops.judging.critic.rejudge import rejudge
+from ops.agent.episode import AttemptRecord, CriticFeedback, StepLabel
 from tests.critic.scripted import (
     CLICK_ELEMENT,
     CLICK_POINT,

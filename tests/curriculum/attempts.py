@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from ops.actions import Action, ActionType
 from ops.curriculum import CurriculumTask
-from ops.episode import AttemptRecord, StepRecord
-from ops.prompts import element_name
-from ops.sim_env import SimEnvironment
+from ops.agent.episode import AttemptRecord, StepRecord
+from ops.agent.hint_marks import element_name
+from ops.environments.simulator import SimEnvironment
 from phonesim.apps import load_apps
 
 

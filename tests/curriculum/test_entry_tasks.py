@@ -8,13 +8,13 @@ import json
 
 import pytest
 
-from ops.critic.goal_distance import entry_distance
-from ops.critic.programmatic import ProgrammaticCritic
+from ops.judging.critic.goal_distance import entry_distance
+from ops.judging.critic.programmatic import ProgrammaticCritic
 from ops.curriculum import CurriculumTask
 from ops.curriculum.entry_tasks import entry_tasks
 from ops.curriculum.model import GoalState
-from ops.prompts import hint_targets
-from ops.sim_env import SimEnvironment
+from ops.agent.hint_marks import hint_targets
+from ops.environments.simulator import SimEnvironment
 from phonesim.phone import Phone
 from tests.curriculum.attempts import attempt, walk
 from tests.curriculum.traces import SCREEN, explored

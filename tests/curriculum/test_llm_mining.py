@@ -12,8 +12,8 @@ import pytest
 
 from ops.curriculum import CurriculumTask, LLMCurriculumConfig, mine_with_llm, trajectory_id
 from ops.curriculum.llm_mining import CurriculumLLMError, trajectory_screenshots
-from ops.llm import LLMClient, LLMConfig
-from ops.schemas import VARIATION_TYPES
+from ops.agent.llm import LLMClient, LLMConfig
+from ops.data.schemas import VARIATION_TYPES
 from tests.support.network import loopback_only
 from tests.support.openai_server import OpenAICompatibleServer, RecordedRequest, Reply
 

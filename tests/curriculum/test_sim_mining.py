@@ -10,8 +10,8 @@ import pytest
 
 from ops.actions import Action, ActionType
 from ops.curriculum import CurriculumTask, SimCurriculumConfig, mine_simulator_tasks, screens_reached, trajectory_id
-from ops.schemas import CURRICULUM_TASKS, validate
-from ops.sim_env import SimEnvironment
+from ops.data.schemas import CURRICULUM_TASKS, validate
+from ops.environments.simulator import SimEnvironment
 from phonesim.apps import load_apps
 from phonesim.solver import solve
 from phonesim.tasks import all_templates, instantiate, templates

@@ -7,12 +7,12 @@ import json
 
 import pytest
 
-from ops.critic.programmatic import ProgrammaticCritic
+from ops.judging.critic.programmatic import ProgrammaticCritic
 from ops.curriculum import CurriculumTask
 from ops.curriculum.model import GoalState
 from ops.curriculum.state_tasks import toggle_tasks
-from ops.prompts import hint_targets
-from ops.sim_env import SimEnvironment
+from ops.agent.hint_marks import hint_targets
+from ops.environments.simulator import SimEnvironment
 from tests.curriculum.attempts import attempt, walk
 from tests.curriculum.traces import SCREEN
 

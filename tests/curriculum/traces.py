@@ -1,6 +1,6 @@
 """Real exploration trajectories of the embedded simulator, explored once per test session.
 
-The explorer drives `ops.sim_env.SimEnvironment` (the project's simulator adapter); small
+The explorer drives `ops.environments.simulator.SimEnvironment` (the project's simulator adapter); small
 screens keep the PNG rendering cheap.
 """
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ops.exploration import ExplorationConfig, Transition, explore_app, trajectories
-from ops.sim_env import SimEnvironment
+from ops.exploration.explorer import ExplorationConfig, Transition, explore_app, trajectories
+from ops.environments.simulator import SimEnvironment
 
 SCREEN = (270, 600)
 

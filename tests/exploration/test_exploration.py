@@ -2,10 +2,10 @@ import json
 
 import pytest
 
-from ops.exploration import ExplorationConfig, explore_app, offline_goals, trajectories, transitions_from_rows
-from ops.exploration_goals import GoalGenerationError, llm_goals
-from ops.llm import LLMClient, LLMConfig
-from ops.sim_env import SimEnvironment
+from ops.exploration.explorer import ExplorationConfig, explore_app, offline_goals, trajectories, transitions_from_rows
+from ops.exploration.goals import GoalGenerationError, llm_goals
+from ops.agent.llm import LLMClient, LLMConfig
+from ops.environments.simulator import SimEnvironment
 from tests.support.openai_server import OpenAICompatibleServer, Reply
 from assets.exploration import transition_rows
 

@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
-from ops.forks import Step, Trajectory
-from ops.forks.synthetic import make_step
+from training.methods.grsd.forks import Step, Trajectory
+from training.methods.grsd.forks.synthetic import make_step
 from tests.forks.screens import HEIGHT, SCREENS, WIDTH
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ops.forks.synthetic import Screen
+from training.methods.grsd.forks.synthetic import Screen
 
 WIDTH, HEIGHT = 270, 600
 

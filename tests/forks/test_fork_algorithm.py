@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ops.forks import match_fork_points
+from training.methods.grsd.forks import match_fork_points
 
 THETA = 0.95
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ops.forks import ForkConfig, detect_fork_points, prepare_trajectory
+from training.methods.grsd.forks import ForkConfig, detect_fork_points, prepare_trajectory
 from tests.forks.screens import DONE, click, type_text
 
 # Successful attempt: Home -> Settings -> Bluetooth -> Pairing -> done.

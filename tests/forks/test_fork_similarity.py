@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 from skimage.metrics import structural_similarity
 
-from ops.forks import ForkConfig, ForkInputError, Step, Trajectory, prepare_trajectory
-from ops.forks.images import hash_similarity, mean_hash, thumbnail, to_image
-from ops.forks.ssim import box_mean, ssim, ssim_stats
-from ops.forks.synthetic import png_bytes, render_screen
+from training.methods.grsd.forks import ForkConfig, ForkInputError, Step, Trajectory, prepare_trajectory
+from training.methods.grsd.forks.images import hash_similarity, mean_hash, thumbnail, to_image
+from training.methods.grsd.forks.ssim import box_mean, ssim, ssim_stats
+from training.methods.grsd.forks.synthetic import png_bytes, render_screen
 from tests.forks.screens import HEIGHT, SCREENS, WIDTH
 
 

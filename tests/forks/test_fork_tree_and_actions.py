@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from ops.forks import ForkInputError, actions_equivalent
-from ops.forks.actions import ActionContext, check_action
-from ops.forks.tree import parse_elements, same_tree_state, tree_signature
+from training.methods.grsd.forks import ForkInputError, actions_equivalent
+from training.methods.grsd.forks.actions import ActionContext, check_action
+from training.methods.grsd.forks.tree import parse_elements, same_tree_state, tree_signature
 
 STATUS = 68.0  # status-bar bottom of a 2400-pixel screen
 

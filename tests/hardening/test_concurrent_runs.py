@@ -15,7 +15,7 @@ import dagster as dg
 import pytest
 import yaml
 
-from ops.attempt_store import ParquetAttemptStore
+from ops.data.attempt_store import ParquetAttemptStore
 from resources.experiment import PartitionAddress
 from resources.storage import ARTIFACT_MARKER, MANIFEST, ArtifactStore, ParquetIOManager, StorageLocation
 from tests.pipelines.test_end_to_end import FAST

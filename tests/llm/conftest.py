@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from ops.llm import LLMClient, LLMConfig
+from ops.agent.llm import LLMClient, LLMConfig
 from tests.support.network import loopback_only
 from tests.support.openai_server import Behaviour, OpenAICompatibleServer
 

@@ -12,8 +12,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from ops.llm import ErrorKind, JSONRequest, JSONResult, LLMCallError, LLMClient, LLMConfig
-from ops.prompts import StepDescription
+from ops.agent.llm import ErrorKind, JSONRequest, JSONResult, LLMCallError, LLMClient, LLMConfig
+from ops.judging.critic.prompts import StepDescription
 from tests.support.openai_server import RecordedRequest, Reply
 
 GOOD = json.dumps({"action_description": "Tapped Wi-Fi", "ui_description": "Settings list"})

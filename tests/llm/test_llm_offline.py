@@ -1,4 +1,4 @@
-"""litellm must not reach the network when imported or called through `ops.llm`."""
+"""litellm must not reach the network when imported or called through `ops.agent.llm`."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ SCRIPT = """
 from tests.support.network import loopback_only
 from tests.support.openai_server import OpenAICompatibleServer, fixed
 with loopback_only() as attempts:
-    from ops.llm import LLMClient, LLMConfig
+    from ops.agent.llm import LLMClient, LLMConfig
     with OpenAICompatibleServer(fixed("{}")) as server:
         LLMClient(LLMConfig(model="openai/m", api_base=server.base_url)).complete([{"role": "user", "content": "hi"}])
 print(attempts)
@@ -27,7 +27,7 @@ print(attempts)
 
 def test_litellm_import_and_call_stay_on_loopback():
     # A fresh interpreter, so litellm's import-time behaviour is what gets checked; without
-    # ops.llm's LITELLM_LOCAL_MODEL_COST_MAP it would try raw.githubusercontent.com here.
+    # ops.agent.llm's LITELLM_LOCAL_MODEL_COST_MAP it would try raw.githubusercontent.com here.
     env = {k: v for k, v in os.environ.items() if k != "LITELLM_LOCAL_MODEL_COST_MAP"}
     env["PYTHONPATH"] = str(ROOT)
     result = subprocess.run([sys.executable, "-c", SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from ops.prompts import StepDescription
+from ops.judging.critic.prompts import StepDescription
 from resources.llm import LLMResource
 from tests.support.openai_server import fixed
 

@@ -8,36 +8,14 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from ops.actions import Action, ActionType, ParsedOutput, ReasoningParts
-from ops.critic.programmatic import describe_step_action
-from ops.episode import Hint
-from ops.prompts import (
-    CorrectiveHintOutput,
-    CriticStep,
-    CurriculumOutput,
-    FinalDecision,
-    PromptStyle,
-    ReasoningMemory,
-    StepDescription,
-    build_corrective_hint_prompt,
-    build_curriculum_prompt,
-    build_final_decision_prompt,
-    build_policy_prompt,
-    build_step_description_prompt,
-    corrective_summary,
-    curriculum_context,
-    fill_image_placeholders,
-    hint_actions,
-    hint_targets,
-    hinted_actions,
-    hinted_rows,
-    hinted_texts,
-    messages_to_json,
-    plan_summary,
-    png_data_url,
-    redact_images,
-    render_hint_block,
-    without_hints,
-)
+from ops.judging.critic.programmatic import describe_step_action
+from ops.agent.episode import Hint
+from ops.agent.hint_marks import corrective_summary, hint_actions, hint_targets, hinted_actions, hinted_rows, hinted_texts, plan_summary
+from ops.agent.messages import fill_image_placeholders, messages_to_json, png_data_url, redact_images
+from ops.agent.policy_prompt import PromptStyle, build_policy_prompt, render_hint_block, without_hints
+from ops.agent.reasoning_memory import ReasoningMemory
+from ops.curriculum.prompts import CurriculumOutput, build_curriculum_prompt, curriculum_context
+from ops.judging.critic.prompts import CorrectiveHintOutput, CriticStep, FinalDecision, StepDescription, build_corrective_hint_prompt, build_final_decision_prompt, build_step_description_prompt
 from tests.support.images import solid_png
 
 HINT = Hint(

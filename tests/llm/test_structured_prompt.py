@@ -7,18 +7,11 @@ from __future__ import annotations
 import pytest
 
 from ops.actions import Action, ParsedOutput, ReasoningParts, parse_structured, render_structured
-from ops.episode import Hint
-from ops.policy import PromptedPolicy
-from ops.prompts import (
-    OUTPUT_FORMATS,
-    MemoryLimits,
-    PromptStyle,
-    ReasoningMemory,
-    StepOutcome,
-    build_policy_prompt,
-    without_hints,
-)
-from ops.prompts.reasoning_memory import ELLIPSIS
+from ops.agent.episode import Hint
+from ops.agent.policy import PromptedPolicy
+from ops.agent.policy_prompt import OUTPUT_FORMATS, PromptStyle, build_policy_prompt, without_hints
+from ops.agent.reasoning_memory import MemoryLimits, ReasoningMemory, StepOutcome
+from ops.agent.reasoning_memory import ELLIPSIS
 
 HINT = Hint(attempt=1, key_mistake="Tapped Sound", what_to_avoid=["Sound"], suggested_approach=["Open Display"],
             important_insights=[], hint_summary="On 'home', click 'Display'.")

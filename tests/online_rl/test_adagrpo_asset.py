@@ -17,7 +17,7 @@ from safetensors.torch import load_file, save_file
 
 from assets.base_policy import base_policy
 from assets.online_rl import HISTORY_FILE, adagrpo_checkpoint
-from ops.checkpoint import Checkpoint
+from training.methods.checkpoint import Checkpoint
 from ops.curriculum.model import CurriculumTask
 from phonesim.tasks import instantiate
 from pipelines.resources import resources_for
@@ -94,7 +94,7 @@ def _differ(a: dict, b: dict) -> bool:
 
 
 def test_the_asset_trains_from_rft_stores_and_keeps_the_failure_history(tmp_path, monkeypatch):
-    import training.trainers.adagrpo as trainer
+    import training.methods.adagrpo.trainer as trainer
 
     # attempt 1 of each group "succeeds" by reward: every group has variance, so every epoch updates
     monkeypatch.setattr(trainer, "episode_reward", lambda record, start, shaped: float(record.attempt == 1))
@@ -122,7 +122,7 @@ def test_the_asset_trains_from_rft_stores_and_keeps_the_failure_history(tmp_path
 
 
 def test_start_from_base_trains_the_base_whatever_rft_holds(tmp_path, monkeypatch):
-    import training.trainers.adagrpo as trainer
+    import training.methods.adagrpo.trainer as trainer
 
     monkeypatch.setattr(trainer, "episode_reward", lambda record, start, shaped: float(record.attempt == 1))
     base, rft, trained, metadata, acted = _materialize(tmp_path, monkeypatch, {**TINY, "epochs": 1},
@@ -135,7 +135,7 @@ def test_start_from_base_trains_the_base_whatever_rft_holds(tmp_path, monkeypatc
 
 
 def test_without_reward_variance_the_start_is_passed_on_unchanged(tmp_path, monkeypatch):
-    import training.trainers.adagrpo as trainer
+    import training.methods.adagrpo.trainer as trainer
 
     monkeypatch.setattr(trainer, "episode_reward", lambda record, start, shaped: 0.0)
     # RFT left the base unchanged: starting from it is starting from the base, said so

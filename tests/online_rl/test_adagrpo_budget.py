@@ -2,10 +2,10 @@
 
 import contextlib
 
-from ops.adagrpo import FailureCurriculum
+from training.methods.adagrpo.rules import FailureCurriculum
 from tests.support.scripted_policy import RandomClickPolicy
 from training.models.tiny import build_tiny_model
-from training.trainers.adagrpo import AdaGRPOConfig, run_adagrpo
+from training.methods.adagrpo.trainer import AdaGRPOConfig, run_adagrpo
 
 
 def _run(tmp_path, **overrides):

@@ -7,21 +7,21 @@ from collections.abc import Sequence
 
 import pytest
 
-from ops.adagrpo import FailureCurriculum
+from training.methods.adagrpo.rules import FailureCurriculum
 from ops.actions import Action, ActionType, ReasoningParts, render_structured
-from ops.critic.programmatic import ProgrammaticCritic
-from ops.critic.reasoning_annotation import ProgrammaticAnnotator, StepToAnnotate
-from ops.episode import PolicyOutput, PolicyRequest
-from ops.episode_reasoning_reward import EpisodeReasoningReward
-from ops.policy import PromptedPolicy
-from ops.prompts import messages_to_json
-from ops.rollout import RolloutConfig, run_rollouts
-from ops.sim_env import SimEnvironment, template_task_spec
+from ops.judging.critic.programmatic import ProgrammaticCritic
+from ops.judging.critic.reasoning_annotation import ProgrammaticAnnotator, StepToAnnotate
+from ops.agent.episode import PolicyOutput, PolicyRequest
+from ops.judging.episode_reasoning_reward import EpisodeReasoningReward
+from ops.agent.policy import PromptedPolicy
+from ops.agent.messages import messages_to_json
+from ops.rollout.engine import RolloutConfig, run_rollouts
+from ops.environments.simulator import SimEnvironment, template_task_spec
 from phonesim.tasks import instantiate
 from tests.support.embedders import HashingEmbedder
 from tests.support.scripted_policy import RandomClickPolicy, StructuredClickPolicy
 from training.models.tiny import build_tiny_model
-from training.trainers.adagrpo import AdaGRPOConfig, run_adagrpo
+from training.methods.adagrpo.trainer import AdaGRPOConfig, run_adagrpo
 
 WIFI = template_task_spec(instantiate("settings.connect_wifi", 0))
 PARTS = ReasoningParts("Nothing to check yet.", "Settings is open.", "Open the network page.", "Click the first row.")

@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from ops.adagrpo import (
+from training.methods.adagrpo.rules import (
     FailureCurriculum,
     PositiveReplayBuffer,
     Scored,

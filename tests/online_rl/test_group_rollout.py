@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 from ops.actions import Action, ActionType
-from ops.group_rollout import ForkingSimEnvironment, GroupStart, episode_reward, run_groups
-from ops.sim_env import template_task_spec
+from training.methods.adagrpo.group_rollout import ForkingSimEnvironment, GroupStart, episode_reward, run_groups
+from ops.environments.simulator import template_task_spec
 from phonesim.solver import solve
 from phonesim.tasks import instantiate
 from tests.support.scripted_policy import RandomClickPolicy
@@ -60,7 +60,7 @@ def test_rewards_outcome_and_shaped_on_a_solved_and_a_half_done_episode():
     plan = solve(env.phone, env.instance)
 
     def record_after(actions, terminate):
-        from ops.episode import AttemptRecord
+        from ops.agent.episode import AttemptRecord
         env.reset(task)
         for a in actions:
             env.step(a)

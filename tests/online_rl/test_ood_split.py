@@ -4,7 +4,7 @@ beside the test split."""
 import polars as pl
 import pytest
 
-from ops.benchmark import held_out_tasks, pass_at_k_by_split
+from ops.evaluation.benchmark import held_out_tasks, pass_at_k_by_split
 from ops.curriculum.sim_mining import SimCurriculumConfig, mine_simulator_tasks
 from phonesim.metrics import run_actions
 from phonesim.solver import solve

@@ -9,7 +9,7 @@ import polars as pl
 from ops.actions import Action, ActionType
 import pytest
 
-from ops.benchmark import (MINED_SEEDS, answers_seen, first_app_right, first_apps, instances_per_template, pass_at_k,
+from ops.evaluation.benchmark import (MINED_SEEDS, answers_seen, first_app_right, first_apps, instances_per_template, pass_at_k,
                            pass_at_k_by_split, sign_test_p, template_tasks, unseen_train_tasks, versus_baseline,
                            wilson_interval)
 from phonesim.tasks import instantiate

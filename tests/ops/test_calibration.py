@@ -1,13 +1,13 @@
 import pytest
 
-from ops.critic.calibration import (
+from ops.judging.critic.calibration import (
     MEASURED,
     NOT_MEASURED,
     calibrate,
     calibrate_rejudged,
     calibrate_rollout_critic,
 )
-from ops.episode import CriticFeedback, StepLabel
+from ops.agent.episode import CriticFeedback, StepLabel
 
 
 def test_calibration_counts_false_success_and_step_agreement():

@@ -8,17 +8,17 @@ import json
 import pytest
 
 from ops.actions import Action, ActionType, ReasoningParts, parse_structured, render_structured
-from ops.attempt_store import ParquetAttemptStore, collect_tables
-from ops.corrective_teaching import (ScriptedPolicy, TeachingReport, failed_attempts, graft, remedial_feedback,
+from ops.data.attempt_store import ParquetAttemptStore, collect_tables
+from ops.remedial.corrective_teaching import (ScriptedPolicy, TeachingReport, failed_attempts, graft, remedial_feedback,
                                      remedial_tables, teach)
-from ops.critic.programmatic import ProgrammaticCritic
-from ops.critic.reasoning_annotation import AnnotationFailure, ProgrammaticAnnotator
-from ops.episode import PolicyOutput, TaskSpec
-from ops.prompts import messages_to_json
-from ops.rollout import RolloutConfig, run_rollouts
-from ops.schemas import validate
-from ops.sim_env import SimEnvironment, template_task_spec
-from ops.teachers import PolicyTeacher, SolverTeacher, TeacherFailure, TeachingRequest
+from ops.judging.critic.programmatic import ProgrammaticCritic
+from ops.judging.critic.reasoning_annotation import AnnotationFailure, ProgrammaticAnnotator
+from ops.agent.episode import PolicyOutput, TaskSpec
+from ops.agent.messages import messages_to_json
+from ops.rollout.engine import RolloutConfig, run_rollouts
+from ops.data.schemas import validate
+from ops.environments.simulator import SimEnvironment, template_task_spec
+from ops.remedial.teachers import PolicyTeacher, SolverTeacher, TeacherFailure, TeachingRequest
 from phonesim.solver import solve
 from phonesim.tasks import instantiate
 

@@ -1,12 +1,12 @@
 import subprocess
 import sys
 
-from ops.cpu_clock import CpuClock
+from ops.evaluation.cpu_clock import CpuClock
 
 
 _WORK_THEN_SLEEP = """
 import time
-from ops.cpu_clock import CpuClock
+from ops.evaluation.cpu_clock import CpuClock
 clock = CpuClock()
 end = time.process_time() + 0.3
 while time.process_time() < end:

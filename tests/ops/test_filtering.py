@@ -1,6 +1,6 @@
 import pytest
 
-from ops.filtering import AttemptLabels, FilterConfig, select_best_attempt, select_steps, success_rate
+from ops.samples.filtering import AttemptLabels, FilterConfig, select_best_attempt, select_steps, success_rate
 
 
 def A(k, z, *flags):

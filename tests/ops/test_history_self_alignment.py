@@ -8,14 +8,14 @@ import json
 import pytest
 
 from ops.actions import Action, ActionType, ParsedOutput, ReasoningParts, render_structured
-from ops.history_alignment import (
+from training.methods.hifpo.history_alignment import (
     AlignmentReport, HistoryAlignmentConfig, StallDetector, choose_trajectories, group_trajectories,
     realign_trajectory, reward_ceiling, split_validation, trajectory_history,
 )
-from ops.prompts import build_policy_prompt
-from ops.prompts.policy import with_memory
-from ops.prompts.reasoning_memory import ReasoningMemory, StepOutcome
-from ops.reward import ANNOTATION_COLUMNS, RewardConfig
+from ops.agent.policy_prompt import build_policy_prompt
+from ops.agent.policy_prompt import with_memory
+from ops.agent.reasoning_memory import ReasoningMemory, StepOutcome
+from ops.judging.action_reward import ANNOTATION_COLUMNS, RewardConfig
 from tests.support.embedders import HashingEmbedder
 
 TASK = "Turn on airplane mode"

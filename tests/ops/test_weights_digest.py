@@ -1,7 +1,7 @@
 """A checkpoint is known by its weights: the digest follows config and weight bytes, not the
 trainer's pickled arguments (which hold a temporary output path) or where the files lie."""
 
-from ops.checkpoint import weights_digest
+from training.methods.checkpoint import weights_digest
 
 
 def _checkpoint(directory, weights: bytes, training_args: bytes):

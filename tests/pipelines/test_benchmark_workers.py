@@ -7,8 +7,8 @@ import polars as pl
 import pytest
 
 from assets.benchmark_workers import PolicyEpisodes, evaluate_all
-from ops.benchmark import first_apps, held_out_tasks
-from ops.checkpoint import Checkpoint
+from ops.evaluation.benchmark import first_apps, held_out_tasks
+from training.methods.checkpoint import Checkpoint
 from resources.environment import SimulatorResource
 from resources.policy import PolicyResource
 from resources.storage import ArtifactStore, StorageLocation

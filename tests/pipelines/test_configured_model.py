@@ -18,7 +18,7 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
-from ops.checkpoint import Checkpoint, weights_digest
+from training.methods.checkpoint import Checkpoint, weights_digest
 from training.base.bundled import BUNDLED_DIR
 from training.trainers.manifest import read_manifest
 

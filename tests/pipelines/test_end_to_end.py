@@ -23,7 +23,7 @@ from safetensors.torch import load_file
 
 import dagster as dg
 
-from ops.checkpoint import Checkpoint
+from training.methods.checkpoint import Checkpoint
 
 # a whole graph runs in this module's fixture: minutes on an idle 2-core machine, far more on a loaded one
 pytestmark = pytest.mark.timeout(1800)
@@ -132,8 +132,8 @@ def test_the_benchmark_metadata_carries_its_chart_inline_and_lineage_last(materi
 
 def test_the_charts_render_from_the_small_runs_data(materialized):
     _, resources, instance, _, _ = materialized
-    from ops.benchmark import pass_at_k
-    from ops.plots import pass_at_k_chart, training_curves_chart
+    from ops.evaluation.benchmark import pass_at_k
+    from ops.evaluation.plots import pass_at_k_chart, training_curves_chart
 
     chart = pass_at_k_chart(pass_at_k(_load(resources, "benchmark_results"), 2), 2)
     assert chart.series == ("adagrpo", "base", "grsd", "hifpo", "rft") and _inline_pngs(

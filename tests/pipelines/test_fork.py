@@ -17,7 +17,7 @@ from dagster._core.definitions.data_version import StaleStatus
 from dagster._utils.test.data_versions import get_stale_status_resolver
 
 import mobileforge.cli.run as run_cli
-from ops.attempt_store import ParquetAttemptStore
+from ops.data.attempt_store import ParquetAttemptStore
 from pipelines.local_run import (CODE_VERSION_TAG, FORKED_FROM, ConfigError, LineObserver, fork_experiment,
                                  run_experiment)
 from pipelines.start_point import StagePart, split_at

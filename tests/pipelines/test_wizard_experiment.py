@@ -12,12 +12,12 @@ import pytest
 from assets.base_policy import base_policy
 from assets.learning import hifpo_checkpoint, step_datasets
 from assets.rollouts import rollouts
-from ops.attempt_store import collect_tables
-from ops.critic.programmatic import ProgrammaticCritic
+from ops.data.attempt_store import collect_tables
+from ops.judging.critic.programmatic import ProgrammaticCritic
 from ops.curriculum import task_specs
-from ops.reward import ANNOTATION_COLUMNS
-from ops.rollout import RolloutConfig, run_rollouts
-from ops.schemas import empty
+from ops.judging.action_reward import ANNOTATION_COLUMNS
+from ops.rollout.engine import RolloutConfig, run_rollouts
+from ops.data.schemas import empty
 from pipelines.checks import schema_check
 from pipelines.local_run import ConfigError, resource_run_config
 from pipelines.resources import resources_for

@@ -6,8 +6,8 @@ from __future__ import annotations
 import torch
 
 from ops.actions.formats.label_echo import render_row, split_echo
-from ops.episode import Observation, PolicyRequest
-from ops.prompts import element_label
+from ops.agent.episode import Observation, PolicyRequest
+from ops.agent.policy_prompt import element_label
 from phonesim.phone import Phone
 from training.base.bundled import BUNDLED_DIR
 from training.inference.echo_constraint import RowEchoConstraint

@@ -8,10 +8,11 @@ import pytest
 
 from ops.actions.formats import FORMATS
 from ops.actions import Action, ActionType
-from ops.episode import Hint, PolicyRequest
-from ops.llm import LLMConfig
-from ops.policy import EndpointPolicy, PolicyCallError
-from ops.prompts import OUTPUT_FORMATS, png_data_url
+from ops.agent.episode import Hint, PolicyRequest
+from ops.agent.llm import LLMConfig
+from ops.agent.policy import EndpointPolicy, PolicyCallError
+from ops.agent.messages import png_data_url
+from ops.agent.policy_prompt import OUTPUT_FORMATS
 from tests.support.observations import make_observation
 from tests.support.openai_server import OpenAICompatibleServer, RecordedRequest, Reply
 

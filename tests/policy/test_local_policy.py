@@ -8,10 +8,10 @@ import json
 import pytest
 import torch
 
-from ops.prompts import build_policy_prompt
+from ops.agent.policy_prompt import build_policy_prompt
 from PIL import Image
 
-from ops.episode import PolicyRequest
+from ops.agent.episode import PolicyRequest
 from training.inference.local_policy import GenerationSettings, LocalPolicy
 from tests.support.observations import make_observation
 

@@ -8,8 +8,8 @@ import dagster as dg
 import pytest
 from pydantic import ValidationError
 
-from ops.checkpoint import Checkpoint
-from ops.policy import EndpointPolicy
+from training.methods.checkpoint import Checkpoint
+from ops.agent.policy import EndpointPolicy
 from resources.policy import PolicyResource
 from training.inference.local_policy import LocalPolicy
 from tests.support.observations import make_observation

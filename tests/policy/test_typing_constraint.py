@@ -12,7 +12,7 @@ import torch
 
 from ops.actions.formats.label_echo import split_echo
 from ops.actions import Action, ActionType
-from ops.episode import Hint, Observation, PolicyRequest
+from ops.agent.episode import Hint, Observation, PolicyRequest
 from phonesim.phone import Phone
 from training.base.bundled import BUNDLED_DIR
 from training.inference.local_policy import GenerationSettings, LocalPolicy, load_processor

@@ -7,7 +7,7 @@ from __future__ import annotations
 import polars as pl
 import torch
 
-from ops.step_samples import with_hint_free_copies
+from ops.samples.step_samples import with_hint_free_copies
 from tests.training.samples import click_json, png, prompt_json
 from training.trainers.runs import deterministic_algorithms
 from training.trainers.sft import SFTTrainConfig

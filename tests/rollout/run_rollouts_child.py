@@ -2,10 +2,10 @@
 
 import sys
 
-from ops.attempt_store import ParquetAttemptStore
-from ops.critic.programmatic import ProgrammaticCritic
-from ops.rollout import RolloutConfig, run_rollouts
-from ops.sim_env import SimEnvironment
+from ops.data.attempt_store import ParquetAttemptStore
+from ops.judging.critic.programmatic import ProgrammaticCritic
+from ops.rollout.engine import RolloutConfig, run_rollouts
+from ops.environments.simulator import SimEnvironment
 from tests.rollout.test_rollout import sim_tasks
 from tests.support.scripted_policy import RandomClickPolicy
 

@@ -4,15 +4,15 @@ target action handed to the annotator, and steps that cannot be annotated counte
 import polars as pl
 
 from ops.actions import ReasoningParts
-from ops.annotated_samples import annotate_samples
-from ops.attempt_store import ParquetAttemptStore, collect_tables
-from ops.critic.programmatic import ProgrammaticCritic
-from ops.critic.reasoning_annotation import AnnotationFailure
-from ops.filtering import FilterConfig
-from ops.reward import ANNOTATION_COLUMNS
-from ops.rollout import RolloutConfig, run_rollouts
-from ops.schemas import validate
-from ops.step_samples import build_step_samples
+from ops.samples.annotated_samples import annotate_samples
+from ops.data.attempt_store import ParquetAttemptStore, collect_tables
+from ops.judging.critic.programmatic import ProgrammaticCritic
+from ops.judging.critic.reasoning_annotation import AnnotationFailure
+from ops.samples.filtering import FilterConfig
+from ops.judging.action_reward import ANNOTATION_COLUMNS
+from ops.rollout.engine import RolloutConfig, run_rollouts
+from ops.data.schemas import validate
+from ops.samples.step_samples import build_step_samples
 from tests.rollout.test_rollout import sim_tasks, small_env
 from tests.support.scripted_policy import StructuredClickPolicy
 

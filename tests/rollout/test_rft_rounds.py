@@ -2,10 +2,10 @@ from dataclasses import replace
 
 import pytest
 
-from ops.benchmark import template_tasks
-from ops.episode import TaskSpec
-from ops.rft_rounds import fresh_variants, solved_templates
-from ops.sim_env import SimEnvironment
+from ops.evaluation.benchmark import template_tasks
+from ops.agent.episode import TaskSpec
+from training.methods.rft.rounds import fresh_variants, solved_templates
+from ops.environments.simulator import SimEnvironment
 from phonesim.tasks import instantiate
 
 

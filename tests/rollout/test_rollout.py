@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from ops.attempt_store import ParquetAttemptStore
-from ops.critic.programmatic import ProgrammaticCritic
-from ops.episode import TaskSpec
-from ops.prompts.policy import HINTS_HEADER
-from ops.rollout import RolloutAborted, RolloutConfig, run_rollouts
-from ops.sim_env import SimEnvironment
+from ops.data.attempt_store import ParquetAttemptStore
+from ops.judging.critic.programmatic import ProgrammaticCritic
+from ops.agent.episode import TaskSpec
+from ops.agent.policy_prompt import HINTS_HEADER
+from ops.rollout.engine import RolloutAborted, RolloutConfig, run_rollouts
+from ops.environments.simulator import SimEnvironment
 from phonesim.tasks import instantiate
 from tests.support.scripted_policy import RandomClickPolicy
 

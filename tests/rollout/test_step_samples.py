@@ -5,10 +5,10 @@ import pytest
 
 from ops.actions.formats import label_echo
 from ops.actions.formats.label_echo import HINT_MARK
-from ops.attempt_store import collect_tables
-from ops.filtering import FilterConfig
-from ops.schemas import validate
-from ops.step_samples import build_step_samples, finish_response, target_box
+from ops.data.attempt_store import collect_tables
+from ops.samples.filtering import FilterConfig
+from ops.data.schemas import validate
+from ops.samples.step_samples import build_step_samples, finish_response, target_box
 from tests.rollout.test_rollout import _run, sim_tasks
 
 

@@ -6,13 +6,13 @@ import polars as pl
 import pytest
 
 from ops.actions import Action, ActionType
-from ops.attempt_store import ParquetAttemptStore, collect_tables
-from ops.critic.programmatic import ProgrammaticCritic
-from ops.episode import Observation, PolicyRequest
-from ops.prompts import ReasoningMemory, StepOutcome
-from ops.rollout import RolloutConfig, run_rollouts
-from ops.schemas import validate, with_optional_columns
-from ops.step_outcome import verified_outcome
+from ops.data.attempt_store import ParquetAttemptStore, collect_tables
+from ops.judging.critic.programmatic import ProgrammaticCritic
+from ops.agent.episode import Observation, PolicyRequest
+from ops.agent.reasoning_memory import ReasoningMemory, StepOutcome
+from ops.rollout.engine import RolloutConfig, run_rollouts
+from ops.data.schemas import validate, with_optional_columns
+from ops.agent.step_outcome import verified_outcome
 from tests.rollout.test_rollout import sim_tasks, small_env
 from tests.support.scripted_policy import RandomClickPolicy, StructuredClickPolicy
 

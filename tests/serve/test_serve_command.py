@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 
 from ops.actions import Action, parse_with_context
-from ops.prompts import build_policy_prompt, element_label, fill_image_placeholders
-from ops.sim_env import SimEnvironment
-from ops.episode import TaskSpec
+from ops.agent.messages import fill_image_placeholders
+from ops.agent.policy_prompt import build_policy_prompt, element_label
+from ops.environments.simulator import SimEnvironment
+from ops.agent.episode import TaskSpec
 from training.base.bundled import BUNDLED_DIR
 
 REPO = Path(__file__).resolve().parents[2]

@@ -13,7 +13,7 @@ import dagster as dg
 import polars as pl
 from PIL import Image
 
-from ops.schemas import from_rows
+from ops.data.schemas import from_rows
 from pipelines.checks import schema_check
 from resources.experiment import (
     APPS_OF_EXPERIMENT,

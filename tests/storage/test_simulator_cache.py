@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ops.benchmark import first_app_key, first_apps, template_tasks
+from ops.evaluation.benchmark import first_app_key, first_apps, template_tasks
 from phonesim.source import source_digest
 from phonesim.tasks import instantiate
 from resources.simulator_cache import SimulatorCache

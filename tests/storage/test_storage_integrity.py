@@ -13,9 +13,9 @@ import polars as pl
 import pyarrow.parquet as pq
 import pytest
 
-from ops.attempt_store import ParquetAttemptStore, collect_tables
-from ops.episode import AttemptRecord, CriticFeedback, StepLabel
-from ops.stored_files import DamagedFileError
+from ops.data.attempt_store import ParquetAttemptStore, collect_tables
+from ops.agent.episode import AttemptRecord, CriticFeedback, StepLabel
+from ops.data.stored_files import DamagedFileError
 from pipelines.local_run import stage_partitions
 from pipelines.start_point import StagePart
 from resources.experiment import SHARED_EXPERIMENT, UNPARTITIONED, PartitionAddress

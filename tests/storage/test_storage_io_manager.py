@@ -8,7 +8,7 @@ import dagster as dg
 import polars as pl
 import pytest
 
-from ops.stored_files import write_atomic
+from ops.data.stored_files import write_atomic
 from resources.experiment import (
     APPS_OF_EXPERIMENT,
     SHARED_EXPERIMENT,

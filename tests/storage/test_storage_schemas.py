@@ -1,11 +1,11 @@
-"""ops.schemas: every table builds empty, and `validate` names each kind of problem."""
+"""ops.data.schemas: every table builds empty, and `validate` names each kind of problem."""
 
 import json
 
 import polars as pl
 import pytest
 
-from ops.schemas import TABLES, conform, empty, from_rows, validate
+from ops.data.schemas import TABLES, conform, empty, from_rows, validate
 
 
 def _step(**overrides):

@@ -11,9 +11,9 @@ import pytest
 
 from assets.base_policy import base_policy
 from ops.actions import Action
-from ops.benchmark import held_out_tasks
-from ops.episode import PolicyRequest
-from ops.sim_env import SimEnvironment
+from ops.evaluation.benchmark import held_out_tasks
+from ops.agent.episode import PolicyRequest
+from ops.environments.simulator import SimEnvironment
 from resources.experiment import register_experiment
 from resources.policy import PolicyResource
 from resources.storage import ArtifactStore, StorageLocation
@@ -102,7 +102,7 @@ def test_base_pretrain_command_sizes_the_model_and_records_the_command(tmp_path)
 
 def test_a_configured_checkpoint_is_the_base_read_in_place(tmp_path):
     """policy.checkpoint replaces the bundled base: no copy, known by its weights' digest."""
-    from ops.checkpoint import weights_digest
+    from training.methods.checkpoint import weights_digest
 
     own = tmp_path / "own"
     shutil.copytree(BUNDLED_DIR, own)

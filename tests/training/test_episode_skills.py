@@ -11,9 +11,10 @@ import pytest
 
 from ops.actions import Action, ActionType
 from ops.actions.formats import label_echo
-from ops.critic.programmatic import ProgrammaticCritic
-from ops.episode import AttemptRecord, GroundTruth, StepRecord, TaskSpec
-from ops.prompts import build_policy_prompt, element_context, hint_targets
+from ops.judging.critic.programmatic import ProgrammaticCritic
+from ops.agent.episode import AttemptRecord, GroundTruth, StepRecord, TaskSpec
+from ops.agent.hint_marks import hint_targets
+from ops.agent.policy_prompt import build_policy_prompt, element_context
 from training.base.pretrain import _prompt_text
 from training.base.episode_skills import SKILLS, TASK_VERBS, with_episode_context
 from phonesim.tasks import instantiate

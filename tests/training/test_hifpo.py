@@ -19,13 +19,13 @@ from pydantic import ValidationError
 from safetensors.torch import load_file
 from trl.data_utils import prepare_multimodal_messages
 
-from ops.reward import ANNOTATION_COLUMNS, COMPONENTS
+from ops.judging.action_reward import ANNOTATION_COLUMNS, COMPONENTS
 from tests.support.embedders import HashingEmbedder
 from tests.training.samples import LABELS, step_frame
 from training.trainers.step_datasets import build_step_dataset, dataset_fingerprint, save_step_dataset
-from training.trainers.hifpo import HiFPOConfig, prepare_hifpo, train_hifpo
-from training.trainers.launch import build_config, read_config_file
-from training.trainers.launch import main as launch
+from training.methods.hifpo.trainer import HiFPOConfig, prepare_hifpo, train_hifpo
+from training.methods.launch import build_config, read_config_file
+from training.methods.launch import main as launch
 from training.trainers.manifest import read_manifest
 from training.trainers.runs import drop_overlong, load_processor, token_count
 from training.models.tiny import load_tiny
@@ -232,7 +232,7 @@ def test_the_launch_entry_point_trains_under_accelerate_launch(warm_base, step_d
     overrides = ["preset=cpu_tiny", "max_steps=1"] + (["num_generations=2"] if method == "hifpo" else [])
     command = [str(Path(sys.executable).with_name("accelerate")), "launch", "--cpu", "--num_processes=1",
                "--num_machines=1", "--mixed_precision=no", "--dynamo_backend=no",
-               "-m", "training.trainers.launch", method, "--base", str(warm_base), "--dataset", str(tmp_path / "ds"),
+               "-m", "training.methods.launch", method, "--base", str(warm_base), "--dataset", str(tmp_path / "ds"),
                "--out", str(tmp_path / "out")] + [a for o in overrides for a in ("--set", o)]
     result = subprocess.run(command, cwd=Path(__file__).resolve().parents[2], capture_output=True, text=True,
                             timeout=600, env={**os.environ, "OMP_NUM_THREADS": "1"})
@@ -270,7 +270,7 @@ def test_structured_reasoning_rewards_are_logged_apart_and_unannotated_samples_d
 
 
 def test_the_reasoning_reward_loads_the_configured_embedder_only_when_on(warm_base, tmp_path, monkeypatch):
-    import training.trainers.hifpo as hifpo
+    import training.methods.hifpo.trainer as hifpo
 
     asked = []
     monkeypatch.setattr(hifpo, "load_embedder", lambda model_dir: asked.append(model_dir) or HashingEmbedder())

@@ -10,13 +10,14 @@ import pytest
 from pydantic import ValidationError
 
 from ops.actions import Action, ActionType, ParsedOutput, ReasoningParts
-from ops.prompts import build_policy_prompt, messages_to_json
-from ops.prompts.reasoning_memory import ReasoningMemory, StepOutcome
-from ops.reward import ANNOTATION_COLUMNS
+from ops.agent.messages import messages_to_json
+from ops.agent.policy_prompt import build_policy_prompt
+from ops.agent.reasoning_memory import ReasoningMemory, StepOutcome
+from ops.judging.action_reward import ANNOTATION_COLUMNS
 from tests.support.embedders import HashingEmbedder
 from tests.training.samples import ELEMENT_BOXES, LABELS, png
-from training.trainers.hifpo import HiFPOConfig, prepare_hifpo
-from training.trainers.history_alignment import round_budgets
+from training.methods.hifpo.trainer import HiFPOConfig, prepare_hifpo
+from training.methods.hifpo.history_alignment_rounds import round_budgets
 from training.trainers.manifest import read_manifest
 from training.trainers.runs import train_and_save
 from training.trainers.step_datasets import build_step_dataset

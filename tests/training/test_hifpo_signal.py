@@ -1,4 +1,4 @@
-"""HiFPO's reward signal measured outside training (training.trainers.hifpo_signal)."""
+"""HiFPO's reward signal measured outside training (training.methods.hifpo.signal)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import polars as pl
 import pytest
 
 from training.models.tiny import build_tiny_model
-from training.trainers.hifpo import HiFPOConfig
-from training.trainers.hifpo_signal import group_table, kl_table, measure_signal, reward_table
+from training.methods.hifpo.trainer import HiFPOConfig
+from training.methods.hifpo.signal import group_table, kl_table, measure_signal, reward_table
 
 CONFIG = HiFPOConfig.cpu_tiny(action_format="canonical", max_completion_length=24)
 

@@ -17,8 +17,8 @@ from safetensors.torch import load_file
 from tests.training.samples import LABELS, click_json, png, prompt_json, step_frame
 from training.inference.local_policy import LocalPolicy
 from training.models.tiny import load_tiny
-from training.trainers.adagrpo import AdaGRPOConfig, StepRow, TrajectoryGRPOLoss
-from training.trainers.hifpo import HiFPOConfig, prepare_hifpo, train_hifpo
+from training.methods.adagrpo.trainer import AdaGRPOConfig, StepRow, TrajectoryGRPOLoss
+from training.methods.hifpo.trainer import HiFPOConfig, prepare_hifpo, train_hifpo
 from training.trainers.lora import DEFAULT_TARGETS, LoraSettings, lora_config
 from training.trainers.manifest import read_manifest
 from training.trainers.sft import SFTTrainConfig, prepare_sft, train_sft

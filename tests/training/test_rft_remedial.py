@@ -6,13 +6,13 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-import training.trainers.rft as rft
-from ops.attempt_store import ParquetAttemptStore, collect_tables
-from ops.corrective_teaching import ScriptedPolicy, TeachingReport, failed_attempts, remedial_tables, teach
-from ops.critic.programmatic import ProgrammaticCritic
-from ops.rollout import RolloutConfig, run_rollouts
-from ops.step_samples import finish_response
-from ops.teachers import SolverTeacher
+import training.methods.rft.trainer as rft
+from ops.data.attempt_store import ParquetAttemptStore, collect_tables
+from ops.remedial.corrective_teaching import ScriptedPolicy, TeachingReport, failed_attempts, remedial_tables, teach
+from ops.judging.critic.programmatic import ProgrammaticCritic
+from ops.rollout.engine import RolloutConfig, run_rollouts
+from ops.samples.step_samples import finish_response
+from ops.remedial.teachers import SolverTeacher
 from tests.ops.test_corrective_teaching import BACK, DONE, WIFI, _plan, small_env
 from training.trainers.runs import TrainReport
 from training.trainers.step_datasets import rft_samples

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from ops.actions import Action, ReasoningParts, render_structured
-from ops.reasoning_reward import cosine, reasoning_reward
+from ops.judging.reasoning_reward import cosine, reasoning_reward
 from tests.support.network import loopback_only
 from training.models.sentence_embedder import check_mean_pooling, packaged_minilm
 

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from safetensors.torch import load_file
 
 from tests.training.samples import ELEMENT_BOXES, click_json, png, prompt_json, step_frame
-from ops.step_samples import finish_response
+from ops.samples.step_samples import finish_response
 from training.trainers.step_datasets import (
     FEATURES,
     StepSampleError,

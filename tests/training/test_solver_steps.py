@@ -1,17 +1,17 @@
-"""Step samples along the simulator solver's solutions (training.trainers.solver_steps)."""
+"""Step samples along the simulator solver's solutions (training.methods.hifpo.solver_steps)."""
 
 from __future__ import annotations
 
 import dataclasses
 
 from ops.actions import Action, ActionType
-from ops.benchmark import held_out_tasks
-from ops.corrective_teaching import ScriptedPolicy
-from ops.sim_env import SimEnvironment
-from ops.step_samples import FINISH
+from ops.evaluation.benchmark import held_out_tasks
+from ops.remedial.corrective_teaching import ScriptedPolicy
+from ops.environments.simulator import SimEnvironment
+from ops.samples.step_samples import FINISH
 from phonesim.solver import solve
 from phonesim.tasks import instantiate
-from training.trainers.solver_steps import solver_step_samples
+from training.methods.hifpo.solver_steps import solver_step_samples
 
 TEMPLATES = ("clock.hybrid_alarm_off", "recipes.query_uses_ingredient")  # held out; an answer, a typed query
 

@@ -9,10 +9,10 @@ import pytest
 from PIL import Image
 
 from assets.metadata import chart_md, md_table, rounded, tidy
-from ops.benchmark import pass_at_k
-from ops.plots import pass_at_k_chart, sr_histogram_chart, success_by_attempt_chart, training_curves_chart
-from ops.progress import CountdownLog, duration
-from ops.schemas import from_rows
+from ops.evaluation.benchmark import pass_at_k
+from ops.evaluation.plots import pass_at_k_chart, sr_histogram_chart, success_by_attempt_chart, training_curves_chart
+from ops.rollout.progress import CountdownLog, duration
+from ops.data.schemas import from_rows
 
 
 def _png(data: bytes) -> Image.Image:

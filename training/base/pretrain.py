@@ -30,7 +30,8 @@ from pydantic import BaseModel, Field, model_validator
 from ops.actions import Action, ActionType
 from training.base.grounding_data import GroundingSample, SampleFn, critic_view
 from ops.actions.formats import label_echo
-from ops.prompts import build_policy_prompt, element_context, hinted_actions, hinted_rows
+from ops.agent.hint_marks import hinted_actions, hinted_rows
+from ops.agent.policy_prompt import build_policy_prompt, element_context
 from training.base.induction_format import add_index_tokens
 from training.models.tiny import TinyQwen2VLProcessor, build_tiny_model, check_sizes, load_tiny
 

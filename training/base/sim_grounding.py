@@ -12,7 +12,7 @@ import random
 from dataclasses import dataclass
 
 from ops.actions import Action, ActionType
-from ops.prompts import element_label
+from ops.agent.policy_prompt import element_label
 from phonesim.apps import load_apps
 from phonesim.phone import Observation, Phone
 from training.base.grounding_data import (GroundingSample, SampleFn, UIElement, click_instruction, clickable_rows,

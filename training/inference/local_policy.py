@@ -1,7 +1,7 @@
 """Local transformers policy: a vision-language checkpoint directory run in-process with its
 own processor and chat template (CPU or GPU, greedy or sampled).
 
-Twin of `ops.policy.EndpointPolicy`; callers hold either through `ops.episode.Policy`.
+Twin of `ops.agent.policy.EndpointPolicy`; callers hold either through `ops.agent.episode.Policy`.
 """
 
 from __future__ import annotations
@@ -18,10 +18,11 @@ from PIL import Image
 from transformers import AutoModelForImageTextToText, AutoProcessor, ProcessorMixin
 
 from ops.actions.formats.label_echo import render_row
-from ops.episode import PolicyOutput, PolicyRequest
-from ops.policy import PromptedPolicy
-from ops.prompts import PromptStyle, element_label, messages_to_json
-from ops.prompts.messages import count_image_placeholders
+from ops.agent.episode import PolicyOutput, PolicyRequest
+from ops.agent.policy import PromptedPolicy
+from ops.agent.messages import messages_to_json
+from ops.agent.policy_prompt import PromptStyle, element_label
+from ops.agent.messages import count_image_placeholders
 from training.inference.echo_constraint import RowEchoConstraint, dash_tokens, row_token_sequences
 from training.inference.typing_constraint import TypedTextConstraint, token_pieces, typable_texts
 from training.models.tiny import TinyQwen2VLProcessor

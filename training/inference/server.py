@@ -28,7 +28,7 @@ from typing import Any
 
 from PIL import Image
 
-from ops.prompts.messages import redact_images
+from ops.agent.messages import redact_images
 from training.inference.local_policy import GenerationSettings, LocalPolicy
 
 MAX_BODY_BYTES = 64 * 1024 * 1024

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ops.actions.coords import GRID_1000, CoordFrame
-from ops.json_limits import JSONLimitError, NoJSONFound, check_json_limits, decode_at, find_json
+from ops.actions.json_limits import JSONLimitError, NoJSONFound, check_json_limits, decode_at, find_json
 from phonesim.actions import Action, ActionError, ParseFailure
 
 INTERNAL_ERROR = "internal parser error"  # prefix of failures caused by parser bugs
@@ -117,7 +117,7 @@ def parse_guarded(fmt: str, text: Any, parse: Callable[[str], ParsedOutput]) -> 
     `ParsedOutput`, and whatever is not a valid action is a `ParseFailure` naming why.
 
     Bounded work: the length (`MAX_OUTPUT_CHARS`), bracket depth and digit runs are checked
-    (`ops.json_limits`) before the format's parser runs. Lone surrogates (raw, or decoded
+    (`ops.actions.json_limits`) before the format's parser runs. Lone surrogates (raw, or decoded
     from a `\\ud800` escape) make the output a failure rather than being replaced: no valid
     text holds one, UTF-8 cannot encode it (Parquet, the critic's HTTP request and the CLI
     would all fail on it later), and replacing it would score and replay text the model

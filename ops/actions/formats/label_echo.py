@@ -30,7 +30,7 @@ from phonesim.actions import Action, ActionError, ParseFailure, ParseResult
 TASK_PREFIX = "Task: "
 ROW_PREFIX = "- "
 INDEX_MARK = " #"
-HINT_MARK = " (hint)"  # after the index of a row a critic hint names (ops.prompts.hint_marks)
+HINT_MARK = " (hint)"  # after the index of a row a critic hint names (ops.agent.hint_marks)
 HINT_PREFIX = "Hint: "  # the last line, after the task, names the marked rows again
 INDEX_TOKEN_COUNT = 64  # rows with a larger index still work, as " #6" + "4" (two tokens)
 FORMAT_NAME = "label_echo"
@@ -165,7 +165,7 @@ def _action(text: str, labels: Sequence[str] | None) -> ParseResult:
 
 # As an action format (`parse(text, "label_echo")`) the element list is unknown, so the emitted
 # JSON index stands; rollouts resolve the echoed label against the observation
-# (ops.policy.PromptedPolicy.parse) and rewards score the index.
+# (ops.agent.policy.PromptedPolicy.parse) and rewards score the index.
 def _render(action: Action, frame: CoordFrame, thinking: str | None, conclusion: str | None) -> str:
     if action.element is not None:
         raise UnsupportedAction("label_echo: an element action needs the element list (render_target)")

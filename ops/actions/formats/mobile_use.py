@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ops import json_limits
+from ops.actions import json_limits
 from ops.actions.coords import CoordFrame
 from ops.actions.formats.base import (
     FormatError,

@@ -24,7 +24,7 @@ class State:
 
 
 class AsyncEnv:
-  """The AsyncEnv methods ops/androidworld.py calls, on a phonesim phone."""
+  """The AsyncEnv methods ops/evaluation/androidworld.py calls, on a phonesim phone."""
 
   def __init__(self):
     self.phone = Phone(0, SIZE)
