@@ -55,7 +55,7 @@ def _stage_job(name: str, assets: list[dg.AssetsDefinition], description: str,
 
 
 # The stages of an experiment, in data-flow order; `mobileforge run` launches them in this order
-# (pipelines/local_run.py) and each shows on the UI's Jobs page under its name. An asset job holds
+# (pipelines/run/experiment.py) and each shows on the UI's Jobs page under its name. An asset job holds
 # one partitioning, so the per-app exploration is its own stage and the curriculum, mined per
 # experiment from every app's traces, opens the interaction stage.
 STAGES = [

@@ -5,7 +5,7 @@ class, written from the stage jobs by `python -m pipelines.config_snapshot` (a t
 is out of date). `config_problems` checks a config against such schemas: unknown assets and
 fields, wrong types, values out of range, each named `asset.field`. It imports no Dagster, so a
 bad `--set` fails in well under a second; rules that span fields (a Config class's model
-validators) are checked once the graph is imported (`pipelines.local_run.check_config`).
+validators) are checked once the graph is imported (`pipelines.run.config_check.check_config`).
 """
 
 from __future__ import annotations

@@ -174,8 +174,10 @@ def run(experiment: str, config_file, overrides: tuple[str, ...], rebuild_shared
 
     from mobileforge.cli.progress import output_to_log, stage_progress
     from pipelines.definitions import defs
-    from pipelines.local_run import (StageFailed, check_config, default_instance, resource_run_config,
-                                     run_experiment, stage_jobs)
+    from pipelines.run.config_check import check_config, resource_run_config, stage_jobs
+    from pipelines.run.experiment import run_experiment
+    from pipelines.run.instance import default_instance
+    from pipelines.run.launcher import StageFailed
     from pipelines.start_point import ConfigError, split_at
     from resources.experiment_lock import ExperimentBusy
 

@@ -70,7 +70,8 @@ def materialized(adb_server, tmp_path_factory):
     for name, value in {"MOBILEFORGE_STORAGE_ROOT": str(root), "MOBILEFORGE_ENV": "adb-simulator",
                         "MOBILEFORGE_ADB_PORT": str(adb_server)}.items():
         mp.setenv(name, value)  # the code location's processes inherit them
-    from pipelines.local_run import LineObserver, run_experiment
+    from pipelines.run.experiment import run_experiment
+    from pipelines.run.observer import LineObserver
     from pipelines.resources import resources_for
 
     try:  # the variables must not outlive this module's tests, even when the run fails

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from pipelines.definitions import defs
-from pipelines.local_run import ConfigError, check_config, stage_jobs
+from pipelines.run.config_check import check_config, stage_jobs
+from pipelines.start_point import ConfigError
 
 REPO = Path(__file__).resolve().parents[2]
 BOUND_SECONDS = 20.0  # the whole command on a loaded machine; what is checked is that no stage ran

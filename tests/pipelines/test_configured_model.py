@@ -59,7 +59,8 @@ def _own_model(directory: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def production_run(tmp_path_factory):
-    from pipelines.local_run import LineObserver, run_experiment
+    from pipelines.run.experiment import run_experiment
+    from pipelines.run.observer import LineObserver
     from pipelines.resources import resources_for
 
     model = _own_model(tmp_path_factory.mktemp("model") / "own-tiny")

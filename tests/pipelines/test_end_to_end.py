@@ -54,7 +54,8 @@ def materialized(tmp_path_factory):
     root = tmp_path_factory.mktemp("storage")
     mp = pytest.MonkeyPatch()
     mp.setenv("MOBILEFORGE_STORAGE_ROOT", str(root))
-    from pipelines.local_run import LineObserver, run_experiment
+    from pipelines.run.experiment import run_experiment
+    from pipelines.run.observer import LineObserver
     from pipelines.resources import resources_for
 
     try:
@@ -238,7 +239,8 @@ def test_the_printed_table_pairs_every_adapted_policy_with_the_base(materialized
 
 
 def test_a_run_from_a_later_stage_refuses_missing_inputs_and_config_it_would_ignore(materialized):
-    from pipelines.local_run import ConfigError, run_experiment
+    from pipelines.run.experiment import run_experiment
+    from pipelines.start_point import ConfigError
 
     _, _, instance, _, _ = materialized
     with pytest.raises(ConfigError, match=r"has not stored .*exploration_traces \(11 of 11 partitions\).*rollout_attempts"):
@@ -253,7 +255,9 @@ def test_an_ablation_forked_from_one_asset_retrains_only_that_asset(materialized
     """`--experiment ci-no-spa --fork ci --from adagrpo_checkpoint`: the training stage runs AdaGRPO
     alone (the other methods are copied), and the base's benchmark episodes are resumed."""
     from pipelines.definitions import ASSETS, CHECKS, STAGES
-    from pipelines.local_run import FORKED_FROM, LineObserver, run_experiment
+    from pipelines.run.experiment import run_experiment
+    from pipelines.run.fork import FORKED_FROM
+    from pipelines.run.observer import LineObserver
 
     _, resources, instance, _, _ = materialized
     defs = dg.Definitions(assets=ASSETS, asset_checks=CHECKS, resources=resources, jobs=STAGES)
@@ -281,7 +285,8 @@ def test_an_ablation_forked_from_one_asset_retrains_only_that_asset(materialized
 
 # last in this module: it re-materializes the benchmark that earlier tests read
 def test_from_evaluation_rebenchmarks_on_the_stored_stages_only(materialized):
-    from pipelines.local_run import LineObserver, run_experiment
+    from pipelines.run.experiment import run_experiment
+    from pipelines.run.observer import LineObserver
 
     _, resources, instance, _, _ = materialized
     rollouts_run = _latest(instance, "rollout_attempts").run_id

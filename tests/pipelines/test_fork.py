@@ -18,8 +18,11 @@ from dagster._utils.test.data_versions import get_stale_status_resolver
 
 import mobileforge.cli.run as run_cli
 from ops.data.attempt_store import ParquetAttemptStore
-from pipelines.local_run import (CODE_VERSION_TAG, FORKED_FROM, ConfigError, LineObserver, fork_experiment,
-                                 run_experiment)
+from pipelines.run.experiment import run_experiment
+from pipelines.run.fork import FORKED_FROM, fork_experiment
+from pipelines.run.observer import LineObserver
+from pipelines.run.stored import CODE_VERSION_TAG
+from pipelines.start_point import ConfigError
 from pipelines.start_point import StagePart, split_at
 from resources.experiment import APP_DIMENSION, EXPERIMENT_DIMENSION, PartitionAddress, register_experiment
 from resources.experiment_lock import ExperimentBusy, experiment_lock

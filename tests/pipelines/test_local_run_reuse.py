@@ -7,7 +7,8 @@ import dagster as dg
 
 from assets.base_policy import base_policy
 from pipelines.definitions import defs
-from pipelines.local_run import stage_partitions, stage_run_config
+from pipelines.run.config_check import stage_run_config
+from pipelines.run.stored import stage_partitions
 from pipelines.start_point import StagePart
 from pipelines.resources import resources_for
 

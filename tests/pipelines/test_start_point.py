@@ -3,7 +3,7 @@
 import pytest
 
 from pipelines.definitions import defs
-from pipelines.local_run import stage_jobs
+from pipelines.run.config_check import stage_jobs
 from pipelines.start_point import ConfigError, split_at
 
 JOBS = stage_jobs(defs)

@@ -19,7 +19,8 @@ from ops.judging.action_reward import ANNOTATION_COLUMNS
 from ops.rollout.engine import RolloutConfig, run_rollouts
 from ops.data.schemas import empty
 from pipelines.checks import schema_check
-from pipelines.local_run import ConfigError, resource_run_config
+from pipelines.run.config_check import resource_run_config
+from pipelines.start_point import ConfigError
 from pipelines.resources import resources_for
 from resources.environment import SimulatorResource
 from resources.experiment import experiment_partitions, register_experiment

@@ -16,7 +16,7 @@ import pytest
 from ops.data.attempt_store import ParquetAttemptStore, collect_tables
 from ops.agent.episode import AttemptRecord, CriticFeedback, StepLabel
 from ops.data.stored_files import DamagedFileError
-from pipelines.local_run import stage_partitions
+from pipelines.run.stored import stage_partitions
 from pipelines.start_point import StagePart
 from resources.experiment import SHARED_EXPERIMENT, UNPARTITIONED, PartitionAddress
 from resources.storage import ARTIFACT_MARKER, MANIFEST, ArtifactStore, ParquetIOManager, StorageLocation
