@@ -14,7 +14,7 @@ Surfaces and their contracts:
   parse:mobilewizard+structured  ops.actions.parse_structured (four-part reasoning) → ParsedOutput
                                whose success carries the four parts, never raises
   score_action                 ops.judging.action_reward.score_action → a reward in [0, 1] or RewardInputError
-  trl_reward                   ops.judging.action_reward.make_trl_reward batches → one finite float per completion
+  trl_reward                   ops.judging.reward_columns.make_trl_reward batches → one finite float per completion
   structured_reward            ops.judging.reasoning_reward structure / reasoning rewards → 0, 0.5, 1 / [0, 1]
   parse_json_output            ops.agent.llm.parse_json_output → a model or OutputError
 
@@ -61,7 +61,8 @@ from ops.agent.llm import OutputError, parse_json_output  # noqa: E402
 from ops.judging.critic.prompts import CorrectiveHintOutput, FinalDecision, StepDescription
 from ops.curriculum.prompts import CurriculumOutput, curriculum_context  # noqa: E402
 from ops.judging.reasoning_reward import reasoning_reward, structure_reward  # noqa: E402
-from ops.judging.action_reward import RewardConfig, RewardInputError, make_trl_reward, score_action  # noqa: E402
+from ops.judging.action_reward import RewardConfig, RewardInputError, score_action  # noqa: E402
+from ops.judging.reward_columns import make_trl_reward  # noqa: E402
 
 SLOW_S = 1.0
 HANG_S = 30  # an input still running after this is abandoned (and counted as a crash)
@@ -492,7 +493,7 @@ def main() -> None:
     parser.add_argument("--surface", nargs="*", choices=sorted(SURFACES), help="default: all")
     args = parser.parse_args()
     signal.signal(signal.SIGALRM, _alarm)
-    logging.getLogger("ops.judging.action_reward").setLevel(logging.ERROR)  # its per-row warnings are the expected outcome
+    logging.getLogger("ops.judging.reward_columns").setLevel(logging.ERROR)  # its per-row warnings are the expected outcome
     print(f"{'surface':<30} {'inputs':>7} {'crashes':>8} {'>1 s':>5} {'slowest ms':>11}  crash kinds")
     total = Tally()
     for name in args.surface or SURFACES:

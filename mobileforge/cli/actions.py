@@ -18,7 +18,8 @@ from ops.actions import (
     render,
 )
 from ops.actions.coords import CoordFrame, frame_from_spec
-from ops.judging.action_reward import RewardConfig, RewardInputError, element_boxes, score_action
+from ops.judging.action_reward import RewardConfig, RewardInputError, score_action
+from ops.judging.reward_columns import element_boxes
 
 _FORMAT_CHOICE = click.Choice([*FORMAT_NAMES, AUTO])
 

@@ -1,6 +1,6 @@
 """Reasoning targets for step samples (MobileWizard App. C.1): every kept step of a step dataset is
 annotated once by a `ReasoningAnnotator` (a hint-free copy shares its step's annotation), and the
-four parts go into the `target_<part>` columns that the reasoning reward reads (`ops.judging.action_reward.
+four parts go into the `target_<part>` columns that the reasoning reward reads (`ops.judging.reward_columns.
 ANNOTATION_COLUMNS`). A step that cannot be annotated keeps them empty, counted by reason.
 """
 
@@ -17,7 +17,7 @@ from ops.actions import Action, ReasoningParts
 from ops.data.attempt_store import step_record
 from ops.judging.critic.reasoning_annotation import Annotation, AnnotationFailure, ReasoningAnnotator, StepToAnnotate
 from ops.agent.episode import StepLabel, StepRecord, TaskSpec
-from ops.judging.action_reward import ANNOTATION_COLUMNS
+from ops.judging.reward_columns import ANNOTATION_COLUMNS
 
 KEY = ("task_id", "attempt", "step")
 SHOWN_FAILURES = 10  # failures kept with their detail for the report

@@ -19,7 +19,7 @@ from ops.actions.formats import FORMATS
 from ops.agent.messages import messages_to_json
 from ops.agent.policy_prompt import OUTPUT_FORMATS, PromptStyle, element_label, without_hints
 from ops.samples.filtering import AttemptLabels, FilterConfig, TaskSelection, select_steps
-from ops.judging.action_reward import ANNOTATION_COLUMNS
+from ops.judging.reward_columns import ANNOTATION_COLUMNS
 from ops.data.schemas import from_rows
 
 FINISH = Action(ActionType.TERMINATE, status="success")

@@ -12,15 +12,8 @@ from hypothesis import given, settings
 from pydantic import ValidationError
 
 from ops.actions import Action, ParseFailure, render
-from ops.judging.action_reward import (
-    RewardConfig,
-    RewardInputError,
-    make_trl_reward,
-    score_action,
-    score_output,
-    swipe_direction,
-    token_f1,
-)
+from ops.judging.action_reward import RewardConfig, RewardInputError, score_action, score_output, swipe_direction, token_f1
+from ops.judging.reward_columns import make_trl_reward
 
 ELEMENTS = [(0, 0, 100, 100), (100, 100, 300, 200), (400, 400, 600, 800)]
 

@@ -9,14 +9,8 @@ import pytest
 
 from ops.actions import REASONING_PARTS, Action, ReasoningParts, render_structured
 from ops.judging.reasoning_reward import EmbedderError, part_similarities, reasoning_reward, structure_reward
-from ops.judging.action_reward import (
-    ANNOTATION_COLUMNS,
-    COMPONENTS,
-    RewardConfig,
-    RewardInputError,
-    make_trl_reward,
-    score_output,
-)
+from ops.judging.action_reward import COMPONENTS, RewardConfig, RewardInputError, score_output
+from ops.judging.reward_columns import ANNOTATION_COLUMNS, make_trl_reward
 from tests.support.embedders import HashingEmbedder
 
 ANNOTATION = ReasoningParts(

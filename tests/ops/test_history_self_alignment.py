@@ -15,7 +15,8 @@ from training.methods.hifpo.history_alignment import (
 from ops.agent.policy_prompt import build_policy_prompt
 from ops.agent.policy_prompt import with_memory
 from ops.agent.reasoning_memory import ReasoningMemory, StepOutcome
-from ops.judging.action_reward import ANNOTATION_COLUMNS, RewardConfig
+from ops.judging.action_reward import RewardConfig
+from ops.judging.reward_columns import ANNOTATION_COLUMNS
 from tests.support.embedders import HashingEmbedder
 
 TASK = "Turn on airplane mode"

@@ -14,7 +14,7 @@ from ops.remedial.corrective_teaching import REASONS
 from ops.judging.critic.programmatic import ProgrammaticCritic
 from ops.curriculum import task_specs
 from ops.curriculum.model import CurriculumTask
-from ops.judging.action_reward import ANNOTATION_COLUMNS
+from ops.judging.reward_columns import ANNOTATION_COLUMNS
 from ops.rollout.engine import RolloutConfig, run_rollouts
 from pipelines.checks import schema_check
 from pipelines.resources import resources_for

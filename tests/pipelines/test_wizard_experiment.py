@@ -15,7 +15,7 @@ from assets.rollouts import rollouts
 from ops.data.attempt_store import collect_tables
 from ops.judging.critic.programmatic import ProgrammaticCritic
 from ops.curriculum import task_specs
-from ops.judging.action_reward import ANNOTATION_COLUMNS
+from ops.judging.reward_columns import ANNOTATION_COLUMNS
 from ops.rollout.engine import RolloutConfig, run_rollouts
 from ops.data.schemas import empty
 from pipelines.checks import schema_check

@@ -9,7 +9,7 @@ from ops.data.attempt_store import ParquetAttemptStore, collect_tables
 from ops.judging.critic.programmatic import ProgrammaticCritic
 from ops.judging.critic.reasoning_annotation import AnnotationFailure
 from ops.samples.filtering import FilterConfig
-from ops.judging.action_reward import ANNOTATION_COLUMNS
+from ops.judging.reward_columns import ANNOTATION_COLUMNS
 from ops.rollout.engine import RolloutConfig, run_rollouts
 from ops.data.schemas import validate
 from ops.samples.step_samples import build_step_samples

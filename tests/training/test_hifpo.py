@@ -19,7 +19,8 @@ from pydantic import ValidationError
 from safetensors.torch import load_file
 from trl.data_utils import prepare_multimodal_messages
 
-from ops.judging.action_reward import ANNOTATION_COLUMNS, COMPONENTS
+from ops.judging.action_reward import COMPONENTS
+from ops.judging.reward_columns import ANNOTATION_COLUMNS
 from tests.support.embedders import HashingEmbedder
 from tests.training.samples import LABELS, step_frame
 from training.trainers.step_datasets import build_step_dataset, dataset_fingerprint, save_step_dataset

@@ -13,7 +13,7 @@ from ops.actions import Action, ActionType, ParsedOutput, ReasoningParts
 from ops.agent.messages import messages_to_json
 from ops.agent.policy_prompt import build_policy_prompt
 from ops.agent.reasoning_memory import ReasoningMemory, StepOutcome
-from ops.judging.action_reward import ANNOTATION_COLUMNS
+from ops.judging.reward_columns import ANNOTATION_COLUMNS
 from tests.support.embedders import HashingEmbedder
 from tests.training.samples import ELEMENT_BOXES, LABELS, png
 from training.methods.hifpo.trainer import HiFPOConfig, prepare_hifpo

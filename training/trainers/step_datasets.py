@@ -22,7 +22,8 @@ from datasets import Dataset, Features, Image, Json, List, Value, load_from_disk
 
 from ops.agent.messages import count_image_placeholders
 from ops.actions import POINTED_TYPES, Action, ActionError
-from ops.judging.action_reward import ANNOTATION_COLUMNS, RewardInputError, element_boxes
+from ops.judging.action_reward import RewardInputError
+from ops.judging.reward_columns import ANNOTATION_COLUMNS, element_boxes
 from ops.data.schemas import STEP_OUTCOMES
 from ops.samples.step_samples import FINISH, reward_elements
 

@@ -36,7 +36,8 @@ from ops.agent.messages import Message
 from ops.agent.policy_prompt import with_memory
 from ops.agent.reasoning_memory import ReasoningMemory, StepOutcome
 from ops.judging.reasoning_reward import Embedder, cosine
-from ops.judging.action_reward import ANNOTATION_COLUMNS, RewardConfig
+from ops.judging.action_reward import RewardConfig
+from ops.judging.reward_columns import ANNOTATION_COLUMNS
 
 TRAJECTORY_COLUMNS = ("task_id", "attempt", "has_hint", "step")
 

@@ -46,7 +46,8 @@ from training.methods.hifpo.history_alignment import (
 )
 from ops.agent.messages import Message
 from ops.judging.reasoning_reward import Embedder
-from ops.judging.action_reward import ANNOTATION_COLUMNS, RewardConfig, make_trl_reward
+from ops.judging.action_reward import RewardConfig
+from ops.judging.reward_columns import ANNOTATION_COLUMNS, make_trl_reward
 from training.inference.local_policy import GenerationSettings, generate_texts
 from training.trainers.runs import TrainOutcome, chained, single_run, token_count, train_again
 

@@ -18,7 +18,7 @@ import torch
 from datasets import Dataset
 from trl import GRPOTrainer
 
-from ops.judging.action_reward import completion_text, target_from_column
+from ops.judging.reward_columns import completion_text, target_from_column
 from training.threads import torch_threads
 from training.methods.hifpo.trainer import HiFPOConfig, prepare_hifpo
 from training.trainers.logprob_tiles import tiles_fitting

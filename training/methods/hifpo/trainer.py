@@ -31,7 +31,8 @@ from trl import GRPOConfig, GRPOTrainer
 
 from training.methods.hifpo.history_alignment import HistoryAlignmentConfig
 from ops.judging.reasoning_reward import Embedder
-from ops.judging.action_reward import ANNOTATION_COLUMNS, STRUCTURED_FORMAT, RewardConfig, make_trl_reward
+from ops.judging.action_reward import STRUCTURED_FORMAT, RewardConfig
+from ops.judging.reward_columns import ANNOTATION_COLUMNS, make_trl_reward
 from training.methods.hifpo.history_alignment_rounds import (
     HistoryAlignment,
     hold_out_validation,
