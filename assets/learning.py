@@ -120,8 +120,8 @@ def step_datasets(context: dg.AssetExecutionContext, config: StepDatasetConfig, 
     return samples
 
 
-HIFPO_SETTINGS = "training.methods.hifpo.trainer:HiFPOConfig"
-SFT_SETTINGS = "training.trainers.sft:SFTTrainConfig"
+HIFPO_SETTINGS = "training.methods.hifpo.config:HiFPOConfig"
+SFT_SETTINGS = "training.trainers.sft_config:SFTTrainConfig"
 
 
 class HiFPOAssetConfig(dg.Config):

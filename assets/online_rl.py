@@ -27,7 +27,7 @@ from resources.policy import PolicyResource
 from resources.storage import ArtifactStore, StorageLocation
 
 HISTORY_FILE = "_state/adagrpo_failure_history.json"
-ADAGRPO_SETTINGS = "training.methods.adagrpo.trainer:AdaGRPOConfig"
+ADAGRPO_SETTINGS = "training.methods.adagrpo.config:AdaGRPOConfig"
 
 
 class AdaGRPOAssetConfig(dg.Config):

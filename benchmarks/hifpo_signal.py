@@ -45,7 +45,7 @@ from ops.agent.policy_prompt import OUTPUT_FORMATS  # noqa: E402
 from ops.environments.simulator import SimEnvironment  # noqa: E402
 from resources.experiment import UNPARTITIONED, PartitionAddress  # noqa: E402
 from resources.storage import ArtifactStore, ParquetIOManager, StorageLocation  # noqa: E402
-from training.methods.hifpo.trainer import HiFPOConfig  # noqa: E402
+from training.methods.hifpo.config import HiFPOConfig
 from training.methods.hifpo.signal import (draw_prompts, group_table, kl_table, measure_signal,  # noqa: E402
                                             reward_table, with_generations)
 from training.methods.hifpo.solver_steps import solver_step_samples  # noqa: E402

@@ -26,7 +26,8 @@ from training.trainers.step_datasets import (
 )
 from training.trainers.manifest import read_manifest
 from training.threads import torch_threads
-from training.trainers.sft import SFTTrainConfig, train_sft
+from training.trainers.sft import train_sft
+from training.trainers.sft_config import SFTTrainConfig
 from training.models.tiny import build_tiny_model, load_tiny
 
 

@@ -60,8 +60,8 @@ def build_config(kind: str, fields: dict[str, Any]):
 
     Raises click.UsageError naming the offending field(s) when the config is invalid.
     """
-    from training.methods.hifpo.trainer import HiFPOConfig
-    from training.trainers.sft import SFTTrainConfig
+    from training.methods.hifpo.config import HiFPOConfig
+    from training.trainers.sft_config import SFTTrainConfig
 
     cls = HiFPOConfig if kind == "hifpo" else SFTTrainConfig
     fields = dict(fields)
