@@ -20,8 +20,8 @@ import polars as pl
 from pydantic import Field
 
 from assets.learning import annotation_metadata, reasoning_annotator
+from assets.methods import priority_tags
 from assets.metadata import md_table, tidy
-from assets.training_priorities import RFT_CHAIN
 from ops.samples.annotated_samples import annotate_samples
 from training.methods.checkpoint import Checkpoint, weights_digest
 from ops.remedial.corrective_teaching import (ScriptedPolicy, TeachingReport, failed_attempts, remedial_feedback,
@@ -86,7 +86,7 @@ def _teacher_checkpoint(teacher: PolicyResource) -> Checkpoint:
                       method="base")
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name="learning", code_version="remedial-4", op_tags=RFT_CHAIN,
+@dg.asset(partitions_def=experiment_partitions, group_name="learning", code_version="remedial-4", op_tags=priority_tags("remedial_trajectories"),
           description="One row per step sample of a remedial trajectory: a failed attempt's steps before the "
                       "critic's failing step plus a teacher's completion, replayed and verified "
                       "(MobileWizard §3.4.4).")

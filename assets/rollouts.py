@@ -27,6 +27,7 @@ from ops.agent.policy_prompt import writes_structured_reasoning
 from ops.rollout.progress import CountdownLog
 from ops.rollout.engine import RolloutConfig, RolloutSummary, attempts_to_run, run_rollouts
 from resources.experiment import config_key, experiment_of, experiment_partitions, lineage_metadata
+from ops.judging.critic.hint_settings import CorrectiveHintSettings
 from resources.environment import SimulatorResource
 from resources.llm import LLMResource
 from resources.policy import PolicyResource
@@ -34,27 +35,13 @@ from resources.portable import PortableResource
 from resources.storage import ArtifactStore, StorageLocation
 
 
-class RolloutAssetConfig(dg.Config):
+class RolloutAssetConfig(dg.Config, CorrectiveHintSettings):
     attempts: int = Field(default=3, ge=1, description="K attempts per task (MobileForge §2.3.1).")
     use_hints: bool = Field(default=True, description="Append hints of attempts 1..k-1 to attempt k.")
     max_parallel_tasks: int = Field(default=32, ge=1, description="Tasks stepped together in one policy batch.")
     loop_window: int = Field(default=4, ge=2, description="Identical (screen, output) steps in a row that end an attempt.")
     critic: str = Field(default="programmatic", pattern="^(programmatic|llm)$",
                         description="'programmatic': simulator judge + navigation distance; 'llm': the LLM critic resource.")
-    hint_steps: int = Field(default=1, ge=1, description=(
-        "Programmatic critic: actions of a shortest solution the hint names, from the first wrong step. "
-        "1 (default, paper-faithful): MobileForge §2.3.2's corrective hint, the key mistake and the one "
-        "action to take there. 12 with direct_plans and hint_from_start: the solver's whole plan, an oracle "
-        "demonstration (the `oracle-plans` ablation)."))
-    direct_plans: bool = Field(default=False, description=(
-        "Programmatic critic: hint a template task's actions without long presses and searches where a plan "
-        "fits the budget (taps and scrolls, which the tiny base can follow). False (default): the action a "
-        "shortest solution takes, so the hinted action is one the critic's own step labels call reasonable. "
-        "True is part of the `oracle-plans` ablation."))
-    hint_from_start: bool = Field(default=False, description=(
-        "Programmatic critic: the hint also names the attempt's own steps before the first wrong one. False "
-        "(default, paper-faithful): only what to do at the mistake. True is part of the `oracle-plans` "
-        "ablation."))
     max_tasks: int | None = Field(default=None, ge=1, description="Run only the first N curriculum tasks.")
     verifiable_only: bool = Field(default=True, description="Skip tasks the simulator cannot judge.")
     temperature: float | None = Field(

@@ -36,8 +36,6 @@ import dagster as dg  # noqa: E402
 import polars as pl  # noqa: E402
 from PIL import Image  # noqa: E402
 
-from assets.checkpoints import trainer_settings  # noqa: E402
-from assets.learning import HIFPO_SETTINGS  # noqa: E402
 from ops.evaluation.benchmark import held_out_tasks  # noqa: E402
 from training.methods.checkpoint import Checkpoint  # noqa: E402
 from ops.agent.policy_prompt import PromptStyle
@@ -123,7 +121,7 @@ def settings(run: StoredRun, styles: set[str], generations: int | None, threads:
         raise SystemExit(f"the checkpoints speak different prompt styles {sorted(styles)}: measure them apart")
     if styles:  # as the hifpo_checkpoint asset does: responses are scored in the format the policy writes
         overrides = {"action_format": OUTPUT_FORMATS[styles.pop()], **overrides}
-    config: HiFPOConfig = trainer_settings(HIFPO_SETTINGS, preset, {**overrides, "torch_threads": threads})
+    config = HiFPOConfig.preset(preset, {**overrides, "torch_threads": threads})
     return config if generations is None else with_generations(config, generations)
 
 

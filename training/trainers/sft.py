@@ -34,9 +34,6 @@ CURVE_KEYS: dict[str, str] = {
     "grad_norm": "grad_norm",
     "learning_rate": "learning_rate",
 }
-METHODS = ("sft", "rft", "grsd")
-
-
 
 
 def prepare_sft(
@@ -76,9 +73,7 @@ def train_sft(
     progress: Callable[[TrainProgress], None] | None = None,
 ) -> TrainReport:
     """SFT from `base_checkpoint` on step samples with responses (a dataset or its saved path);
-    saves model, processor and `manifest.json` (recording `method`: sft / rft / grsd) to `out_dir`."""
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    saves model, processor and `manifest.json` (recording `method`, the training method's name) to `out_dir`."""
     out = Path(out_dir)
     return train_and_save(
         prepare_sft(base_checkpoint, dataset, out, config), method=method, out_dir=out, config=config,
