@@ -23,7 +23,7 @@ from training.methods.checkpoint import BASE, Checkpoint
 from training.methods.registry import METHODS
 from ops.evaluation.androidworld import evaluate_on_androidworld
 from ops.evaluation.plots import pass_at_k_chart
-from resources.experiment import experiment_of, experiment_partitions, lineage_metadata
+from resources.experiment import experiment_of, experiment_partitions
 from resources.environment import SimulatorResource
 from resources.policy import PolicyResource
 from resources.simulator_cache import SimulatorCache
@@ -187,6 +187,5 @@ def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig
         "by_difficulty": md_table(["policy", "difficulty", *pass_cols],
                                   table.filter(pl.col("difficulty") != "all")
                                   .select("policy_id", "difficulty", *pass_cols).rows()),
-        **lineage_metadata(context, config),
     }))
     return results
