@@ -177,10 +177,6 @@ def collect_lineage(step_context: StepExecutionContext, asset_key: dg.AssetKey
 def lineage_metadata(lineage: dict[str, Any]) -> dict[str, dg.MetadataValue]:
     """`collect_lineage`'s record as the metadata the UI shows (config, upstream versions, code version):
     the IO manager attaches it to every output it stores, beside the same record in `_manifest.json`."""
-    metadata = {
-        "config": dg.MetadataValue.json(json.loads(json.dumps(lineage["config"] or {}, default=str))),
-        "upstream": dg.MetadataValue.json(lineage["upstream"]),
-    }
-    if lineage["code_version"] is not None:
-        metadata["code_version"] = dg.MetadataValue.text(lineage["code_version"])
-    return metadata
+    metadata = {"code_version": dg.MetadataValue.text(lineage["code_version"])} if lineage["code_version"] else {}
+    return {**metadata, "config": dg.MetadataValue.json(json.loads(json.dumps(lineage["config"] or {}, default=str))),
+            "upstream": dg.MetadataValue.json(lineage["upstream"])}
