@@ -27,8 +27,8 @@ if TYPE_CHECKING:
     from phonesim.adb.device import SimDevice
     from phonesim.adb.server import AdbServer
 
-FEATURES = "shell_v2,cmd,stat_v2,ls_v2,fixed_push_mkdir,apex,abb_exec"  # what the served devices implement
-HOST_FEATURES = "shell_v2,cmd,stat_v2,ls_v2,fixed_push_mkdir,apex,abb,abb_exec,track_app,push_sync,devicetracker_proto_format"
+FEATURES = "shell_v2,cmd,stat_v2,ls_v2,fixed_push_mkdir"  # what the served devices implement
+HOST_FEATURES = "shell_v2,cmd,stat_v2,ls_v2,fixed_push_mkdir,push_sync"
 WAIT_TRANSPORTS = ("usb", "local", "any")
 WAIT_STATES = ("device", "recovery", "rescue", "sideload", "bootloader", "any", "disconnect")
 POLL_S = 0.1  # how often a waiting service looks at the devices and its client (adb polls as often)

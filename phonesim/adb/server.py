@@ -152,45 +152,48 @@ class AdbServer:
             _send_quietly(sock, wire.fail(f"phonesim adb server: {self.limits.max_connections} connections are "
                                           "open, the most it serves at once; try again"))
             return
-        device = None
         try:
             sock.settimeout(self.limits.idle_timeout_s)
-            device = self._serve(sock)
+            self._serve(sock)
         except (wire.PeerClosed, OSError) as exc:
             log.debug("adb connection ended: %s", exc)
         except Exception:  # a bug must cost one connection, never the server
             log.exception("adb connection failed")
         finally:
-            if device is not None:
+            for device in self.devices():
                 device.sockets.discard(sock)
             self._connections.release()
 
-    def _serve(self, sock: socket.socket) -> SimDevice | None:
-        try:
-            request = wire.read_request(sock)
-        except wire.MalformedRequest as exc:
-            sock.sendall(wire.fail(str(exc)))
-            return None
-        parsed = host.parse_request(request)
-        if parsed is None:
-            sock.sendall(wire.fail(f"unknown host service '{request[:200]}'"))
-            return None
-        try:
-            device = host.serve(self, sock, *parsed)
-        except DeviceNotFound as exc:
-            sock.sendall(wire.fail(str(exc)))
-            return None
-        if device is None or device.gone.is_set():
-            return None
-        device.sockets.add(sock)
-        try:
-            request = wire.read_request(sock)
-        except wire.MalformedRequest as exc:
-            sock.sendall(wire.fail(str(exc)))
-            return device
-        log.debug("%s request %r", device.serial, request[:200])
-        self._device_request(sock, device, request)
-        return device
+    def _serve(self, sock: socket.socket) -> None:
+        """Host requests until one switches to a device (`host:transport…`), then that
+        device's request; after a switch, `host:` requests (adb's `forward`) mean that device."""
+        device: SimDevice | None = None
+        while True:
+            try:
+                request = wire.read_request(sock)
+            except wire.MalformedRequest as exc:
+                sock.sendall(wire.fail(str(exc)))
+                return
+            parsed = host.parse_request(request)
+            if parsed is None and device is None:
+                sock.sendall(wire.fail(f"unknown host service '{request[:200]}'"))
+                return
+            if parsed is None:
+                log.debug("%s request %r", device.serial, request[:200])
+                self._device_request(sock, device, request)
+                return
+            selector, service = parsed
+            if device is not None and request.startswith("host:"):
+                selector = host.Selector(transport_id=device.transport_id)
+            try:
+                switched = host.serve(self, sock, selector, service)
+            except DeviceNotFound as exc:
+                sock.sendall(wire.fail(str(exc)))
+                return
+            if switched is None or switched.gone.is_set():
+                return
+            device = switched
+            device.sockets.add(sock)
 
     def _device_request(self, sock: socket.socket, device: SimDevice, request: str) -> None:
         name, _, argument = request.partition(":")

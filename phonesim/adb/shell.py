@@ -126,13 +126,16 @@ def _sh(call: Call) -> ShellResult:
 
 
 def _run_pipeline(device: SimDevice, pipeline: list[SimpleCommand], session: Session, out: LineOutput) -> int:
-    data, status = b"", 0
+    data, status, replaced = b"", 0, False
     for index, command in enumerate(pipeline):
         session.budget.check()
+        replaced = bool(command.words) and command.words[0].literal == "exec" and len(pipeline) == 1
         data, errors, status = _run_simple(device, command, session, data if index else b"")
         out.write(2, errors)
         session.budget.check_output(out.size + len(data))
     out.write(1, data)
+    if replaced and len(pipeline[0].words) > 1:  # `exec CMD`: the shell became CMD, nothing runs after it
+        raise builtins.ShellExit(status)
     return status
 
 
@@ -239,6 +242,8 @@ def _glob(device: SimDevice, pattern: str, cwd: str) -> list[str]:
 def run_command(device: SimDevice, argv: list[str], session: Session, stdin: bytes) -> ShellResult:
     """Run one command with its expanded arguments."""
     name, args = argv[0], argv[1:]
+    if name == "exec":
+        return run_command(device, args, session, stdin) if args else ShellResult()
     call = Call(name, args, device, session, stdin)
     if name in ("sh", f"{BIN}/sh"):
         return _sh(call)

@@ -131,8 +131,9 @@ def _receive_file(sock: socket.socket, device: SimDevice, spec: str) -> None:
     if stat.S_ISLNK(mode):
         _drain(sock)
         _fail(sock, "symlink failed: phonesim stores no symbolic links")
-    permissions = mode & 0o777
-    permissions |= (permissions >> 3) & 0o070 | (permissions >> 6) & 0o007  # adbd copies user bits to g, o
+    permissions = mode & 0o777  # adbd copies user permission bits to group, then group to other
+    permissions |= (permissions >> 3) & 0o070
+    permissions |= (permissions >> 3) & 0o007
     files, pool = device.files, device.pool
     existing = files.stat(path)
     free = files.limits.storage_bytes - files.used_bytes + (existing.size if existing and not existing.is_dir else 0)

@@ -72,8 +72,12 @@ def _ls(call: Call) -> ShellResult:
             directories.append(path)
         else:
             singles.append((path, node))
+    if not flags & set("fU"):  # toybox sorts the operands too
+        singles.sort(key=lambda item: item[0])
+        directories.sort()
     sections = [_long_lines(singles, "n" in flags) if long else [p for p, _ in singles]]
-    for path in directories:
+    while directories:
+        path = directories.pop(0)
         try:
             entries = files.list(path, cwd)
         except FileError as exc:
@@ -87,9 +91,11 @@ def _ls(call: Call) -> ShellResult:
         lines = _long_lines(entries, "n" in flags) if long else [n for n, _ in entries]
         if long:
             lines.insert(0, f"total {sum(_blocks(e) for _, e in entries) // 2}")
-        if len(paths) > 1:
+        if len(paths) > 1 or "R" in flags:
             lines.insert(0, f"{path}:")
         sections.append(lines)
+        if "R" in flags:  # subdirectories next, depth first, as toybox walks them
+            directories[:0] = [f"{path.rstrip('/')}/{n}" for n, e in entries if e.is_dir and n not in (".", "..")]
     text = "\n\n".join("\n".join(s) for s in sections if s)
     return _report("ls", errors, text + "\n" if text else "")
 

@@ -1,21 +1,11 @@
 """The adb client binary adbutils ships, against the served simulator: it must work, and it
 must neither kill nor replace the server."""
 
-import os
-import subprocess
-
-import adbutils
-import pytest
-
 import phonesim.adb.server as adb_server
+from tests.adb.conftest import adb as _adb
+from tests.adb.conftest import needs_adb_binary
 
-ADB = adbutils.adb_path()
-pytestmark = pytest.mark.skipif(not os.access(ADB, os.X_OK), reason=f"no executable adb client at {ADB}")
-
-
-def _adb(port: int, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([ADB, "-P", str(port), *args], capture_output=True, text=True, timeout=30,
-                          stdin=subprocess.DEVNULL)
+pytestmark = needs_adb_binary
 
 
 def test_devices_lists_the_served_phones(server):
