@@ -262,5 +262,8 @@ def _grep(call: Call) -> ShellResult:
                        2 if errors and not selected_any else 0 if selected_any else 1)
 
 
-TOOLS: dict[str, Command] = {"grep": _grep, "egrep": lambda call: _grep(Call(call.name, ["-E", *call.args],
-                                                                                 call.device, call.session, call.stdin))}
+def _egrep(call: Call) -> ShellResult:
+    return _grep(Call(call.name, ["-E", *call.args], call.device, call.session, call.stdin))
+
+
+TOOLS: dict[str, Command] = {"grep": _grep, "egrep": _egrep}

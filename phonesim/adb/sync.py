@@ -97,7 +97,8 @@ def _list(sock: socket.socket, device: SimDevice, path: str, v2: bool) -> None:
         if v2:
             sock.sendall(b"DNT2" + _DENT_V2.pack(0, *_v2_fields(entry), len(raw)) + raw)
         else:
-            sock.sendall(b"DENT" + struct.pack("<IIII", entry.mode, entry.size & 0xFFFFFFFF, entry.mtime, len(raw)) + raw)
+            fields = (entry.mode, entry.size & 0xFFFFFFFF, entry.mtime, len(raw))
+            sock.sendall(b"DENT" + struct.pack("<IIII", *fields) + raw)
     sock.sendall(b"DONE" + bytes(_DENT_V2.size if v2 else 16))
 
 

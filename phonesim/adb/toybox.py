@@ -110,7 +110,8 @@ def _stat_field(directive: str, spec: str, path: str, node: Node) -> str:
         stat.S_IFMT(node.mode), "regular file" if node.size else "regular empty file")
     values = {"a": ("o", stat.S_IMODE(node.mode)), "A": ("s", stat.filemode(node.mode)), "b": ("d", _blocks(node)),
               "B": ("d", 512), "d": ("d", DEVICE_ID), "D": ("x", DEVICE_ID), "f": ("x", node.mode), "F": ("s", kind),
-              "g": ("d", node.gid), "G": ("s", USER_NAMES.get(node.gid, str(node.gid))), "h": ("d", 2 if node.is_dir else 1),
+              "g": ("d", node.gid), "G": ("s", USER_NAMES.get(node.gid, str(node.gid))),
+              "h": ("d", 2 if node.is_dir else 1),
               "i": ("d", node.inode), "n": ("s", path), "o": ("d", 4096), "s": ("d", node.size), "t": ("x", 0),
               "T": ("x", 0), "u": ("d", node.uid), "U": ("s", USER_NAMES.get(node.uid, str(node.uid))),
               "X": ("d", node.mtime), "Y": ("d", node.mtime), "Z": ("d", node.mtime),
@@ -228,7 +229,8 @@ def _touch(call: Call) -> ShellResult:
 
 def _mkdir(call: Call) -> ShellResult:
     flags, _ = _flags_and_operands(call.args)
-    return _each(call, "mkdir", lambda p: call.device.files.mkdir(p, call.session.cwd, parents="p" in flags), quote=True)
+    files, cwd = call.device.files, call.session.cwd
+    return _each(call, "mkdir", lambda p: files.mkdir(p, cwd, parents="p" in flags), quote=True)
 
 
 def _rm(call: Call) -> ShellResult:
@@ -281,7 +283,8 @@ def _copy_or_move(call: Call) -> ShellResult:
         return ShellResult.error(f"{call.name}: '{target}' not directory", 1)
     errors = []
     for source in operands[:-1]:
-        destination = f"{target.rstrip('/')}/{source.rstrip('/').rsplit('/', 1)[-1]}" if into and into.is_dir else target
+        inside = into is not None and into.is_dir
+        destination = f"{target.rstrip('/')}/{source.rstrip('/').rsplit('/', 1)[-1]}" if inside else target
         try:
             if call.name == "mv":
                 files.rename(source, destination, cwd)

@@ -37,6 +37,12 @@ ANSWERS = [
     ("[ -d /sdcard ] && test -e /system/bin/sh && echo both", "both\n", 0),
     ("sh -c 'echo inner; exit 4'; echo $?", "inner\n4\n", 0),
     ("V=1; echo $V ${V}", "1 1\n", 0),
+    ("ls /nowhere 2>&1 | grep -c nowhere", "1\n", 0),
+    ("ls /nowhere > /data/local/tmp/e 2>&1; cat /data/local/tmp/e", "ls: /nowhere: No such file or directory\n", 0),
+    ("ls /nowhere 2>&1 > /data/local/tmp/e", "ls: /nowhere: No such file or directory\n", 1),  # order matters
+    ("echo to-stderr >&2", "", 0),
+    ("exec echo replaced; echo never", "replaced\n", 0),
+    ("echo -e 'a\\tb'", "a\tb\n", 0),
 ]
 
 

@@ -5,7 +5,7 @@ versionCode, firstInstallTime, the APK path from them)."""
 import datetime
 import re
 
-from phonesim.adb.commands import app_version
+from phonesim.adb.packages import app_version
 from phonesim.apps import load_apps
 from tests.adb.conftest import adb, needs_adb_binary
 
