@@ -4,7 +4,9 @@ expressions, or fixed strings (`-F`), with `-i -v -c -q -n -o -w -x -l -h -H -s 
 A pattern from a client must not be able to freeze the server (MobileForge's adb server serves
 many clients in one process). POSIX patterns are translated to the `regex` module's syntax and
 matched with its `timeout` (the command's remaining budget), during which it releases the GIL:
-a backtracking pattern costs its own connection its budget and nobody else anything. Before
+a backtracking pattern costs its own connection its budget and nobody else anything. (That
+timeout counts the process's CPU time: on a starved machine the stop comes later in wall time,
+on a busy server sooner; either way the match costs at most the budget in CPU seconds.) Before
 compiling, a pattern's expanded size (counted repeats multiplied out, as the compiler expands
 them) is bounded, and each repeat count is at most 255 (`RE_DUP_MAX`), since compilation itself
 is not interruptible. Errors read as bionic's `regerror` wording, after toybox's `bad regex`.

@@ -175,9 +175,13 @@ class AdbServer:
                 sock.sendall(wire.fail(str(exc)))
                 return
             parsed = host.parse_request(request)
-            if parsed is None and device is None:
-                sock.sendall(wire.fail(f"unknown host service '{request[:200]}'"))
-                return
+            if parsed is None and device is None:  # a device service with no transport: the only device
+                try:
+                    device = host.Selector().pick(self.devices())
+                except DeviceNotFound as exc:
+                    sock.sendall(wire.fail(str(exc)))
+                    return
+                device.sockets.add(sock)
             if parsed is None:
                 log.debug("%s request %r", device.serial, request[:200])
                 self._device_request(sock, device, request)

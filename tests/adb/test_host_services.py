@@ -96,3 +96,15 @@ def test_device_queries_by_serial_and_transport_id(client):
     assert by_id.shell("getprop ro.serialno") == "phonesim-1"
     with pytest.raises(AdbError, match="device 'phonesim-9' not found"):
         client.device("phonesim-9").get_state()
+
+
+def test_a_device_service_without_a_transport_goes_to_the_only_device(server):
+    raw = Raw(server.port)
+    raw.request("shell:echo direct")
+    assert raw.status() == (b"FAIL", "more than one device/emulator")
+    raw.close()
+    server.drop("phonesim-2")
+    raw = Raw(server.port)
+    raw.request("shell:echo direct")
+    assert raw.status() == (b"OKAY", "") and raw.read(7) == b"direct\n"
+    raw.close()
