@@ -157,8 +157,9 @@ def serve(server: AdbServer, sock: socket.socket, selector: Selector, service: s
 
 def _client_left(sock: socket.socket, timeout: float) -> bool:
     """Wait up to `timeout` for the client to send or close (either ends a waiting service)."""
-    readable, _, _ = select.select([sock], [], [], timeout)
-    return bool(readable)
+    poller = select.poll()
+    poller.register(sock, select.POLLIN | select.POLLHUP | select.POLLERR)
+    return bool(poller.poll(timeout * 1000))
 
 
 def _track(server: AdbServer, sock: socket.socket, long: bool) -> None:
@@ -173,6 +174,7 @@ def _track(server: AdbServer, sock: socket.socket, long: bool) -> None:
 
 
 def _wait_for(server: AdbServer, sock: socket.socket, selector: Selector, spec: str) -> None:
+    sock.sendall(wire.OKAY)  # the service's connection is open; its verdict follows
     components = spec.split("-")
     if len(components) < 2:
         sock.sendall(wire.fail(f"short wait-for-: {spec}"))
@@ -183,7 +185,6 @@ def _wait_for(server: AdbServer, sock: socket.socket, selector: Selector, spec: 
     if any(state not in WAIT_STATES for state in components[1:]):
         sock.sendall(wire.fail(f"bad wait-for- state: {spec}"))
         return
-    sock.sendall(wire.OKAY)  # the service's connection is open
     target = Selector(selector.serial, selector.transport_id, components[0])
     while not server.stopping:
         try:
