@@ -43,7 +43,7 @@ class StepView:
     screenshot: str  # URL
     overlay: Overlay
     raw_output: str
-    action: str | None  # the parsed canonical action, as indented JSON
+    action: str | None  # the parsed canonical action, as JSON
     parse_error: str | None
     env_ok: bool
     env_reason: str | None
@@ -84,7 +84,7 @@ def episode_view(key: EpisodeKey, record: AttemptRecord, marked_steps: frozenset
         steps.append(StepView(
             step=s.step, app=s.app, screen=s.screen, screenshot=screenshot_url(key, s.step),
             overlay=action_overlay(s.action, s.elements or [], png_size(s.screenshot_png), s.parse_error),
-            raw_output=s.raw_output, action=json.dumps(s.action, indent=1, ensure_ascii=False) if s.action else None,
+            raw_output=s.raw_output, action=json.dumps(s.action, ensure_ascii=False) if s.action else None,
             parse_error=s.parse_error, env_ok=s.env_ok, env_reason=s.env_reason, label=labels.get(s.step),
             reasoning=[(name.replace("_", " "), text) for name, text in zip(REASONING_PARTS, parts)],
             verified_outcome=str(s.verified_outcome.value) if s.verified_outcome is not None else None,
