@@ -20,14 +20,13 @@ from resources.viewer_links import DEFAULT_VIEWER_HOST, DEFAULT_VIEWER_PORT
               help="Port. Asset metadata links to http://127.0.0.1:8765 unless MOBILEFORGE_VIEWER_URL says otherwise.")
 def view(root: str | None, s3_endpoint: str | None, s3_region: str | None, host: str, port: int) -> None:
     """Open the viewer of stored runs: tasks and attempts, episodes step by step, the benchmark."""
-    import uvicorn
-
-    from mobileforge.viewer.app import create_app
-    from mobileforge.viewer.store import ViewerStore
+    from mobileforge.viewer.attempts import template_facts
+    from mobileforge.viewer.server import serve
     from resources.storage import StorageLocation
 
     location = StorageLocation(root=root or os.environ.get("MOBILEFORGE_STORAGE_ROOT") or None,
                                s3_endpoint_override=s3_endpoint or os.environ.get("MOBILEFORGE_S3_ENDPOINT") or None,
                                s3_region=s3_region)
+    template_facts()  # the simulator's template registry, loaded once before the first page asks for it
     click.echo(f"viewing {location.root_uri} at http://{host}:{port}/ (Ctrl-C stops)")
-    uvicorn.run(create_app(ViewerStore(location)), host=host, port=port, log_level="warning")
+    serve(location, host, port)

@@ -6,18 +6,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import uvicorn
 
-from mobileforge.viewer.app import create_app
-from mobileforge.viewer.store import ViewerStore
+from mobileforge.viewer.server import serving_in_background
 from resources.storage import StorageLocation
 from tests.viewer.small_store import build_small_store
 
@@ -47,34 +42,10 @@ def chromium() -> str:
     return CHROMIUM
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def serve(location: StorageLocation) -> Iterator[str]:
-    """The viewer over `location`, served by uvicorn in a thread until the generator closes; yields its URL."""
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(ViewerStore(location)), host="127.0.0.1", port=port,
-                                           log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("the viewer did not start within 30 s")
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-
-
 @pytest.fixture(scope="session")
 def viewer_url(small_store) -> Iterator[str]:
-    yield from serve(small_store[0])
+    with serving_in_background(small_store[0]) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")
