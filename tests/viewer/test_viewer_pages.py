@@ -200,3 +200,17 @@ def test_overlays_put_taps_swipes_and_text_in_the_screenshots_pixels():
     assert "element #7 not on this screen" in gone.caption and not gone.taps
     invalid = action_overlay(None, ELEMENTS, (100, 200), "no action found")
     assert invalid.invalid and invalid.caption == "invalid output: no action found"
+
+
+def test_the_attempts_list_comes_in_pages_of_a_hundred_tasks():
+    from mobileforge.viewer.attempts import COLUMNS, TASKS_PER_PAGE, filter_attempts
+    from mobileforge.viewer.queries import AttemptFilters
+
+    rows = pl.DataFrame([{"stage": "rollouts", "task_id": f"t{i:03d}", "attempt": a, "policy": "p", "app": "a",
+                          "template": None, "difficulty": None, "split": None, "instruction": None,
+                          "outcome": "failure", "judge": "j", "ground_truth": None, "steps": 1, "end_reason": "budget",
+                          "hints": a - 1} for i in range(250) for a in (1, 2)], schema=COLUMNS)
+    last = filter_attempts(rows, AttemptFilters(page=3))
+    assert (last.pages, last.matching_tasks, len(last.groups)) == (3, 250, 250 - 2 * TASKS_PER_PAGE)
+    assert last.groups[0].task_id == "t200" and [a["attempt"] for a in last.groups[0].attempts] == [1, 2]
+    assert filter_attempts(rows, AttemptFilters(page=9)).groups == []
