@@ -45,13 +45,19 @@ def _ms(seconds: list[float]) -> tuple[float, float]:
 
 def pages_of(store: ViewerStore, experiment: str) -> tuple[dict[str, str], list[str]]:
     """The pages to time, by name, and the URLs of `distinct` rollout episodes (longest first)."""
-    attempts = store.table(experiment, "rollout_attempts", ["task_id", "attempt", "policy_version", "n_steps"])
+    attempts = store.table(experiment, "rollout_attempts", ["task_id", "attempt", "policy_version", "n_steps",
+                                                            "critic_decision"])
     if attempts is None:
         raise SystemExit(f"experiment {experiment!r} has no stored rollout_attempts under {store.location.root_uri}")
     longest = attempts.sort("n_steps", descending=True)
     episodes = [episode_url(EpisodeKey(experiment, ROLLOUT_STAGE, r["policy_version"], r["task_id"], r["attempt"]))
                 for r in longest.iter_rows(named=True)]
-    task = longest.group_by("task_id").agg(pl.col("n_steps").sum()).sort("n_steps", descending=True)["task_id"][0]
+    # a task whose first attempt failed and a later one, with the hints, succeeded; else the longest
+    by_task = attempts.sort("attempt").group_by("task_id").agg(pl.col("critic_decision").first().alias("first"),
+                                                                pl.col("critic_decision").max().alias("best"),
+                                                                pl.col("n_steps").sum())
+    helped = by_task.filter((pl.col("first") == 0) & (pl.col("best") == 1))
+    task = (helped if helped.height else by_task).sort("n_steps", "task_id", descending=True)["task_id"][0]
     pages = {"experiments": "/", "attempts": experiment_path(experiment, "attempts"),
              "attempts filtered": experiment_path(experiment, "attempts", stage="rollouts", outcome="failure"),
              "task (K attempts side by side)": experiment_path(experiment, "task", task=task),

@@ -64,7 +64,7 @@ def check_stage(stage: str) -> str:
 class ViewerStore:
     """The experiments, tables and episodes under one storage root."""
 
-    def __init__(self, location: StorageLocation, cached_episodes: int = 64, cached_tables: int = 64):
+    def __init__(self, location: StorageLocation, cached_episodes: int = 256, cached_tables: int = 64):
         self.location = location
         self.fs, self.root = location.filesystem()
         # an episode page and its screenshots (one request each) read the attempt once

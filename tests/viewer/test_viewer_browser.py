@@ -11,12 +11,12 @@ from playwright.sync_api import sync_playwright  # the dev extra; the browser is
 VIEWPORT = {"width": 1400, "height": 900}
 EAGER = "document.querySelectorAll('img[loading=lazy]').forEach(i => i.loading = 'eager')"  # load what is off screen too
 IMAGES_LOADED = "Array.from(document.images).every(i => i.complete && i.naturalWidth > 0)"
-# every overlay mark lies inside the screenshot it is drawn on
+# every overlay mark is centred inside the screenshot it is drawn on (the overlay lies over its image)
 MARKS_INSIDE = """() => Array.from(document.querySelectorAll('figure.shot')).every(fig => {
   const img = fig.querySelector('img').getBoundingClientRect();
   return Array.from(fig.querySelectorAll('svg circle, svg line, svg rect')).every(mark => {
-    const r = mark.getBoundingClientRect();
-    return r.left >= img.left - 2 && r.right <= img.right + 2 && r.top >= img.top - 2 && r.bottom <= img.bottom + 2;
+    const r = mark.getBoundingClientRect(), x = (r.left + r.right) / 2, y = (r.top + r.bottom) / 2;
+    return x >= img.left && x <= img.right && y >= img.top && y <= img.bottom;
   });
 })"""
 
