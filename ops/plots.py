@@ -28,6 +28,8 @@ REWARD_CURVES = ("reward", *COMPONENTS)  # drawn together on one panel
 BAR_SLOT_INCHES = 0.32  # width of one bar of the Pass@k chart: room for its rotated value label
 LABEL_HEADROOM = 1.35  # y-axis top over the highest interval end: room for the labels above the bars
 MIN_SMOOTHED_POINTS = 8  # curves shorter than this are drawn raw only: a moving average would hide them
+# line styles of the curves sharing a panel, in order: a curve equal to an earlier one still shows over it
+PANEL_LINE_STYLES = ("-", "--", ":", "-.", (0, (5, 1, 1, 1)))
 
 
 @dataclass(frozen=True)
@@ -166,13 +168,13 @@ def training_curves_chart(curves: dict[str, Sequence[Sequence[float]]], method: 
         for i, name in enumerate(names):
             steps, values = zip(*((p[0], p[1]) for p in drawn[name]))
             window = smoothing_window(len(values))
-            color = f"C{i}"
+            color, style = f"C{i}", PANEL_LINE_STYLES[i % len(PANEL_LINE_STYLES)]
             if window > 1:
                 windows.add(window)
                 ax.plot(steps, values, color=color, alpha=0.25, linewidth=0.8)
-                ax.plot(steps, moving_average(values, window), color=color, linewidth=1.8, label=name)
+                ax.plot(steps, moving_average(values, window), color=color, linestyle=style, linewidth=1.8, label=name)
             else:
-                ax.plot(steps, values, color=color, marker=".", linewidth=1.4, label=name)
+                ax.plot(steps, values, color=color, linestyle=style, marker=".", linewidth=1.4, label=name)
         ax.set_title("reward" if names is rewards else names[0], fontsize=FONT_SIZE)
         ax.set_xlabel("step", fontsize=FONT_SIZE - 1)
         ax.grid(alpha=0.3)
