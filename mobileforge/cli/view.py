@@ -16,7 +16,7 @@ from resources.viewer_links import DEFAULT_VIEWER_HOST, DEFAULT_VIEWER_PORT
 @click.option("--s3-endpoint", default=None, help="S3-compatible endpoint (MinIO, ...); default $MOBILEFORGE_S3_ENDPOINT.")
 @click.option("--s3-region", default=None, help="S3 region; default the SDK's.")
 @click.option("--host", default=DEFAULT_VIEWER_HOST, show_default=True, help="Address to listen on.")
-@click.option("--port", default=DEFAULT_VIEWER_PORT, show_default=True, type=click.IntRange(0, 65535),
+@click.option("--port", default=DEFAULT_VIEWER_PORT, show_default=True, type=click.IntRange(1, 65535),
               help="Port. Asset metadata links to http://127.0.0.1:8765 unless MOBILEFORGE_VIEWER_URL says otherwise.")
 def view(root: str | None, s3_endpoint: str | None, s3_region: str | None, host: str, port: int) -> None:
     """Open the viewer of stored runs: tasks and attempts, episodes step by step, the benchmark."""
