@@ -28,6 +28,7 @@ from resources.environment import SimulatorResource
 from resources.policy import PolicyResource
 from resources.simulator_cache import SimulatorCache
 from resources.storage import ArtifactStore, StorageLocation
+from resources.viewer_links import BENCHMARK_PAGE, viewer_link
 
 
 BENCHMARKED = [method for method in METHODS if method.benchmarked]
@@ -182,6 +183,7 @@ def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig
                                        pass_at_k_by_split(results, config.k).select("policy_id", "split",
                                                                                     *pass_cols).rows()),
         "versus_base": versus_md(versus_baseline(results, config.k), config.k),
+        "viewer": viewer_link(experiment, BENCHMARK_PAGE),  # per task, base against each policy, to the frames
         "episode_rates": md_table(["policy", *(RATE_HEADERS[c] for c in rate_cols)],
                                   overall.select("policy_id", *rate_cols).rows()),
         "by_difficulty": md_table(["policy", "difficulty", *pass_cols],

@@ -25,6 +25,7 @@ from resources.environment import AdbDeviceResource, SimulatorResource
 from resources.llm import LLMResource
 from resources.policy import PolicyResource
 from resources.storage import ArtifactStore
+from resources.viewer_links import FORKS_PAGE, viewer_link
 
 GROUP = "learning"
 class StepDatasetConfig(dg.Config):
@@ -110,6 +111,7 @@ def fork_pairs(context: dg.AssetExecutionContext, rollout_attempts: pl.DataFrame
     context.add_output_metadata(tidy({
         "fork_pairs": pairs.height,
         "tasks": pairs["task_id"].n_unique() if pairs.height else 0,
+        "viewer": viewer_link(experiment_of(context), FORKS_PAGE),  # both attempts, the fork steps marked
         "sample": md_table(["task", "success@step", "failed@step", "ssim"],
                            [(r["task_id"], f"{r['success_attempt']}@{r['success_step']}",
                              f"{r['failed_attempt']}@{r['failed_step']}", f"{r['similarity']:.3f}")

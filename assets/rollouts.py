@@ -33,6 +33,7 @@ from resources.llm import LLMResource
 from resources.policy import PolicyResource
 from resources.portable import PortableResource
 from resources.storage import ArtifactStore, StorageLocation
+from resources.viewer_links import ATTEMPTS_PAGE, viewer_link
 
 
 class RolloutAssetConfig(dg.Config, CorrectiveHintSettings):
@@ -136,6 +137,7 @@ def rollouts(context: dg.AssetExecutionContext, config: RolloutAssetConfig, curr
         "success_by_attempt": chart_md(success_by_attempt_chart(
             by_attempt["attempt"].to_list(), by_attempt["critic_sr"].to_list(), by_attempt["gt_sr"].to_list())),
         "sr_histogram": chart_md(sr_histogram_chart(sr["sr"].to_list())),
+        "viewer": viewer_link(experiment_of(context), ATTEMPTS_PAGE, stage="rollouts"),  # each attempt, step by step
     })
     sample = steps.head(6)
     structured = {"structured_reasoning_steps": int(steps["planning"].is_not_null().sum()),

@@ -14,6 +14,7 @@ SUBCOMMANDS = {
     "sim": ("mobileforge.cli.sim", "sim"),
     "run": ("mobileforge.cli.run", "run"),
     "serve": ("mobileforge.cli.serve", "serve"),
+    "view": ("mobileforge.cli.view", "view"),
 }
 
 

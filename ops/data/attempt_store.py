@@ -100,9 +100,10 @@ def _summary_digest(summary: dict[str, Any]) -> str:
 class ParquetAttemptStore:
     """`AttemptStore` over a directory of per-attempt Parquet + JSON files."""
 
-    def __init__(self, fs: pafs.FileSystem, root: str):
+    def __init__(self, fs: pafs.FileSystem, root: str, *, create: bool = True):
         self.fs, self.root = fs, root.rstrip("/")
-        self.fs.create_dir(self.root, recursive=True)
+        if create:  # False for readers (the viewer), which must not write to the store
+            self.fs.create_dir(self.root, recursive=True)
         self.damaged: dict[str, str] = {}  # summary path -> why the attempt was not trusted
         self.stale: dict[str, str] = {}  # summary path -> the task it was made for, when not this one
         # summary path -> its summary, once its files matched their digests: a resume reads every

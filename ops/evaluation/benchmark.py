@@ -197,12 +197,17 @@ def sign_test_p(gained: int, lost: int) -> float:
     return min(1.0, 2 * tail)
 
 
+def passed_by_task(results: pl.DataFrame, k: int) -> pl.DataFrame:
+    """Per policy and task: `passed`, whether any of its first k attempts succeeded (Pass@k of one task)."""
+    return results.group_by("policy_id", "task_id").agg(
+        ((pl.col("success") & (pl.col("attempt") <= k)).any()).alias("passed"))
+
+
 def versus_baseline(results: pl.DataFrame, k: int, baseline: str = "base") -> pl.DataFrame:
     """Per policy, paired with `baseline` task by task at Pass@k: tasks passed, its 95% Wilson
     interval, tasks only the policy passes (gained) or only the baseline passes (lost), and the
     sign test's p-value on those. Both must have run the same tasks."""
-    passed = results.group_by("policy_id", "task_id").agg(
-        ((pl.col("success") & (pl.col("attempt") <= k)).any()).alias("passed"))
+    passed = passed_by_task(results, k)
     base = passed.filter(pl.col("policy_id") == baseline).select("task_id", pl.col("passed").alias("base_passed"))
     if base.is_empty():
         raise ValueError(f"versus_baseline: no episodes of baseline policy {baseline!r}")

@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 from PIL import Image
 
-from assets.metadata import chart_md, md_table, rounded, tidy
+from assets.metadata import chart_md, md_table, rounded, thumbnail_md, tidy
 from ops.evaluation.benchmark import pass_at_k
 from ops.evaluation.plots import pass_at_k_chart, sr_histogram_chart, success_by_attempt_chart, training_curves_chart
 from ops.rollout.progress import CountdownLog, duration
@@ -97,3 +97,83 @@ def test_countdown_log_reports_about_ten_times_with_an_eta():
         progress()
     assert len(lines) == 10 and lines[0] == "episodes: 4/40 (10%), ETA 36s" and lines[-1] == "episodes: 40/40 (100%)"
     assert duration(95) == "1m35s" and duration(3700) == "1h01m"
+
+
+@pytest.fixture
+def figures(monkeypatch):
+    """The matplotlib figures the charts draw, kept for inspection after rendering."""
+    from ops.evaluation import plots
+
+    drawn = []
+    render = plots._render
+
+    def keep(fig, title):
+        chart = render(fig, title)
+        drawn.append(fig)
+        return chart
+
+    monkeypatch.setattr(plots, "_render", keep)
+    return drawn
+
+
+def _benchmark_near_one_percent() -> pl.DataFrame:
+    rows = []
+    for policy, passed in (("base", 1), ("hifpo", 0), ("rft", 3), ("grsd", 1), ("adagrpo", 2)):
+        for t in range(77):
+            for attempt in (1, 2, 3):
+                success = t < passed and attempt == 1
+                rows.append({"policy_id": policy, "task_id": f"t{t}#0", "template_id": f"t{t}",
+                             "difficulty": f"L{t % 4 + 1}", "seed": 0, "attempt": attempt, "success": success,
+                             "progress": 0.2, "false_complete": False, "side_effects": 0, "overdue": False,
+                             "steps": 5, "first_app_right": True, "answer_seen": None})
+    return from_rows(rows, "benchmark_results")
+
+
+def test_the_pass_at_k_chart_scales_to_its_data_with_labels_apart_and_the_legend_beside(figures):
+    pass_at_k_chart(pass_at_k(_benchmark_near_one_percent(), 3), 3)
+    (fig,) = figures
+    (ax,) = fig.axes
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)  # the closed figure, laid out again as it was saved
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    highest = max(line.get_ydata().max() for line in ax.lines if len(line.get_ydata()))  # whisker ends
+    assert highest <= ax.get_ylim()[1] < 0.5  # values near 0.01: not a 0-1 axis
+    labels = [t.get_window_extent(renderer) for t in ax.texts]
+    assert len(labels) == 5 * 5  # a value on every bar: 5 policies x (all tasks + 4 levels)
+    assert not any(a.overlaps(b) for i, a in enumerate(labels) for b in labels[i + 1:])
+    assert ax.get_legend().get_window_extent(renderer).x0 >= ax.get_window_extent(renderer).x1  # beside the bars
+
+
+def test_the_critic_line_is_drawn_over_the_ground_truth_in_another_style(figures):
+    success_by_attempt_chart([1, 2, 3], [0.1, 0.3, 0.4], [0.1, 0.3, 0.4])
+    critic, truth = {line.get_label(): line for line in figures[0].axes[0].lines}.values()
+    assert critic.get_label() == "critic" and critic.get_zorder() > truth.get_zorder()
+    assert (critic.get_linestyle(), critic.get_marker()) != (truth.get_linestyle(), truth.get_marker())
+    assert critic.get_markerfacecolor() != truth.get_markerfacecolor()
+
+
+def test_long_training_curves_are_drawn_raw_and_smoothed():
+    from ops.evaluation.plots import moving_average, smoothing_window
+
+    assert moving_average([1.0, 3.0, 5.0, 7.0], 2) == [1.0, 2.0, 4.0, 6.0]
+    assert smoothing_window(5) == 1 and smoothing_window(200) == 20
+
+
+def test_every_long_curve_gets_a_faint_raw_line_and_a_solid_mean(figures):
+    curves = {"reward": [[s, (s % 7) / 7] for s in range(100)], "loss": [[s, 1 / (s + 1)] for s in range(100)],
+              "kl": [[1, 0.1], [2, 0.2]]}
+    chart = training_curves_chart(curves, "hifpo")
+    assert chart.series == ("reward", "loss", "kl") and "trailing mean over 10 steps" in chart.title
+    panels = {ax.get_title(): ax.lines for ax in figures[0].axes if ax.lines}
+    assert [line.get_alpha() for line in panels["reward"]] == [0.25, None]  # raw, then the mean
+    assert len(panels["kl"]) == 1  # two points: drawn as they are
+
+
+def test_thumbnails_are_large_enough_to_read():
+    from tests.support.images import solid_png
+
+    markdown = thumbnail_md(solid_png(540, 1200, (200, 200, 200)))
+    image = Image.open(io.BytesIO(base64.b64decode(markdown.split(",", 1)[1].rstrip(")"))))
+    assert image.size == (144, 320)
