@@ -14,6 +14,7 @@ from assets.rollouts import rollouts
 from pipelines.checks import schema_check
 from pipelines.resources import resources_for
 from pipelines.sensors import app_updates
+from pipelines.ui_runs import experiment_tag_of_ui_runs
 from resources.experiment import (
     APP_DIMENSION,
     DEFAULT_EXPERIMENT,
@@ -100,4 +101,4 @@ curriculum_refresh = dg.AutomationConditionSensorDefinition(
     description="Re-mines an experiment's curriculum after its apps were explored again (e.g. by nightly_discovery).")
 
 defs = dg.Definitions(assets=ASSETS, asset_checks=CHECKS, resources=resources_for(), jobs=STAGES,
-                      schedules=[nightly_discovery], sensors=[curriculum_refresh, app_updates])
+                      schedules=[nightly_discovery], sensors=[curriculum_refresh, app_updates, experiment_tag_of_ui_runs])
