@@ -4,7 +4,7 @@ Runs page filters by experiment whichever way a run was launched."""
 
 import dagster as dg
 
-from pipelines.run.sweep import EXPERIMENT_TAG
+from pipelines.run_tags import EXPERIMENT_TAG
 from resources.experiment import EXPERIMENT_DIMENSION
 
 PARTITION_TAG = "dagster/partition"

@@ -25,13 +25,12 @@ from pipelines.run.instance import default_instance
 from pipelines.run.launcher import WORKSPACE_FILE, code_location_runner, run_stage
 from pipelines.run.observer import LineObserver, Observer
 from pipelines.run.stored import missing_inputs, stage_partitions
-from pipelines.run.sweep import EXPERIMENT_TAG, HOST_TAG, sweep_abandoned_runs
+from pipelines.run.sweep import sweep_abandoned_runs
+from pipelines.run_tags import EXPERIMENT_TAG, HOST_TAG, LOCK_RUN_TAG
 from pipelines.start_point import ConfigError, split_at
 from resources.experiment import register_experiment
 from resources.experiment_lock import experiment_lock
 from resources.experiment_names import check_experiment_name, check_fork
-
-LOCK_RUN_TAG = "mobileforge/run"  # the run of `mobileforge run` (its lock owner id) that launched it
 
 
 def run_experiment(experiment: str = "default", config: dict[str, dict[str, Any]] | None = None,

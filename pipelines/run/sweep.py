@@ -8,16 +8,11 @@ import dagster as dg
 import psutil
 from dagster._core.storage.dagster_run import DagsterRunStatus
 
+from pipelines.run_tags import EXPERIMENT_TAG, HOST_TAG
 from resources.experiment_lock import ExperimentBusy
 
 UNFINISHED = [DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING, DagsterRunStatus.STARTED,
               DagsterRunStatus.CANCELING]
-
-
-EXPERIMENT_TAG = "mobileforge/experiment"  # on every run run_experiment launches, with the host it ran on
-
-
-HOST_TAG = "mobileforge/host"
 
 
 def _worker(instance: dg.DagsterInstance, run_id: str) -> tuple[int, float] | None:

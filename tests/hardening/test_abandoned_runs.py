@@ -17,7 +17,8 @@ from dagster._core.events import EngineEventData
 from dagster._core.storage.dagster_run import DagsterRunStatus
 from dagster._core.test_utils import create_run_for_test
 
-from pipelines.run.sweep import EXPERIMENT_TAG, HOST_TAG, sweep_abandoned_runs
+from pipelines.run.sweep import sweep_abandoned_runs
+from pipelines.run_tags import EXPERIMENT_TAG, HOST_TAG
 from resources.experiment_lock import ExperimentBusy
 from resources.storage import StorageLocation
 from tests.storage.test_storage_integrity import _attempt

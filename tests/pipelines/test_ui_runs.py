@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from pipelines.run.sweep import EXPERIMENT_TAG
+from pipelines.run_tags import EXPERIMENT_TAG
 from pipelines.ui_runs import experiment_of_run, experiment_tag_of_ui_runs
 
 
