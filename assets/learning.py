@@ -14,6 +14,7 @@ from assets.metadata import chart_md, md_table, tidy
 from assets.training_priorities import GRSD_CHAIN, HIFPO_CHAIN, RFT_CHAIN
 from ops.samples.annotated_samples import AnnotationReport, annotate_samples
 from ops.data.attempt_store import collect_tables
+from resources.config_bounds import MAX_ATTEMPTS, MAX_COUNT, MAX_SEED, MAX_TEMPERATURE
 from training.methods.checkpoint import Checkpoint
 from ops.evaluation.cpu_clock import CpuClock
 from ops.judging.critic.programmatic import ProgrammaticCritic
@@ -239,17 +240,17 @@ def grsd_checkpoint(context: dg.AssetExecutionContext, config: SFTAssetConfig, f
 
 
 class RFTAssetConfig(SFTAssetConfig):
-    rounds: int = Field(default=2, ge=1, description=(
+    rounds: int = Field(default=2, ge=1, le=MAX_ATTEMPTS, description=(
         "Rejection fine-tuning rounds (UI-Voyager §3.2); a round without a success leaves the policy as it was."))
-    variant_seed_offset: int = Field(default=1000, ge=1,
+    variant_seed_offset: int = Field(default=1000, ge=1, le=MAX_SEED,
                                      description="Round r re-instantiates template tasks with seed + r * offset (fresh variants).")
-    attempts: int = Field(default=3, ge=1, description="Attempts per task in rounds after the first.")
-    temperature: float = Field(default=1.0, gt=0, description=(
+    attempts: int = Field(default=3, ge=1, le=MAX_ATTEMPTS, description="Attempts per task in rounds after the first.")
+    temperature: float = Field(default=1.0, gt=0, le=MAX_TEMPERATURE, description=(
         "Sampling temperature of those attempts (greedy decoding would repeat one hint-free attempt K times)."))
     use_hints: bool = Field(default=False, description=(
         "Run those attempts hint-guided like `rollouts` (attempt k reads the programmatic critic's hints of "
         "attempts 1..k-1); UI-Voyager samples them without hints. hint_free_copies adds hint-free prompts."))
-    hint_steps: int = Field(default=1, ge=1, description=(
+    hint_steps: int = Field(default=1, ge=1, le=MAX_ATTEMPTS, description=(
         "With use_hints: actions of a shortest solution a hint names; 1 (default): the paper-faithful "
         "corrective hint, more: part of the oracle-plan ablation (see rollouts)."))
     direct_plans: bool = Field(default=False, description=(
@@ -257,8 +258,8 @@ class RFTAssetConfig(SFTAssetConfig):
     hint_from_start: bool = Field(default=False, description=(
         "With use_hints: hints also name the attempt's steps before the mistake; False (default): "
         "paper-faithful, True: oracle-plan ablation (see rollouts)."))
-    sampling_seed: int = Field(default=0, description="torch seed of the sampling, for reproducible rounds.")
-    max_tasks: int | None = Field(default=60, ge=1, description=(
+    sampling_seed: int = Field(default=0, ge=0, le=MAX_SEED, description="torch seed of the sampling, for reproducible rounds.")
+    max_tasks: int | None = Field(default=60, ge=1, le=MAX_COUNT, description=(
         "Fresh task variants per round after the first: variants of the templates the previous round solved "
         "first, then of the others."))
     hint_free_copies: bool = Field(default=True, description=(

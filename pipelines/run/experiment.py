@@ -34,6 +34,24 @@ from resources.experiment_names import check_experiment_name, check_fork
 LOCK_RUN_TAG = "mobileforge/run"  # the run of `mobileforge run` (its lock owner id) that launched it
 
 
+def _missing_message(from_stage: str | None, experiment: str, missing: list[str]) -> str:
+    return (f"--from {from_stage}: experiment {experiment!r} has not stored what the run reads: {', '.join(missing)}; "
+            "run them first (without --from)")
+
+
+def refuse_missing_inputs(experiment: str, config: dict[str, dict[str, Any]], from_stage: str | None,
+                          fork: str | None, instance: dg.DagsterInstance, defs: dg.Definitions) -> None:
+    """ConfigError when a run from `from_stage` would read what `experiment` (or, forking, its parent
+    `fork`) has not stored. Reads only, takes no lock: a refusal writes nothing. `run_experiment`
+    checks again holding the lock."""
+    skipped, _ = split_at(stage_jobs(defs), config, from_stage)
+    source = fork or experiment
+    missing = missing_inputs(skipped, instance, source, defs.resources.get("io_manager"))
+    if missing:
+        raise ConfigError(_missing_message(from_stage, source, missing)
+                          + (", or fork from an earlier stage" if fork else ""))
+
+
 def run_experiment(experiment: str = "default", config: dict[str, dict[str, Any]] | None = None,
                    rebuild_shared: bool = False, instance: dg.DagsterInstance | None = None,
                    observer: Observer | None = None, defs: dg.Definitions | None = None,
@@ -68,6 +86,7 @@ def run_experiment(experiment: str = "default", config: dict[str, dict[str, Any]
     resource_config = resource_run_config(defs, resources or {})
     skipped, parts = split_at(stage_jobs(defs), config, from_stage)
     instance = instance or default_instance()
+    refuse_missing_inputs(experiment, config, from_stage, fork, instance, defs)
     observer = observer or LineObserver()
     storage = defs.resources["storage"]
     io_manager = defs.resources.get("io_manager")
@@ -77,9 +96,7 @@ def run_experiment(experiment: str = "default", config: dict[str, dict[str, Any]
             fork_experiment(fork, experiment, skipped, from_stage, instance, storage, io_manager, observer)
         missing = missing_inputs(skipped, instance, experiment, io_manager)
         if missing:
-            raise ConfigError(f"--from {from_stage}: experiment {experiment!r} has not stored what the run "
-                              f"reads: {', '.join(missing)}; "
-                              "run them first (without --from)")
+            raise ConfigError(_missing_message(from_stage, experiment, missing))
         register_experiment(instance, experiment)
         abandoned = sweep_abandoned_runs(instance, experiment)
         for line in abandoned:

@@ -13,9 +13,20 @@ from resources.experiment import EXPERIMENT_DIMENSION
 REPO = Path(__file__).resolve().parents[1]
 
 
+def dagster_home() -> Path:
+    """$DAGSTER_HOME, defaulting (and set) to the project's own folder."""
+    return Path(os.environ.setdefault("DAGSTER_HOME", str(REPO / ".mobileforge" / "dagster_home")))
+
+
+def instance_exists() -> bool:
+    """Whether $DAGSTER_HOME holds an instance already (its settings and its storage)."""
+    home = dagster_home()
+    return (home / "dagster.yaml").is_file() and (home / "storage").is_dir()
+
+
 def default_instance() -> dg.DagsterInstance:
     """The persistent instance under $DAGSTER_HOME, defaulting to the project's own folder."""
-    home = Path(os.environ.setdefault("DAGSTER_HOME", str(REPO / ".mobileforge" / "dagster_home")))
+    home = dagster_home()
     home.mkdir(parents=True, exist_ok=True)
     settings = home / "dagster.yaml"
     # two commands starting on a fresh home would both create its SQLite tables ("table already exists")

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 import mobileforge.cli.run as run_cli
 import pipelines.run.experiment
 import pipelines.run.instance
-from mobileforge.cli.run import experiment_config
+from mobileforge.cli.run_config import experiment_config
 from resources.experiment_names import NAMED_ABLATIONS, ablation_overrides, ablation_resources
 
 ORACLE = {"hint_steps": 12, "direct_plans": True, "hint_from_start": True}
