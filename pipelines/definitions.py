@@ -12,6 +12,7 @@ from assets.online_rl import adagrpo_checkpoint
 from assets.remedial import remedial_trajectories
 from assets.rollouts import rollouts
 from pipelines.checks import schema_check
+from pipelines.lost_work import WORK_COUNTS, lost_work_check
 from pipelines.resources import resources_for
 from pipelines.sensors import app_updates
 from resources.experiment import (
@@ -35,6 +36,7 @@ CHECKS = [
     schema_check(fork_pairs, "fork_pairs"),
     schema_check(remedial_trajectories, "training_samples"),
     schema_check(benchmark_results, "benchmark_results"),
+    *[lost_work_check(count, experiment_partitions) for count in WORK_COUNTS],
 ]
 
 

@@ -7,7 +7,8 @@ location's origin: the UI lists them on the timeline and the Jobs page and re-ex
 Stages run in order; a per-app stage runs one run per app partition, two at a time; a stage of
 unpartitioned (shared) assets is skipped while its stored materialization is current. One run at
 a time per experiment (resources.experiment_lock); runs a killed predecessor left unfinished are
-marked failed when the next one starts.
+marked failed by Dagster's run monitoring where its daemon runs (`pipelines.run.monitored_launcher`),
+and in any case when the next one starts.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from pipelines.run.instance import default_instance
 from pipelines.run.launcher import WORKSPACE_FILE, code_location_runner, run_stage
 from pipelines.run.observer import LineObserver, Observer
 from pipelines.run.stored import missing_inputs, stage_partitions
-from pipelines.run.sweep import EXPERIMENT_TAG, HOST_TAG, sweep_abandoned_runs
+from pipelines.run.monitored_launcher import HOST_TAG
+from pipelines.run.sweep import EXPERIMENT_TAG, sweep_abandoned_runs
 from pipelines.start_point import ConfigError, split_at
 from resources.experiment import register_experiment
 from resources.experiment_lock import experiment_lock
