@@ -1,6 +1,6 @@
 """benchmark_results: Pass@k of the base and adapted policies on held-out simulator tasks."""
 
-from typing import Literal, get_args
+from typing import Literal
 
 import dagster as dg
 import polars as pl
@@ -8,6 +8,7 @@ from pydantic import Field, model_validator
 
 from assets.benchmark_workers import PolicyEpisodes, evaluate, evaluate_all
 from assets.metadata import chart_md, md_table, tidy
+from assets.methods import asset_in
 from ops.evaluation.benchmark import (
     MINED_SEEDS,
     first_apps,
@@ -19,17 +20,19 @@ from ops.evaluation.benchmark import (
     versus_baseline,
 )
 from resources.config_bounds import MAX_ATTEMPTS, MAX_COUNT, MAX_PARALLEL, MAX_SEED, MAX_TEMPERATURE, MAX_WORKERS
-from training.methods.checkpoint import Checkpoint, Method
+from training.methods.checkpoint import BASE, Checkpoint
+from training.methods.registry import METHODS
 from ops.evaluation.androidworld import evaluate_on_androidworld
 from ops.evaluation.plots import pass_at_k_chart
-from resources.experiment import experiment_of, experiment_partitions, lineage_metadata
+from resources.experiment import experiment_of, experiment_partitions
 from resources.environment import SimulatorResource
 from resources.policy import PolicyResource
 from resources.simulator_cache import SimulatorCache
 from resources.storage import ArtifactStore, StorageLocation
 
 
-POLICY_NAMES: tuple[str, ...] = get_args(Method)  # the benchmarked policies, in evaluation order
+BENCHMARKED = [method for method in METHODS if method.benchmarked]
+POLICY_NAMES: tuple[str, ...] = (BASE, *(method.name for method in BENCHMARKED))  # the policies it can evaluate
 
 
 class BenchmarkConfig(dg.Config):
@@ -66,7 +69,7 @@ class BenchmarkConfig(dg.Config):
         "On devices (adb) and the AndroidWorld suite, policies are evaluated one at a time in the step's process."))
     policies: list[str] | None = Field(default=None, description=(
         "Evaluate only these policies (the base always, for the paired comparison), e.g. ['base', 'rft'] for a "
-        "ten-seed table of one method; None evaluates all five."))
+        "ten-seed table of one method; None evaluates the base and every method the run trained (enabled)."))
 
     @model_validator(mode="after")
     def _base_evaluated(self) -> "BenchmarkConfig":
@@ -111,13 +114,12 @@ def _androidworld(config: BenchmarkConfig):
 
 
 @dg.asset(partitions_def=experiment_partitions, group_name="evaluation", code_version="benchmark-9",
+          ins={asset: asset_in(asset) for asset in ("base_policy", *(method.asset for method in BENCHMARKED))},
           description="One row per benchmark episode (policy x task x attempt) on held-out templates (or unseen "
                       "instances of the curriculum's): success, progress, false complete, side effects, overdue.")
-def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig, base_policy: Checkpoint,
-                      hifpo_checkpoint: Checkpoint, rft_checkpoint: Checkpoint, grsd_checkpoint: Checkpoint,
-                      adagrpo_checkpoint: Checkpoint,
-                      simulator: SimulatorResource, policy: PolicyResource, storage: StorageLocation,
-                      artifact_store: ArtifactStore) -> pl.DataFrame:
+def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig, simulator: SimulatorResource,
+                      policy: PolicyResource, storage: StorageLocation, artifact_store: ArtifactStore,
+                      **checkpoints: Checkpoint) -> pl.DataFrame:
     tasks = (held_out_tasks(config.seeds_per_template, config.max_templates, simulator.world_seed, config.first_seed)
              if config.split == "test" else
              unseen_train_tasks(config.seeds_per_template, config.first_seed, config.max_templates, simulator.world_seed))
@@ -127,9 +129,13 @@ def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig
         context.log.warning(f"benchmark: {len(short)} templates have fewer than {config.seeds_per_template} distinct "
                             f"instances, so fewer tasks: {short}")
     androidworld = _androidworld(config) if config.suite == "androidworld" else None
-    candidates = {name: checkpoint for name, checkpoint in zip(POLICY_NAMES, (
-        base_policy, hifpo_checkpoint, rft_checkpoint, grsd_checkpoint, adagrpo_checkpoint), strict=True)
-        if config.policies is None or name in config.policies}
+    by_name = {BASE: checkpoints["base_policy"], **{method.name: checkpoints[method.asset] for method in BENCHMARKED}}
+    candidates = {name: checkpoint for name, checkpoint in by_name.items()
+                  if not checkpoint.disabled and (config.policies is None or name in config.policies)}
+    switched_off = sorted(name for name in config.policies or () if by_name[name].disabled)
+    if switched_off:
+        context.log.warning(f"benchmark: {', '.join(switched_off)} asked for but switched off in this run "
+                            f"(<method>_checkpoint.enabled=false): not evaluated")
     first_app_cache = SimulatorCache(storage, "first_apps")
     known = first_app_cache.load(context.log.warning)
     cached = len(known)
@@ -182,6 +188,5 @@ def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig
         "by_difficulty": md_table(["policy", "difficulty", *pass_cols],
                                   table.filter(pl.col("difficulty") != "all")
                                   .select("policy_id", "difficulty", *pass_cols).rows()),
-        **lineage_metadata(context, config),
     }))
     return results

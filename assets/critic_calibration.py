@@ -19,7 +19,7 @@ from ops.judging.critic.calibration import calibrate_rejudged, calibrate_rollout
 from ops.judging.critic.llm_critic import LLMCritic
 from ops.judging.critic.rejudge import rejudge
 from resources.config_bounds import MAX_WORKERS
-from resources.experiment import experiment_of, experiment_partitions, lineage_metadata
+from resources.experiment import experiment_of, experiment_partitions
 from resources.llm import LLMResource
 from resources.storage import StorageLocation
 
@@ -56,6 +56,5 @@ def critic_calibration(context: dg.AssetExecutionContext, config: CalibrationCon
     context.add_output_metadata(tidy({
         **{k: v for k, v in summary.items() if k != "errors" and v is not None},
         "errors": len(result.errors), "error_samples": dg.MetadataValue.json(result.errors[:10]),
-        **lineage_metadata(context, config),
     }))
     return summary

@@ -12,7 +12,7 @@ from ops.exploration.goals import llm_goals
 from ops.data.schemas import from_rows
 from phonesim.apps import load_apps
 from resources.config_bounds import MAX_ATTEMPTS, MAX_COUNT, MAX_PARALLEL
-from resources.experiment import experiment_app_partitions, lineage_metadata
+from resources.experiment import experiment_app_partitions
 from resources.environment import SimulatorResource
 from resources.llm import LLMResource
 
@@ -68,6 +68,5 @@ def exploration_traces(context: dg.AssetExecutionContext, config: ExplorationAss
         "sample": md_table(["before", "after", "summary"],
                            [(thumbnail_md(t.before.screenshot_png), thumbnail_md(t.after.screenshot_png), t.summary)
                             for t in transitions[:6]]),
-        **lineage_metadata(context, config),
     }))
     return df

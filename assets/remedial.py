@@ -20,8 +20,8 @@ import polars as pl
 from pydantic import Field
 
 from assets.learning import annotation_metadata, reasoning_annotator
+from assets.methods import priority_tags
 from assets.metadata import md_table, tidy
-from assets.training_priorities import RFT_CHAIN
 from ops.samples.annotated_samples import annotate_samples
 from resources.config_bounds import MAX_COUNT
 from training.methods.checkpoint import Checkpoint, weights_digest
@@ -37,7 +37,7 @@ from ops.data.schemas import empty
 from ops.samples.step_samples import with_hint_free_copies
 from ops.remedial.teachers import PolicyTeacher, SolverTeacher, Teacher
 from resources.environment import SimulatorResource
-from resources.experiment import experiment_partitions, lineage_metadata
+from resources.experiment import experiment_partitions
 from resources.llm import LLMResource
 from resources.policy import PolicyResource
 from resources.storage import ArtifactStore
@@ -87,7 +87,7 @@ def _teacher_checkpoint(teacher: PolicyResource) -> Checkpoint:
                       method="base")
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name="learning", code_version="remedial-4", op_tags=RFT_CHAIN,
+@dg.asset(partitions_def=experiment_partitions, group_name="learning", code_version="remedial-4", op_tags=priority_tags("remedial_trajectories"),
           description="One row per step sample of a remedial trajectory: a failed attempt's steps before the "
                       "critic's failing step plus a teacher's completion, replayed and verified "
                       "(MobileWizard §3.4.4).")
@@ -98,8 +98,7 @@ def remedial_trajectories(context: dg.AssetExecutionContext, config: RemedialCon
     from training.trainers.step_datasets import rft_samples
 
     if not config.enabled:
-        context.add_output_metadata({"rows": 0, "skipped": "remedial_trajectories.enabled is false",
-                                     **lineage_metadata(context, config)})
+        context.add_output_metadata({"rows": 0, "skipped": "remedial_trajectories.enabled is false"})
         return empty("training_samples")
     report = TeachingReport()
     tasks = {t.task_id: t for t in task_specs(curriculum_tasks, False, None)}
@@ -143,6 +142,5 @@ def remedial_trajectories(context: dg.AssetExecutionContext, config: RemedialCon
                                      [(g.task_id, g.attempt, g.kept_steps, g.failure, g.detail)
                                       for g in report.unrepaired[:SHOWN_UNREPAIRED]]),
         **annotation,
-        **lineage_metadata(context, config),
     }))
     return samples

@@ -27,7 +27,8 @@ from ops.evaluation.plots import sr_histogram_chart, success_by_attempt_chart
 from ops.agent.policy_prompt import writes_structured_reasoning
 from ops.rollout.progress import CountdownLog
 from ops.rollout.engine import RolloutConfig, RolloutSummary, attempts_to_run, run_rollouts
-from resources.experiment import config_key, experiment_of, experiment_partitions, lineage_metadata
+from resources.experiment import config_key, experiment_of, experiment_partitions
+from ops.judging.critic.hint_settings import CorrectiveHintSettings
 from resources.environment import SimulatorResource
 from resources.llm import LLMResource
 from resources.policy import PolicyResource
@@ -35,27 +36,13 @@ from resources.portable import PortableResource
 from resources.storage import ArtifactStore, StorageLocation
 
 
-class RolloutAssetConfig(dg.Config):
+class RolloutAssetConfig(dg.Config, CorrectiveHintSettings):
     attempts: int = Field(default=3, ge=1, le=MAX_ATTEMPTS, description="K attempts per task (MobileForge §2.3.1).")
     use_hints: bool = Field(default=True, description="Append hints of attempts 1..k-1 to attempt k.")
     max_parallel_tasks: int = Field(default=32, ge=1, le=MAX_PARALLEL, description="Tasks stepped together in one policy batch.")
     loop_window: int = Field(default=4, ge=2, le=MAX_ATTEMPTS, description="Identical (screen, output) steps in a row that end an attempt.")
     critic: str = Field(default="programmatic", pattern="^(programmatic|llm)$",
                         description="'programmatic': simulator judge + navigation distance; 'llm': the LLM critic resource.")
-    hint_steps: int = Field(default=1, ge=1, le=MAX_ATTEMPTS, description=(
-        "Programmatic critic: actions of a shortest solution the hint names, from the first wrong step. "
-        "1 (default, paper-faithful): MobileForge §2.3.2's corrective hint, the key mistake and the one "
-        "action to take there. 12 with direct_plans and hint_from_start: the solver's whole plan, an oracle "
-        "demonstration (the `oracle-plans` ablation)."))
-    direct_plans: bool = Field(default=False, description=(
-        "Programmatic critic: hint a template task's actions without long presses and searches where a plan "
-        "fits the budget (taps and scrolls, which the tiny base can follow). False (default): the action a "
-        "shortest solution takes, so the hinted action is one the critic's own step labels call reasonable. "
-        "True is part of the `oracle-plans` ablation."))
-    hint_from_start: bool = Field(default=False, description=(
-        "Programmatic critic: the hint also names the attempt's own steps before the first wrong one. False "
-        "(default, paper-faithful): only what to do at the mistake. True is part of the `oracle-plans` "
-        "ablation."))
     max_tasks: int | None = Field(default=None, ge=1, le=MAX_COUNT, description="Run only the first N curriculum tasks.")
     verifiable_only: bool = Field(default=True, description="Skip tasks the simulator cannot judge.")
     temperature: float | None = Field(
@@ -135,7 +122,6 @@ def rollouts(context: dg.AssetExecutionContext, config: RolloutAssetConfig, curr
     context.log.info(f"rollouts: {summary.attempts_run} run, {summary.attempts_resumed} resumed, "
                      f"{summary.attempts_failed} lost to errors, {summary.infrastructure_failures} interrupted by "
                      f"their environment and run again, {summary.invalid_actions} invalid actions")
-    lineage = lineage_metadata(context, config, dg.AssetKey("rollout_attempts"))
     sr = attempts.group_by("task_id").agg(pl.col("critic_decision").mean().alias("sr"))
     by_attempt = attempts.group_by("attempt").agg(pl.col("critic_decision").mean().alias("critic_sr"),
                                                   pl.col("gt_success").mean().alias("gt_sr")).sort("attempt")
@@ -151,7 +137,6 @@ def rollouts(context: dg.AssetExecutionContext, config: RolloutAssetConfig, curr
         "success_by_attempt": chart_md(success_by_attempt_chart(
             by_attempt["attempt"].to_list(), by_attempt["critic_sr"].to_list(), by_attempt["gt_sr"].to_list())),
         "sr_histogram": chart_md(sr_histogram_chart(sr["sr"].to_list())),
-        **lineage,
     })
     sample = steps.head(6)
     structured = {"structured_reasoning_steps": int(steps["planning"].is_not_null().sum()),
@@ -160,12 +145,10 @@ def rollouts(context: dg.AssetExecutionContext, config: RolloutAssetConfig, curr
     meta_steps = tidy({"steps": steps.height, **structured,
                        "sample": md_table(["screen", "output", "parse error"],
                                           [(thumbnail_md(r["screenshot_png"]), r["raw_output"], r["parse_error"] or "")
-                                           for r in sample.iter_rows(named=True)]),
-                       **lineage_metadata(context, config, dg.AssetKey("rollout_steps"))})
+                                           for r in sample.iter_rows(named=True)])})
     meta_feedback = tidy({"critic": critic.name,
                           **({"critic_calls": dg.MetadataValue.json(critic.counts.summary())}
                              if isinstance(critic, LLMCritic) else {}), "decisions": counts(feedback["decision"]),
-                          "with_hint": int(feedback["hint_summary"].is_not_null().sum()),
-                          **lineage_metadata(context, config, dg.AssetKey("critic_feedback"))})
+                          "with_hint": int(feedback["hint_summary"].is_not_null().sum())})
     return (dg.Output(attempts, metadata=meta_attempts), dg.Output(steps, metadata=meta_steps),
             dg.Output(feedback, metadata=meta_feedback))

@@ -36,8 +36,6 @@ import dagster as dg  # noqa: E402
 import polars as pl  # noqa: E402
 from PIL import Image  # noqa: E402
 
-from assets.checkpoints import trainer_settings  # noqa: E402
-from assets.learning import HIFPO_SETTINGS  # noqa: E402
 from ops.evaluation.benchmark import held_out_tasks  # noqa: E402
 from training.methods.checkpoint import Checkpoint  # noqa: E402
 from ops.agent.policy_prompt import PromptStyle
@@ -45,7 +43,7 @@ from ops.agent.policy_prompt import OUTPUT_FORMATS  # noqa: E402
 from ops.environments.simulator import SimEnvironment  # noqa: E402
 from resources.experiment import UNPARTITIONED, PartitionAddress  # noqa: E402
 from resources.storage import ArtifactStore, ParquetIOManager, StorageLocation  # noqa: E402
-from training.methods.hifpo.trainer import HiFPOConfig  # noqa: E402
+from training.methods.hifpo.config import HiFPOConfig
 from training.methods.hifpo.signal import (draw_prompts, group_table, kl_table, measure_signal,  # noqa: E402
                                             reward_table, with_generations)
 from training.methods.hifpo.solver_steps import solver_step_samples  # noqa: E402
@@ -123,7 +121,7 @@ def settings(run: StoredRun, styles: set[str], generations: int | None, threads:
         raise SystemExit(f"the checkpoints speak different prompt styles {sorted(styles)}: measure them apart")
     if styles:  # as the hifpo_checkpoint asset does: responses are scored in the format the policy writes
         overrides = {"action_format": OUTPUT_FORMATS[styles.pop()], **overrides}
-    config: HiFPOConfig = trainer_settings(HIFPO_SETTINGS, preset, {**overrides, "torch_threads": threads})
+    config = HiFPOConfig.preset(preset, {**overrides, "torch_threads": threads})
     return config if generations is None else with_generations(config, generations)
 
 

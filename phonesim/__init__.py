@@ -15,7 +15,9 @@ from phonesim.answers import AnswerSpec, match_answer
 from phonesim.app import App, Screen, Transition
 from phonesim.apps import load_apps
 from phonesim.metrics import Episode, EpisodeMetrics, run_actions, shaped_reward
-from phonesim.phone import Observation, Phone, StepResult, parse_short
+from phonesim.observation import Observation, StepResult
+from phonesim.phone import Phone
+from phonesim.phone_input import parse_short
 from phonesim.pool import PhonePool
 from phonesim.solver import candidate_actions, distance_to_goal, shortest_path, solve
 from phonesim.task_template import TaskTemplate

@@ -7,8 +7,8 @@ from assets.benchmark import benchmark_results
 from assets.critic_calibration import critic_calibration
 from assets.curriculum import curriculum_tasks
 from assets.exploration import APPS, exploration_traces
-from assets.learning import fork_pairs, grsd_checkpoint, hifpo_checkpoint, rft_checkpoint, step_datasets
-from assets.online_rl import adagrpo_checkpoint
+from assets.learning import fork_pairs, step_datasets
+from assets.methods import METHOD_ASSETS
 from assets.remedial import remedial_trajectories
 from assets.rollouts import rollouts
 from pipelines.checks import schema_check
@@ -21,10 +21,11 @@ from resources.experiment import (
     EXPERIMENT_DIMENSION,
     experiment_partitions,
 )
+from training.methods.registry import METHODS
 
-ASSETS = [exploration_traces, curriculum_tasks, rollouts, critic_calibration, base_policy, step_datasets,
-          hifpo_checkpoint, fork_pairs, grsd_checkpoint, remedial_trajectories, rft_checkpoint, adagrpo_checkpoint,
-          benchmark_results]
+TRAINING_DATA = [step_datasets, fork_pairs, remedial_trajectories]
+ASSETS = [exploration_traces, curriculum_tasks, rollouts, critic_calibration, base_policy, *TRAINING_DATA,
+          *METHOD_ASSETS, benchmark_results]
 
 CHECKS = [
     schema_check(exploration_traces, "exploration_transitions"),
@@ -44,8 +45,8 @@ CHECKS = [
 # torch, transformers, datasets and TRL (benchmarks/import_cost.py). Forking after these imports is
 # safe: importing starts no torch threads, and the server process itself never trains. A name that
 # fails to import is skipped by multiprocessing without a word (tests/layout keeps them importable).
-TRAINING_PRELOAD = ["pipelines.definitions", "training.methods.hifpo.trainer", "training.methods.rft.trainer",
-                    "training.methods.adagrpo.trainer", "training.inference.local_policy"]
+TRAINING_PRELOAD = ["pipelines.definitions", *dict.fromkeys(module for method in METHODS for module in method.preload),
+                    "training.inference.local_policy"]
 
 
 def _stage_job(name: str, assets: list[dg.AssetsDefinition], description: str,
@@ -68,11 +69,11 @@ STAGES = [
     # The training methods read the same upstream data and each trains on one torch thread,
     # so they run side by side, one process each, forked from a server that has imported the
     # graph and the trainers once (TRAINING_PRELOAD).
-    _stage_job("training", [step_datasets, fork_pairs, remedial_trajectories, hifpo_checkpoint, rft_checkpoint,
-                            grsd_checkpoint, adagrpo_checkpoint],
+    _stage_job("training", [*TRAINING_DATA, *METHOD_ASSETS],
                "Filter the step dataset, find fork pairs, repair failed attempts with a teacher (remedial "
-               "trajectories), train HiFPO, RFT and GRSD checkpoints in parallel and, after RFT, AdaGRPO online "
-               "in the simulator from the RFT checkpoint (MobileRL §2.1's order; start_from=base: from the base).",
+               "trajectories), then train every enabled method of the registry side by side ("
+               + ", ".join(method.title for method in METHODS if method.enabled) + "; AdaGRPO after RFT, from the RFT "
+               "checkpoint: MobileRL §2.1's order).",
                dg.multiprocess_executor.configured({"max_concurrent": 2, "start_method": {
                    "forkserver": {"preload_modules": TRAINING_PRELOAD}}})),
     _stage_job("evaluation", [benchmark_results], "Benchmark the base and every trained policy: Pass@k."),

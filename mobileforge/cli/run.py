@@ -38,9 +38,6 @@ def print_benchmark(io_manager, experiment: str, k: int) -> None:
             click.echo(paired)
 
 
-TRAINED = ("hifpo", "rft", "grsd", "adagrpo")
-
-
 def print_costs(instance, experiment: str) -> None:
     """CPU and wall seconds of each training method and each policy's benchmark episodes, from the
     metadata of the experiment's latest materializations (CPU time compares methods fairly on a
@@ -48,6 +45,7 @@ def print_costs(instance, experiment: str) -> None:
     import dagster as dg
 
     from resources.experiment import latest_materialization
+    from training.methods.registry import METHODS
 
     def latest(asset: str) -> dict:
         record = latest_materialization(instance, dg.AssetKey(asset), experiment)
@@ -56,8 +54,9 @@ def print_costs(instance, experiment: str) -> None:
     def figures(meta: dict) -> str:
         return f"{meta['cpu_seconds']:.0f} CPU s / {meta['wall_seconds']:.0f} s"
 
-    trained = {m: latest(f"{m}_checkpoint") for m in TRAINED}
-    parts = [f"{m} {figures(meta)}" for m, meta in trained.items() if "cpu_seconds" in meta]
+    trained = {method.name: latest(method.asset) for method in METHODS}
+    parts = [f"{name} {figures(meta)}" for name, meta in trained.items()
+             if "cpu_seconds" in meta and not meta.get("disabled")]
     if parts:
         click.echo("Training cost: " + ", ".join(parts))
     cost = latest("benchmark_results").get("cost_by_policy") or {}

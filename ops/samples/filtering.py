@@ -9,6 +9,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+# The step-sample options every config that builds step samples offers (step_datasets, RFT), described once.
+FINISH_AT_GOAL = (
+    "End a successful attempt that acted on after its goal held (the critic labels it: `goal_held`) at its first "
+    "such step, with 'finish the task' as that step's target (not in MobileForge or UI-Voyager). Off by default: with "
+    "the tiny base, RFT trained this way declares success after a few steps of anything (held-out false complete "
+    "0.95) and HiFPO still never terminates.")
+HINT_FREE_COPIES = (
+    "Also add each hinted step with its prompt as it would read without the hints, so training covers the hint-free "
+    "prompts of test time (a policy that copies the hinted action learns nothing transferable from hinted prompts "
+    "alone). Ours, not MobileForge's: false = hint-contextualized prompts only, exactly MobileForge's recipe.")
+
 
 @dataclass(frozen=True)
 class FilterConfig:
@@ -17,7 +28,7 @@ class FilterConfig:
     best_attempt: bool = True  # pick k* by eq. 13; False keeps reasonable steps of every attempt
     reasonable_only: bool = True  # eq. 14; False keeps every step of the chosen attempt(s)
     # a successful attempt that acted on after its goal held ends, in the samples, at the first such
-    # step, relabelled "finish" (not in MobileForge; see AttemptLabels and assets.learning.FINISH_AT_GOAL)
+    # step, relabelled "finish" (not in MobileForge; see AttemptLabels and FINISH_AT_GOAL)
     finish_at_goal: bool = False
 
     def __post_init__(self) -> None:

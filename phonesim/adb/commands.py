@@ -21,7 +21,8 @@ from phonesim.adb.device import ShellResult, SimDevice, normalize_path
 from phonesim.adb.keycodes import key_action, parse_keycode
 from phonesim.adb.uiautomator import hierarchy_xml
 from phonesim.app import App
-from phonesim.phone import LAUNCHER, Phone
+from phonesim.phone import Phone
+from phonesim.system import LAUNCHER
 
 DEFAULT_DUMP_PATH = "/sdcard/window_dump.xml"
 LONG_PRESS_MS = 500  # a swipe that stays put this long is a long press (ViewConfiguration)

@@ -10,7 +10,7 @@ import dagster as dg
 
 from resources.experiment import EXPERIMENT_DIMENSION
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 # The settings the project writes into its own $DAGSTER_HOME: no usage telemetry (it runs offline);
 # the run launcher whose health check lets run monitoring (Dagster's daemon, which `dagster dev` runs)

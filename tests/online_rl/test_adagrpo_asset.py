@@ -16,7 +16,9 @@ import pytest
 from safetensors.torch import load_file, save_file
 
 from assets.base_policy import base_policy
-from assets.online_rl import HISTORY_FILE, adagrpo_checkpoint
+from assets.methods import CHECKPOINT_ASSETS
+from assets.training_services import STATE_DIR
+from training.methods.adagrpo.method import HISTORY
 from training.methods.checkpoint import Checkpoint
 from ops.curriculum.model import CurriculumTask
 from phonesim.tasks import instantiate
@@ -25,6 +27,8 @@ from resources.experiment import experiment_partitions, register_experiment
 from resources.policy import PolicyResource
 from resources.storage import ARTIFACT_MARKER, ArtifactStore
 from training.trainers.manifest import read_manifest
+
+adagrpo_checkpoint = CHECKPOINT_ASSETS["adagrpo"]
 
 TEMPLATES = ("contacts.favorite", "notes.create", "sms.send")
 TINY = {"epochs": 2, "tasks_per_epoch": 2, "group_size": 2, "per_device_train_batch_size": 8}
@@ -117,7 +121,7 @@ def test_the_asset_trains_from_rft_stores_and_keeps_the_failure_history(tmp_path
     manifest = json.loads((resources["artifact_store"].local_path(trained.uri) / "manifest.json").read_text())
     assert {"reward", "success", "episode_length", "buffer_size", "pool_size"} <= set(manifest["curves"])
     assert len(manifest["curves"]["pool_size"]) == 2
-    history = json.loads((tmp_path / "storage" / "rl" / HISTORY_FILE).read_text())
+    history = json.loads((tmp_path / "storage" / "rl" / f"{STATE_DIR}/{HISTORY}").read_text())
     assert history["epochs_seen"] == 2 and set(history["tasks"]) <= set(TEMPLATES)
 
 
@@ -146,6 +150,6 @@ def test_without_reward_variance_the_start_is_passed_on_unchanged(tmp_path, monk
     assert not result.trained and result.uri == base.uri and "reward variance" in result.reason
     assert result.base == base.version and metadata["cpu_seconds"].value > 0  # the episodes it ran to find out
     # all-zero groups: FCF counted them, and the history was stored for the next run
-    history = json.loads((tmp_path / "storage" / "flat" / HISTORY_FILE).read_text())
+    history = json.loads((tmp_path / "storage" / "flat" / f"{STATE_DIR}/{HISTORY}").read_text())
     assert history["epochs_seen"] == 3
     assert any(t["failed_epochs"] >= 1 for t in history["tasks"].values())

@@ -5,7 +5,8 @@ import contextlib
 from training.methods.adagrpo.rules import FailureCurriculum
 from tests.support.scripted_policy import RandomClickPolicy
 from training.models.tiny import build_tiny_model
-from training.methods.adagrpo.trainer import AdaGRPOConfig, run_adagrpo
+from training.methods.adagrpo.trainer import run_adagrpo
+from training.methods.adagrpo.config import AdaGRPOConfig
 
 
 def _run(tmp_path, **overrides):

@@ -21,7 +21,8 @@ from phonesim.tasks import instantiate
 from tests.support.embedders import HashingEmbedder
 from tests.support.scripted_policy import RandomClickPolicy, StructuredClickPolicy
 from training.models.tiny import build_tiny_model
-from training.methods.adagrpo.trainer import AdaGRPOConfig, run_adagrpo
+from training.methods.adagrpo.trainer import run_adagrpo
+from training.methods.adagrpo.config import AdaGRPOConfig
 
 WIFI = template_task_spec(instantiate("settings.connect_wifi", 0))
 PARTS = ReasoningParts("Nothing to check yet.", "Settings is open.", "Open the network page.", "Click the first row.")

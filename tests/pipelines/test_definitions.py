@@ -11,8 +11,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 EXPECTED_ASSETS = [
     "adagrpo_checkpoint", "base_policy", "benchmark_results", "critic_calibration", "critic_feedback", "curriculum_tasks",
-    "exploration_traces", "fork_pairs", "grsd_checkpoint", "hifpo_checkpoint", "remedial_trajectories", "rft_checkpoint",
-    "rollout_attempts", "rollout_steps", "step_datasets",
+    "exploration_traces", "fork_pairs", "grsd_checkpoint", "hifpo_checkpoint", "hint_sft_checkpoint",
+    "no_hint_sft_checkpoint", "remedial_trajectories", "rft_checkpoint", "rollout_attempts", "rollout_steps",
+    "step_datasets",
 ]
 
 

@@ -10,7 +10,8 @@ import polars as pl
 import pytest
 
 from assets.base_policy import base_policy
-from assets.learning import hifpo_checkpoint, step_datasets
+from assets.learning import step_datasets
+from assets.methods import CHECKPOINT_ASSETS
 from assets.rollouts import rollouts
 from ops.data.attempt_store import collect_tables
 from ops.judging.critic.programmatic import ProgrammaticCritic
@@ -28,6 +29,8 @@ from resources.experiment_names import ablation_overrides, ablation_resources
 from resources.storage import StorageLocation
 from tests.support.curriculum import template_task_rows
 from tests.support.scripted_policy import StructuredClickPolicy
+
+hifpo_checkpoint = CHECKPOINT_ASSETS["hifpo"]
 
 TEMPLATES = ("settings.connect_wifi", "contacts.favorite", "settings.airplane_on")
 # HiFPO on small sizes: two rounds of one step, alignment after one evaluation without improvement

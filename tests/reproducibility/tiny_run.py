@@ -26,8 +26,10 @@ from ops.environments.simulator import SimEnvironment
 from ops.samples.step_samples import build_step_samples, finish_response
 from training.base.bundled import BUNDLED_DIR
 from training.inference.local_policy import GenerationSettings, LocalPolicy
-from training.methods.hifpo.trainer import HiFPOConfig, train_hifpo
-from training.trainers.sft import SFTTrainConfig, train_sft
+from training.methods.hifpo.trainer import train_hifpo
+from training.methods.hifpo.config import HiFPOConfig
+from training.trainers.sft import train_sft
+from training.trainers.sft_config import SFTTrainConfig
 from training.trainers.step_datasets import build_step_dataset, dataset_fingerprint
 
 SCREEN = (540, 1200)

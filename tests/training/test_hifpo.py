@@ -24,7 +24,8 @@ from ops.judging.reward_columns import ANNOTATION_COLUMNS
 from tests.support.embedders import HashingEmbedder
 from tests.training.samples import LABELS, step_frame
 from training.trainers.step_datasets import build_step_dataset, dataset_fingerprint, save_step_dataset
-from training.methods.hifpo.trainer import HiFPOConfig, prepare_hifpo, train_hifpo
+from training.methods.hifpo.trainer import prepare_hifpo, train_hifpo
+from training.methods.hifpo.config import HiFPOConfig
 from training.methods.launch import build_config, read_config_file
 from training.methods.launch import main as launch
 from training.trainers.manifest import read_manifest

@@ -16,7 +16,8 @@ from ops.agent.reasoning_memory import ReasoningMemory, StepOutcome
 from ops.judging.reward_columns import ANNOTATION_COLUMNS
 from tests.support.embedders import HashingEmbedder
 from tests.training.samples import ELEMENT_BOXES, LABELS, png
-from training.methods.hifpo.trainer import HiFPOConfig, prepare_hifpo
+from training.methods.hifpo.trainer import prepare_hifpo
+from training.methods.hifpo.config import HiFPOConfig
 from training.methods.hifpo.history_alignment_rounds import round_budgets
 from training.trainers.manifest import read_manifest
 from training.trainers.runs import train_and_save

@@ -11,7 +11,8 @@ from datasets import Dataset
 from safetensors.torch import load_file
 
 from tests.training.samples import step_frame
-from training.methods.hifpo.trainer import HiFPOConfig, prepare_hifpo, train_hifpo, with_remedial_epoch
+from training.methods.hifpo.trainer import prepare_hifpo, train_hifpo, with_remedial_epoch
+from training.methods.hifpo.config import HiFPOConfig
 from training.trainers.manifest import read_manifest
 from training.trainers.runs import TrainOutcome, load_processor, train_and_save
 from training.trainers.step_datasets import build_step_dataset

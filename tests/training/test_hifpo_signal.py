@@ -6,7 +6,7 @@ import polars as pl
 import pytest
 
 from training.models.tiny import build_tiny_model
-from training.methods.hifpo.trainer import HiFPOConfig
+from training.methods.hifpo.config import HiFPOConfig
 from training.methods.hifpo.signal import group_table, kl_table, measure_signal, reward_table
 
 CONFIG = HiFPOConfig.cpu_tiny(action_format="canonical", max_completion_length=24)

@@ -17,11 +17,15 @@ from safetensors.torch import load_file
 from tests.training.samples import LABELS, click_json, png, prompt_json, step_frame
 from training.inference.local_policy import LocalPolicy
 from training.models.tiny import load_tiny
-from training.methods.adagrpo.trainer import AdaGRPOConfig, StepRow, TrajectoryGRPOLoss
-from training.methods.hifpo.trainer import HiFPOConfig, prepare_hifpo, train_hifpo
-from training.trainers.lora import DEFAULT_TARGETS, LoraSettings, lora_config
+from training.methods.adagrpo.trainer import StepRow, TrajectoryGRPOLoss
+from training.methods.adagrpo.config import AdaGRPOConfig
+from training.methods.hifpo.trainer import prepare_hifpo, train_hifpo
+from training.methods.hifpo.config import HiFPOConfig
+from training.trainers.lora import lora_config
+from training.trainers.settings import DEFAULT_TARGETS, LoraSettings
 from training.trainers.manifest import read_manifest
-from training.trainers.sft import SFTTrainConfig, prepare_sft, train_sft
+from training.trainers.sft import prepare_sft, train_sft
+from training.trainers.sft_config import SFTTrainConfig
 from training.trainers.step_datasets import build_step_dataset
 
 HIFPO_LORA = LoraSettings(r=2, alpha=4, dropout=0.0, target_modules=("q_proj", "v_proj"))

@@ -5,7 +5,7 @@
     accelerate launch --config_file training/trainers/accelerate/fsdp.yaml -m training.methods.launch hifpo ...
 
 The config file (YAML or JSON) holds HiFPOConfig / SFTTrainConfig fields, optionally
-`preset: cpu_tiny` to start from the CPU preset instead of the GPU defaults; `--set k=v`
+`preset: cpu_tiny` to start from the CPU preset instead of the papers' GPU defaults (`paper`); `--set k=v`
 overrides single fields. `--dry-run` validates everything and builds the trainer (model,
 processor, filtered dataset, TRL config) without training. See docs/gpu.md.
 """
@@ -14,14 +14,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import click
 import torch
 import yaml
 from pydantic import ValidationError
 
-PRESETS = ("gpu", "cpu_tiny")
+from training.trainers.settings import Preset
+
 # Settings a CPU-only machine cannot build; a dry run there swaps them out and says so.
 _CPU_SUBSTITUTES = {
     "bf16": False,
@@ -60,16 +61,16 @@ def build_config(kind: str, fields: dict[str, Any]):
 
     Raises click.UsageError naming the offending field(s) when the config is invalid.
     """
-    from training.methods.hifpo.trainer import HiFPOConfig
-    from training.trainers.sft import SFTTrainConfig
+    from training.methods.hifpo.config import HiFPOConfig
+    from training.trainers.sft_config import SFTTrainConfig
 
     cls = HiFPOConfig if kind == "hifpo" else SFTTrainConfig
     fields = dict(fields)
-    preset = fields.pop("preset", "gpu")
-    if preset not in PRESETS:
-        raise click.UsageError(f"preset must be one of {PRESETS}, got {preset!r}")
+    preset = fields.pop("preset", "paper")
+    if preset not in get_args(Preset):
+        raise click.UsageError(f"preset must be one of {get_args(Preset)}, got {preset!r}")
     try:
-        return cls.cpu_tiny(**fields) if preset == "cpu_tiny" else cls(**fields)
+        return cls.preset(preset, fields)
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'config'}: {e['msg']}" for e in exc.errors())
         raise click.UsageError(f"invalid {kind} config — {problems}") from None

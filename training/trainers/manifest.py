@@ -33,7 +33,7 @@ def library_versions() -> dict[str, str]:
 
 @dataclass(frozen=True)
 class Manifest:
-    method: str  # "hifpo" | "sft" | "rft" | "grsd"
+    method: str  # the training method that wrote it (a name of training.methods.registry, or "sft")
     base_checkpoint: str
     dataset: dict[str, Any]  # {"fingerprint", "rows", "path" (when loaded from disk), ...}
     config: dict[str, Any]

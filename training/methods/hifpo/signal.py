@@ -20,7 +20,8 @@ from trl import GRPOTrainer
 
 from ops.judging.reward_columns import completion_text, target_from_column
 from training.threads import torch_threads
-from training.methods.hifpo.trainer import HiFPOConfig, prepare_hifpo
+from training.methods.hifpo.trainer import prepare_hifpo
+from training.methods.hifpo.config import HiFPOConfig
 from training.trainers.logprob_tiles import tiles_fitting
 
 # the multimodal inputs TRL's forward pass takes from a generated batch (GRPOTrainer._compute_loss, TRL 1.16)

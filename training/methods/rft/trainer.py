@@ -18,7 +18,8 @@ from ops.agent.episode import Policy, TaskSpec
 from training.methods.rft.rounds import fresh_variants, solved_templates
 from ops.samples.step_samples import goal_held_steps, with_hint_free_copies
 from training.trainers.runs import TrainProgress, TrainReport
-from training.trainers.sft import SFTTrainConfig, train_sft
+from training.trainers.sft import train_sft
+from training.trainers.sft_config import SFTTrainConfig
 from training.trainers.step_datasets import build_step_dataset, rft_samples
 
 RolloutTables = tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]  # attempts, steps, critic feedback

@@ -1,0 +1,79 @@
+"""`TrainingServices` for a method training inside a Dagster asset: the run's resources, as the
+plain-Python interface the methods of training.methods ask for."""
+
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Callable
+
+import dagster as dg
+import pyarrow.fs as pafs
+
+from ops.agent.episode import Environment, Policy
+from ops.data.attempt_store import ParquetAttemptStore
+from resources.environment import AdbDeviceResource, SimulatorResource
+from resources.experiment import experiment_of
+from resources.experiment_names import check_segment
+from resources.policy import PolicyResource
+from resources.storage import ArtifactStore, StorageLocation
+from training.methods.checkpoint import Checkpoint
+
+STATE_DIR = "_state"  # an experiment's small state files (e.g. AdaGRPO's failure history), beside its tables
+
+
+class AssetTrainingServices:
+    """What a method asks of the pipeline, served from one asset step's context and resources."""
+
+    def __init__(self, context: dg.AssetExecutionContext, workdir: Path, method: str):
+        resources = context.resources
+        self.context, self.workdir, self.method = context, workdir, method
+        self.experiment, self.run_id = experiment_of(context), context.run_id
+        self.policy: PolicyResource = resources.policy
+        self.environment: SimulatorResource | AdbDeviceResource = resources.simulator
+        self.storage: StorageLocation = resources.storage
+        self.artifact_store: ArtifactStore = resources.artifact_store
+        self.world_seed = self.environment.world_seed
+        self.screen_size = (self.environment.screen_width, self.environment.screen_height)
+        self.prompt_style = self.policy.prompt_style
+
+    def weights_dir(self, checkpoint: Checkpoint) -> Path:
+        return self.artifact_store.local_path(checkpoint.uri)
+
+    def store_weights(self, directory: Path, name: str) -> str:
+        return self.artifact_store.put_dir(directory, f"{self.experiment}/{name}/{self.run_id}")
+
+    def acting_policy(self, checkpoint: Checkpoint, *, temperature: float | None, seed: int | None,
+                      version: str) -> AbstractContextManager[Policy]:
+        return self.policy.acting_policy(checkpoint, self.artifact_store, temperature=temperature, seed=seed,
+                                         version=version)
+
+    def environment_factory(self) -> Callable[[], Environment]:
+        return self.environment.make_env
+
+    def attempt_store(self, stage: str) -> ParquetAttemptStore:
+        return self.storage.attempt_store(self.experiment, stage)
+
+    def _state_path(self, name: str) -> tuple[pafs.FileSystem, str]:
+        fs, root = self.storage.filesystem()
+        return fs, f"{root}/{check_segment(self.experiment, 'experiment')}/{STATE_DIR}/{check_segment(name, 'state file')}"
+
+    def read_state(self, name: str) -> str | None:
+        fs, path = self._state_path(name)
+        if fs.get_file_info(path).type == pafs.FileType.NotFound:
+            return None
+        with fs.open_input_stream(path) as f:
+            return f.read().decode()
+
+    def write_state(self, name: str, text: str) -> None:
+        fs, path = self._state_path(name)
+        fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
+        with fs.open_output_stream(path) as f:
+            f.write(text.encode())
+
+    def log(self, message: str) -> None:
+        self.context.log.info(message)
+
+    def warn(self, message: str) -> None:
+        self.context.log.warning(message)
+
+    def progress(self, progress) -> None:
+        self.context.log.info(f"{self.method} training: {progress}")
