@@ -127,10 +127,11 @@ class PolicyResource(dg.ConfigurableResource):
         settings) is appended to it for the same reason.
         """
         temperature = self.temperature if temperature is None else temperature
+        seed = self.seed if seed is None else seed
         if PromptStyle(self.prompt_style) != checkpoint.prompt_style:
             raise ValueError(f"prompt_style: {self.prompt_style!r} configured, but checkpoint {checkpoint.version} "
                              f"reads {checkpoint.prompt_style.value!r} prompts; configure that style")
-        version = (version or self.version or checkpoint.version + self.decoding_tag(temperature)) + conditions
+        version = (version or self.version or checkpoint.version + self.decoding_tag(temperature, seed)) + conditions
         if self.kind == "endpoint" and checkpoint.method == "base":
             yield EndpointPolicy(self._llm_config(self.model or "", self.api_base, temperature, self.api_key_env),
                                  self.prompt_style, version=version)
@@ -150,7 +151,7 @@ class PolicyResource(dg.ConfigurableResource):
         from training.inference.local_policy import LocalPolicy  # torch only when used
 
         yield LocalPolicy(weights, checkpoint.prompt_style,
-                          generation=self.generation(temperature, self.seed if seed is None else seed),
+                          generation=self.generation(temperature, seed),
                           device=self.device, batch_size=self.batch_size, version=version,
                           threads=self.torch_threads)
 
@@ -169,9 +170,11 @@ class PolicyResource(dg.ConfigurableResource):
                                   seed=seed, constrain_echo=self.constrain_echo,
                                   constrain_typing=self.constrain_typing)
 
-    def decoding_tag(self, temperature: float) -> str:
+    def decoding_tag(self, temperature: float, seed: int | None = None) -> str:
         """Suffix of a policy version naming how it decodes: staged attempts resume by version,
-        so attempts decoded one way must never resume another's."""
+        so attempts decoded one way must never resume another's — nor samples drawn with one seed
+        another seed's (greedy decoding does not depend on the seed)."""
         local = self.kind == "local"  # served models decode unconstrained
-        return ((f"@T{temperature}" if temperature else "") + ("+echo" if local and self.constrain_echo else "")
-                + ("+typing" if local and self.constrain_typing else ""))
+        sampled = bool(temperature)
+        return ((f"@T{temperature}" if sampled else "") + (f"~seed{seed}" if sampled and seed is not None else "")
+                + ("+echo" if local and self.constrain_echo else "") + ("+typing" if local and self.constrain_typing else ""))
