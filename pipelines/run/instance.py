@@ -37,9 +37,16 @@ def dagster_home() -> Path:
 
 
 def instance_exists() -> bool:
-    """Whether $DAGSTER_HOME holds an instance already (its settings and its storage)."""
+    """Whether $DAGSTER_HOME holds an instance already: settings of the user's own (their storage,
+    e.g. Postgres, is theirs to have created), or the project's settings and the SQLite run storage
+    `default_instance` creates."""
     home = dagster_home()
-    return (home / "dagster.yaml").is_file() and (home / "storage").is_dir()
+    settings = home / "dagster.yaml"
+    if not settings.is_file():
+        return False
+    if settings.read_text() not in (INSTANCE_SETTINGS, *EARLIER_SETTINGS):
+        return True
+    return (home / "history" / "runs.db").is_file()
 
 
 def default_instance() -> dg.DagsterInstance:

@@ -147,3 +147,21 @@ def test_rules_beyond_the_schema_are_checked_once_the_graph_is_loaded(tmp_path, 
     result, _ = _mobileforge(tmp_path, *args)
     assert result.returncode == 2 and expected in result.stderr, result.stderr
     assert "Traceback" not in result.stderr and not (tmp_path / "storage").exists()
+
+
+def test_a_refused_from_writes_nothing(tmp_path, monkeypatch):
+    """`--from` on a home without an instance is refused before one is created; with an instance, a
+    start whose inputs the experiment has not stored is refused before a log, a lock or a record."""
+    result, _ = _mobileforge(tmp_path, "--from", "evaluation")
+    assert result.returncode == 2 and "--from evaluation: nothing is stored under DAGSTER_HOME" in result.stderr
+    assert not (tmp_path / "dagster_home").exists() and not (tmp_path / "storage").exists()
+
+    from pipelines.run.instance import default_instance
+
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dagster_home"))
+    default_instance()  # an instance, with nothing stored for any experiment
+    before = sorted(p for p in tmp_path.rglob("*") if p.is_file())
+    result, _ = _mobileforge(tmp_path, "--from", "evaluation", "--experiment", "empty")
+    assert result.returncode == 2, result.stderr
+    assert "experiment 'empty' has not stored what the run reads" in result.stderr and "Traceback" not in result.stderr
+    assert sorted(p for p in tmp_path.rglob("*") if p.is_file()) == before

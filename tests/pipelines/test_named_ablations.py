@@ -43,6 +43,8 @@ def run_arguments(monkeypatch, tmp_path) -> dict:
     """The arguments `mobileforge run` passes to `run_experiment` (which is not run), by name."""
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path))
     monkeypatch.setattr(pipelines.run.instance, "default_instance", dg.DagsterInstance.ephemeral, raising=False)
+    monkeypatch.setattr(pipelines.run.instance, "instance_exists", lambda: True)
+    monkeypatch.setattr(pipelines.run.experiment, "refuse_missing_inputs", lambda *args: None)  # nothing is stored
     seen = {}
     signature = inspect.signature(pipelines.run.experiment.run_experiment)
 
