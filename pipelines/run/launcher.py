@@ -117,7 +117,11 @@ def _read(entry: Any, launched: _Launched, observer: Observer) -> None:
                                           + (f": {evaluation.description}" if evaluation.description else ""))
     elif event.event_type in (dg.DagsterEventType.STEP_FAILURE, dg.DagsterEventType.RUN_FAILURE):
         error = getattr(event.event_specific_data, "error", None)
-        launched.errors.append(f"{event.step_key or 'run'}: {error_messages(error) if error else event.message}")
+        if error is not None and error.cls_name == "DagsterAssetCheckFailedError":
+            return  # a blocking check failed: its evaluation (failed_checks) says why
+        text = error_messages(error) if error else event.message
+        if not any(recorded.endswith(f": {text}") for recorded in launched.errors):  # the run repeats its step's
+            launched.errors.append(f"{event.step_key or 'run'}: {text}")
 
 
 def error_messages(error: SerializableErrorInfo) -> str:
