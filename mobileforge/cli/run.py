@@ -108,8 +108,8 @@ def run_log_path(experiment: str) -> Path:
 @click.option("--fork", "fork", default=None, metavar="PARENT",
               help="With --from: first copy into EXPERIMENT what experiment PARENT stored for what the run "
                    "reads, and its staged episodes (resumed where still valid), e.g. an ablation of training.")
-def run(experiment: str, config_file: str | None, overrides: tuple[str, ...], rebuild_shared: bool, from_stage: str | None,
-        fork: str | None) -> None:
+def run(experiment: str, config_file: str | None, overrides: tuple[str, ...], rebuild_shared: bool,
+        from_stage: str | None, fork: str | None) -> None:
     """Materialize exploration → curriculum → rollouts → training → benchmark for EXPERIMENT.
 
     Each stage is a run of a named job of the `mobileforge` code location (policy, discovery,
@@ -152,8 +152,9 @@ def run(experiment: str, config_file: str | None, overrides: tuple[str, ...], re
     except ConfigError as error:
         raise click.UsageError(str(error)) from None
     if from_stage is not None and not instance_exists():  # refused without creating one
-        raise click.UsageError(f"--from {from_stage}: nothing is stored under DAGSTER_HOME={os.environ['DAGSTER_HOME']} "
-                               f"yet; run experiment {fork or experiment!r} first (without --from)")
+        raise click.UsageError(f"--from {from_stage}: nothing is stored under DAGSTER_HOME="
+                               f"{os.environ['DAGSTER_HOME']} yet; run experiment {fork or experiment!r} first "
+                               "(without --from)")
     instance = default_instance()
     try:  # read only: a refusal writes no log, lock or record
         refuse_missing_inputs(experiment, config, from_stage, fork, instance, defs)
