@@ -21,7 +21,7 @@ Endpoints: `POST /v1/chat/completions`, `GET /v1/models`, `GET /health`.
 from __future__ import annotations
 
 import asyncio
-import json
+import copy
 import queue
 import socket
 import sys
@@ -89,6 +89,10 @@ class ChatServer:
         if context is None:
             raise ValueError(f"{checkpoint}: the model's config declares no context length; give limits.context_tokens")
         self.limits = limits = limits.for_model(context)
+        # Prompts are measured with a processor of their own: a fast tokenizer's padding settings are
+        # state of its Rust object, and a call from an intake thread would unpad the generator's batch.
+        self._measuring = copy.deepcopy(self.policy.processor)
+        self._measuring_lock = threading.Lock()
         self.model_name = model_name or Path(checkpoint).resolve().name
         self.batch_size = batch_size
         self.batch_wait_s = batch_wait_s
@@ -225,17 +229,19 @@ class ChatServer:
 
     def _prompt_tokens(self, messages: list[dict[str, Any]], images: list[Image.Image]) -> int:
         """The prompt's length in tokens, images included, as the model's processor builds it."""
-        processor = self.policy.processor
+        processor = self._measuring
         try:
-            text = processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
-            inputs = processor(text=[text], images=images or None, return_tensors="pt")
+            with self._measuring_lock:
+                text = processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+                inputs = processor(text=[text], images=images or None, return_tensors="pt")
         except Exception as error:  # noqa: BLE001 - what the processor refuses is this request's content
             raise BadRequest(f"messages: the model's processor refuses this prompt ({type(error).__name__}: "
                              f"{str(error)[:200]})") from None
         return int(inputs["input_ids"].shape[1])
 
     def _completion(self, job: _Job, text: str) -> dict[str, Any]:
-        completion_tokens = len(self.policy.processor.tokenizer(text)["input_ids"])
+        with self._measuring_lock:
+            completion_tokens = len(self._measuring.tokenizer(text)["input_ids"])
         return {
             "id": f"chatcmpl-{uuid.uuid4().hex[:16]}", "object": "chat.completion", "created": int(time.time()),
             "model": self.model_name,
