@@ -92,3 +92,11 @@ def test_a_run_whose_critic_is_unreachable_exits_non_zero_naming_the_stage(tmp_p
     assert "rollout_attempts: 2 of 2 rollout attempts lost to errors" in result.stderr
     assert "127.0.0.1" in result.stderr  # the cause: the critic endpoint that did not answer
     assert "Benchmark" not in result.stdout  # nothing after the failed stage ran
+
+
+def test_the_graph_checks_the_work_of_rollouts_and_re_judgements():
+    from pipelines.definitions import defs
+
+    blocking = {(key.asset_key.to_user_string(), key.name) for key in defs.resolve_asset_graph().asset_check_keys
+                if key.name == "work_not_lost"}
+    assert blocking == {("rollout_attempts", "work_not_lost"), ("critic_calibration", "work_not_lost")}
