@@ -21,6 +21,7 @@ import dagster as dg
 from pydantic import Field
 
 from assets.metadata import tidy
+from ops.config_bounds import MAX_COUNT, MAX_SECONDS, MAX_SEED
 from training.methods.checkpoint import Checkpoint, weights_digest
 from ops.agent.policy_prompt import PromptStyle
 from resources.experiment import experiment_of, experiment_partitions
@@ -33,10 +34,10 @@ class BasePolicyConfig(dg.Config):
     source: Literal["bundled", "pretrain"] = Field(default="bundled", description=(
         "'bundled': the checkpoint shipped in training/base/checkpoint (checked against the current prompt "
         "format); 'pretrain': run the same pretraining recipe now."))
-    max_steps: int = Field(default=6000, gt=0, description="Optimizer steps when pretraining (the bundled budget).")
-    max_seconds: float = Field(default=3600.0, gt=0, description="Wall-clock cap of the pretraining loop.")
-    seed: int = Field(default=0, description="Seed of the model init and the synthetic data.")
-    eval_samples: int = Field(default=300, ge=0, description="Held-out samples for the accuracy report.")
+    max_steps: int = Field(default=6000, gt=0, le=MAX_COUNT, description="Optimizer steps when pretraining (the bundled budget).")
+    max_seconds: float = Field(default=3600.0, gt=0, le=MAX_SECONDS, description="Wall-clock cap of the pretraining loop.")
+    seed: int = Field(default=0, ge=0, le=MAX_SEED, description="Seed of the model init and the synthetic data.")
+    eval_samples: int = Field(default=300, ge=0, le=MAX_COUNT, description="Held-out samples for the accuracy report.")
     context_share: float = Field(default=0.5, ge=0, le=1, description=(
         "Share of click samples turned into episode-context skills (Done list, terminate, critic hints; "
         "training/base/episode_skills.py); 0 trains single-step grounding only."))

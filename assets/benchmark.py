@@ -19,6 +19,7 @@ from ops.evaluation.benchmark import (
     unseen_train_tasks,
     versus_baseline,
 )
+from ops.config_bounds import MAX_ATTEMPTS, MAX_COUNT, MAX_PARALLEL, MAX_SEED, MAX_TEMPERATURE, MAX_WORKERS
 from training.methods.checkpoint import BASE, Checkpoint
 from training.methods.registry import METHODS
 from ops.evaluation.androidworld import evaluate_on_androidworld
@@ -43,16 +44,16 @@ class BenchmarkConfig(dg.Config):
         "never mined (seeds from first_seed up, minus instances whose parameters repeat a mined one), to tell "
         "'learned nothing' from 'does not transfer'. RFT rounds 2+ train on variants at seeds from "
         "rft_checkpoint.variant_seed_offset up: keep the seeds the benchmark draws from below it."))
-    first_seed: int = Field(default=0, ge=0, description=(
+    first_seed: int = Field(default=0, ge=0, le=MAX_SEED, description=(
         f"First template seed; with split 'train' at least {MINED_SEEDS} (the seeds the curriculum tries)."))
-    k: int = Field(default=3, ge=1, description="Attempts per task: reports Pass@1..k.")
-    seeds_per_template: int = Field(default=1, ge=1, description=(
+    k: int = Field(default=3, ge=1, le=MAX_ATTEMPTS, description="Attempts per task: reports Pass@1..k.")
+    seeds_per_template: int = Field(default=1, ge=1, le=MAX_COUNT, description=(
         "Distinct instances per held-out template: seeds from first_seed up, skipping a seed whose instance "
         "(params and initial state) repeats an earlier one; metadata names templates that have fewer."))
-    max_templates: int | None = Field(default=None, ge=1, description=(
+    max_templates: int | None = Field(default=None, ge=1, le=MAX_COUNT, description=(
         "Evaluate only the first N templates of each split."))
-    temperature: float = Field(default=0.7, ge=0, description="Sampling temperature, so the k attempts differ.")
-    seed: int = Field(default=0, description="Sampling seed of the local policies.")
+    temperature: float = Field(default=0.7, ge=0, le=MAX_TEMPERATURE, description="Sampling temperature, so the k attempts differ.")
+    seed: int = Field(default=0, ge=0, le=MAX_SEED, description="Sampling seed of the local policies.")
     suite: Literal["phonesim", "androidworld"] = Field(default="phonesim", description=(
         "'phonesim': the simulator's held-out templates (split above); 'androidworld': AndroidWorld's task suite on an "
         "emulator (needs android_world installed; seeds_per_template = n_task_combinations; docs/devices.md)."))
@@ -61,9 +62,9 @@ class BenchmarkConfig(dg.Config):
         "suite=androidworld: task names to run; None runs the whole family."))
     emulator_console_port: int = Field(default=5554, ge=1, le=65535, description="suite=androidworld: console port.")
     emulator_grpc_port: int = Field(default=8554, ge=1, le=65535, description="suite=androidworld: the emulator's gRPC port.")
-    max_parallel_episodes: int = Field(default=64, ge=1, description=(
+    max_parallel_episodes: int = Field(default=64, ge=1, le=MAX_PARALLEL, description=(
         "Episodes stepped together (a local policy answers them in length-sorted chunks)."))
-    workers: int = Field(default=2, ge=1, description=(
+    workers: int = Field(default=2, ge=1, le=MAX_WORKERS, description=(
         "Policies evaluated at once on the embedded simulator, each in a worker process of its own (one torch "
         "thread each by default, policy.torch_threads); 1 evaluates them one after another in the step's process. "
         "On devices (adb) and the AndroidWorld suite, policies are evaluated one at a time in the step's process."))

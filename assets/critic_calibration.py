@@ -18,6 +18,7 @@ from assets.metadata import tidy
 from ops.judging.critic.calibration import calibrate_rejudged, calibrate_rollout_critic
 from ops.judging.critic.llm_critic import LLMCritic
 from ops.judging.critic.rejudge import rejudge
+from ops.config_bounds import MAX_WORKERS
 from resources.experiment import experiment_of, experiment_partitions
 from resources.llm import LLMResource
 from resources.storage import StorageLocation
@@ -25,7 +26,7 @@ from resources.storage import StorageLocation
 
 class CalibrationConfig(dg.Config):
     rejudge: bool = Field(default=False, description="Re-judge stored attempts with the LLM critic resource.")
-    max_workers: int = Field(default=4, ge=1, description="Attempts re-judged at once.")
+    max_workers: int = Field(default=4, ge=1, le=MAX_WORKERS, description="Attempts re-judged at once.")
 
 
 def _labels(step_analysis: str) -> list[bool]:

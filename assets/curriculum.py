@@ -15,6 +15,7 @@ from ops.curriculum import (
 )
 from ops.exploration.explorer import trajectories, transitions_from_rows
 from ops.data.schemas import from_rows
+from ops.config_bounds import MAX_ATTEMPTS, MAX_COUNT
 from resources.experiment import APPS_OF_EXPERIMENT, experiment_partitions
 from resources.environment import SimulatorResource
 from resources.llm import LLMResource
@@ -25,11 +26,11 @@ class CurriculumAssetConfig(dg.Config):
                         description="'offline': simulator templates + navigation, toggle and entry-action variants "
                                     "grounded in the traces; "
                                     "'llm': MobileForge prompt G.1 per trajectory; 'both': offline first, then LLM.")
-    variants_per_template: int = Field(default=2, ge=1, description="Parameter variants per grounded template.")
+    variants_per_template: int = Field(default=2, ge=1, le=MAX_ATTEMPTS, description="Parameter variants per grounded template.")
     dedup_threshold: float = Field(default=0.8, gt=0, le=1, description="Instruction similarity above which a task is a duplicate.")
     entry_actions: bool = Field(default=True, description="Offline path: mine entry-action variants "
                                 "('open <entry> and tap <button>') from data-changing presses.")
-    max_llm_trajectories: int | None = Field(default=None, ge=1, description="LLM path: mine only the first N trajectories.")
+    max_llm_trajectories: int | None = Field(default=None, ge=1, le=MAX_COUNT, description="LLM path: mine only the first N trajectories.")
 
 
 @dg.asset(partitions_def=experiment_partitions, group_name="discovery", code_version="curriculum-3",

@@ -11,6 +11,7 @@ from ops.exploration.explorer import ExplorationConfig, Transition, explore_app,
 from ops.exploration.goals import llm_goals
 from ops.data.schemas import from_rows
 from phonesim.apps import load_apps
+from ops.config_bounds import MAX_ATTEMPTS, MAX_COUNT, MAX_PARALLEL
 from resources.experiment import experiment_app_partitions
 from resources.environment import SimulatorResource
 from resources.llm import LLMResource
@@ -20,9 +21,9 @@ exploration_partitions = experiment_app_partitions(APPS)
 
 
 class ExplorationAssetConfig(dg.Config):
-    max_depth: int = Field(default=4, ge=1, description="Actions from the app's first screen.")
-    max_transitions: int = Field(default=60, ge=1, description="Transitions recorded per app.")
-    max_branches: int = Field(default=8, ge=1, description="Elements tried per screen state.")
+    max_depth: int = Field(default=4, ge=1, le=MAX_ATTEMPTS, description="Actions from the app's first screen.")
+    max_transitions: int = Field(default=60, ge=1, le=MAX_COUNT, description="Transitions recorded per app.")
+    max_branches: int = Field(default=8, ge=1, le=MAX_PARALLEL, description="Elements tried per screen state.")
     goal_source: str = Field(default="offline", pattern="^(offline|llm)$",
                              description="'offline': one goal per declared screen; 'llm': goals from the critic LLM.")
 

@@ -23,6 +23,7 @@ from assets.learning import annotation_metadata, reasoning_annotator
 from assets.methods import priority_tags
 from assets.metadata import md_table, tidy
 from ops.samples.annotated_samples import annotate_samples
+from ops.config_bounds import MAX_COUNT
 from training.methods.checkpoint import Checkpoint, weights_digest
 from ops.remedial.corrective_teaching import (ScriptedPolicy, TeachingReport, failed_attempts, remedial_feedback,
                                      remedial_tables, teach)
@@ -55,7 +56,7 @@ class RemedialConfig(dg.Config):
         "resource. The failing step itself is the one the rollouts' critic named."))
     hint_free_copies: bool = Field(default=True, description=(
         "Also add each hinted step with its prompt as it would read without hints (see step_datasets)."))
-    max_attempts: int | None = Field(default=None, ge=1, description="Graft only the first N failed attempts.")
+    max_attempts: int | None = Field(default=None, ge=1, le=MAX_COUNT, description="Graft only the first N failed attempts.")
     enabled: bool = Field(default=False, description=(
         "Repair failed attempts. Off by default, as are the two consumers of the rows (hifpo_checkpoint.remedial, "
         "rft_checkpoint.remedial): a run would spend a minute of solver grafts on rows nobody reads, and HiFPO "

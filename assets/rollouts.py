@@ -17,6 +17,7 @@ from pydantic import Field
 from assets.metadata import chart_md, counts, md_table, thumbnail_md, tidy
 from assets.worker_pool import run_in_workers
 from ops.data.attempt_store import ParquetAttemptStore, collect_tables
+from ops.config_bounds import MAX_ATTEMPTS, MAX_COUNT, MAX_PARALLEL, MAX_TEMPERATURE, MAX_WORKERS
 from training.methods.checkpoint import Checkpoint
 from ops.judging.critic.llm_critic import LLMCritic
 from ops.judging.critic.programmatic import ProgrammaticCritic
@@ -37,18 +38,18 @@ from resources.viewer_links import ATTEMPTS_PAGE, viewer_link
 
 
 class RolloutAssetConfig(dg.Config, CorrectiveHintSettings):
-    attempts: int = Field(default=3, ge=1, description="K attempts per task (MobileForge §2.3.1).")
+    attempts: int = Field(default=3, ge=1, le=MAX_ATTEMPTS, description="K attempts per task (MobileForge §2.3.1).")
     use_hints: bool = Field(default=True, description="Append hints of attempts 1..k-1 to attempt k.")
-    max_parallel_tasks: int = Field(default=32, ge=1, description="Tasks stepped together in one policy batch.")
-    loop_window: int = Field(default=4, ge=2, description="Identical (screen, output) steps in a row that end an attempt.")
+    max_parallel_tasks: int = Field(default=32, ge=1, le=MAX_PARALLEL, description="Tasks stepped together in one policy batch.")
+    loop_window: int = Field(default=4, ge=2, le=MAX_ATTEMPTS, description="Identical (screen, output) steps in a row that end an attempt.")
     critic: str = Field(default="programmatic", pattern="^(programmatic|llm)$",
                         description="'programmatic': simulator judge + navigation distance; 'llm': the LLM critic resource.")
-    max_tasks: int | None = Field(default=None, ge=1, description="Run only the first N curriculum tasks.")
+    max_tasks: int | None = Field(default=None, ge=1, le=MAX_COUNT, description="Run only the first N curriculum tasks.")
     verifiable_only: bool = Field(default=True, description="Skip tasks the simulator cannot judge.")
     temperature: float | None = Field(
-        default=None, ge=0, description="Sampling temperature of the attempts; None: the policy resource's "
+        default=None, ge=0, le=MAX_TEMPERATURE, description="Sampling temperature of the attempts; None: the policy resource's "
         "(greedy in the embedded profile, where attempts differ through their hints).")
-    workers: int = Field(default=2, ge=1, description=(
+    workers: int = Field(default=2, ge=1, le=MAX_WORKERS, description=(
         "Worker processes the tasks are split over (every other task to each; one torch thread each by default, "
         "policy.torch_threads), on the embedded simulator with the programmatic critic; devices and the LLM "
         "critic run in the step's process. Sampled attempts (temperature > 0) depend on the split."))

@@ -12,6 +12,7 @@ from assets.methods import METHOD_ASSETS
 from assets.remedial import remedial_trajectories
 from assets.rollouts import rollouts
 from pipelines.checks import schema_check
+from pipelines.lost_work import WORK_COUNTS, lost_work_check
 from pipelines.resources import resources_for
 from pipelines.sensors import app_updates
 from pipelines.ui_runs import experiment_tag_of_ui_runs
@@ -37,6 +38,7 @@ CHECKS = [
     schema_check(fork_pairs, "fork_pairs"),
     schema_check(remedial_trajectories, "training_samples"),
     schema_check(benchmark_results, "benchmark_results"),
+    *[lost_work_check(count, experiment_partitions) for count in WORK_COUNTS],
 ]
 
 

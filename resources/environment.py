@@ -18,6 +18,7 @@ from ops.environments.safety_guard import DENY_LABELS, GuardConfig, SafetyGuard
 from ops.environments.simulator import SimEnvironment
 from phonesim.adb.commands import app_version
 from phonesim.apps import load_apps
+from ops.config_bounds import MAX_ATTEMPTS, MAX_SECONDS, MAX_SEED
 
 if TYPE_CHECKING:
     from ops.environments.adb import AdbEnvironment, DeviceApp
@@ -31,7 +32,7 @@ class SimulatorResource(dg.ConfigurableResource):
 
     screen_width: int = Field(default=1080, ge=120, le=4000, description="Screenshot width in pixels.")
     screen_height: int = Field(default=2400, ge=200, le=8000, description="Screenshot height in pixels.")
-    world_seed: int = Field(default=0, ge=0, description="Seed of the apps' world data (contacts, files, ...).")
+    world_seed: int = Field(default=0, ge=0, le=MAX_SEED, description="Seed of the apps' world data (contacts, files, ...).")
 
     def make_env(self) -> SimEnvironment:
         return self.env_factory()()
@@ -63,15 +64,15 @@ class AdbDeviceResource(dg.ConfigurableResource):
     simulator: bool = Field(default=False, description="The devices are the served simulator (`mobileforge sim "
                             "adb-server`): tasks start from their template state and the simulator's judge gives "
                             "ground truth. Off for real devices, where there is no ground truth.")
-    world_seed: int = Field(default=0, ge=0, description="World seed of the served simulator (simulator only).")
+    world_seed: int = Field(default=0, ge=0, le=MAX_SEED, description="World seed of the served simulator (simulator only).")
     target_apps: dict[str, str] = Field(default_factory=dict, description="App name -> Android package of the "
                                         "target apps; empty with `simulator`: the simulator's apps.")
-    command_timeout_s: float = Field(default=10.0, gt=0, description="Timeout of one adb shell command.")
-    dump_timeout_s: float = Field(default=20.0, gt=0, description="Timeout of one `uiautomator dump`.")
-    dump_retries: int = Field(default=3, ge=0, description="Extra attempts after a failed or stale dump.")
-    settle_s: float = Field(default=0.5, ge=0, description="Wait after an action before observing (animations); "
+    command_timeout_s: float = Field(default=10.0, gt=0, le=MAX_SECONDS, description="Timeout of one adb shell command.")
+    dump_timeout_s: float = Field(default=20.0, gt=0, le=MAX_SECONDS, description="Timeout of one `uiautomator dump`.")
+    dump_retries: int = Field(default=3, ge=0, le=MAX_ATTEMPTS, description="Extra attempts after a failed or stale dump.")
+    settle_s: float = Field(default=0.5, ge=0, le=MAX_SECONDS, description="Wait after an action before observing (animations); "
                             "0 suits the served simulator.")
-    retry_delay_s: float = Field(default=0.5, ge=0, description="Wait before retrying a failed or stale dump.")
+    retry_delay_s: float = Field(default=0.5, ge=0, le=MAX_SECONDS, description="Wait before retrying a failed or stale dump.")
     guard: bool = Field(default=True, description="Safety guard (ops.environments.safety_guard): actions on its deny list "
                         "(pay, buy, delete account, factory reset, uninstall, send in messaging apps, leaving the "
                         "target apps, ...) are not executed and are recorded as blocked_by_guard.")

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Literal
 import dagster as dg
 from pydantic import Field, model_validator
 
+from ops.config_bounds import MAX_ATTEMPTS, MAX_PARALLEL, MAX_SECONDS, MAX_SEED, MAX_TEMPERATURE, MAX_TOKENS, MAX_WORKERS
 from training.methods.checkpoint import Checkpoint
 from ops.agent.llm import LLMConfig
 from ops.agent.policy import EndpointPolicy, PromptedPolicy
@@ -39,9 +40,9 @@ class PolicyResource(dg.ConfigurableResource):
     version: str | None = Field(
         default=None, description="Name recorded with every attempt; default derived from the model."
     )
-    temperature: float = Field(default=0.0, ge=0, description="Sampling temperature; 0 is greedy.")
+    temperature: float = Field(default=0.0, ge=0, le=MAX_TEMPERATURE, description="Sampling temperature; 0 is greedy.")
     top_p: float = Field(default=1.0, gt=0, le=1, description="Nucleus sampling mass (local, when sampling).")
-    max_new_tokens: int = Field(default=128, ge=1, description="Maximum tokens generated per step.")
+    max_new_tokens: int = Field(default=128, ge=1, le=MAX_TOKENS, description="Maximum tokens generated per step.")
     checkpoint: str | None = Field(default=None, description=(
         "The policy's weights: a transformers model directory, or the id of a model already in the local Hugging "
         "Face cache (nothing is downloaded). kind=local: the base that is rolled out, trained and benchmarked; "
@@ -50,11 +51,11 @@ class PolicyResource(dg.ConfigurableResource):
         "the served model is rolled out and benchmarked but cannot be trained."))
     # local
     device: str = Field(default="cpu", description="kind=local: torch device, e.g. 'cpu' or 'cuda:0'.")
-    batch_size: int = Field(default=16, ge=1, description=(
+    batch_size: int = Field(default=16, ge=1, le=MAX_PARALLEL, description=(
         "kind=local: prompts per generate call (chunks of similar length; 16 was fastest for the "
         "embedded tiny model on CPU)."))
-    seed: int | None = Field(default=None, description="kind=local: torch seed set at load, for reproducible sampling.")
-    torch_threads: int | None = Field(default=1, ge=1, description=(
+    seed: int | None = Field(default=None, ge=0, le=MAX_SEED, description="kind=local: torch seed set at load, for reproducible sampling.")
+    torch_threads: int | None = Field(default=1, ge=1, le=MAX_WORKERS, description=(
         "CPU threads torch uses while a model run by the project generates (kind=local, and checkpoints the project "
         "serves for kind=endpoint); None: torch's default, every core. 1 by default: on 2 cores the tiny model "
         "generated 12% faster with 2 threads when alone, and 9x slower beside another busy process (busy threads "
@@ -75,10 +76,10 @@ class PolicyResource(dg.ConfigurableResource):
         default=None, description="kind=endpoint: environment variable holding the API key (never the key itself).",
         pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
     )
-    max_concurrency: int = Field(default=16, ge=1, description="kind=endpoint: requests in flight at once.")
-    timeout_s: float = Field(default=120.0, gt=0, description="kind=endpoint: timeout of one request, seconds.")
+    max_concurrency: int = Field(default=16, ge=1, le=MAX_PARALLEL, description="kind=endpoint: requests in flight at once.")
+    timeout_s: float = Field(default=120.0, gt=0, le=MAX_SECONDS, description="kind=endpoint: timeout of one request, seconds.")
     max_retries: int = Field(
-        default=3, ge=0, description="kind=endpoint: retries on transport errors, 5xx, 429, timeouts."
+        default=3, ge=0, le=MAX_ATTEMPTS, description="kind=endpoint: retries on transport errors, 5xx, 429, timeouts."
     )
 
     @model_validator(mode="after")
@@ -126,10 +127,11 @@ class PolicyResource(dg.ConfigurableResource):
         settings) is appended to it for the same reason.
         """
         temperature = self.temperature if temperature is None else temperature
+        seed = self.seed if seed is None else seed
         if PromptStyle(self.prompt_style) != checkpoint.prompt_style:
             raise ValueError(f"prompt_style: {self.prompt_style!r} configured, but checkpoint {checkpoint.version} "
                              f"reads {checkpoint.prompt_style.value!r} prompts; configure that style")
-        version = (version or self.version or checkpoint.version + self.decoding_tag(temperature)) + conditions
+        version = (version or self.version or checkpoint.version + self.decoding_tag(temperature, seed)) + conditions
         if self.kind == "endpoint" and checkpoint.method == "base":
             yield EndpointPolicy(self._llm_config(self.model or "", self.api_base, temperature, self.api_key_env),
                                  self.prompt_style, version=version)
@@ -149,7 +151,7 @@ class PolicyResource(dg.ConfigurableResource):
         from training.inference.local_policy import LocalPolicy  # torch only when used
 
         yield LocalPolicy(weights, checkpoint.prompt_style,
-                          generation=self.generation(temperature, self.seed if seed is None else seed),
+                          generation=self.generation(temperature, seed),
                           device=self.device, batch_size=self.batch_size, version=version,
                           threads=self.torch_threads)
 
@@ -168,9 +170,11 @@ class PolicyResource(dg.ConfigurableResource):
                                   seed=seed, constrain_echo=self.constrain_echo,
                                   constrain_typing=self.constrain_typing)
 
-    def decoding_tag(self, temperature: float) -> str:
+    def decoding_tag(self, temperature: float, seed: int | None = None) -> str:
         """Suffix of a policy version naming how it decodes: staged attempts resume by version,
-        so attempts decoded one way must never resume another's."""
+        so attempts decoded one way must never resume another's — nor samples drawn with one seed
+        another seed's (greedy decoding does not depend on the seed)."""
         local = self.kind == "local"  # served models decode unconstrained
-        return ((f"@T{temperature}" if temperature else "") + ("+echo" if local and self.constrain_echo else "")
-                + ("+typing" if local and self.constrain_typing else ""))
+        sampled = bool(temperature)
+        return ((f"@T{temperature}" if sampled else "") + (f"~seed{seed}" if sampled and seed is not None else "")
+                + ("+echo" if local and self.constrain_echo else "") + ("+typing" if local and self.constrain_typing else ""))

@@ -41,19 +41,13 @@ from ops.data.stored_files import (
 )
 from resources.experiment import STAGING_DIR, PartitionAddress, collect_lineage, lineage_metadata, staging_path
 from resources.experiment_names import check_segment
+from resources.storage_root import default_storage_root
 
 DATA_PARQUET = "data.parquet"
 DATA_JSON = "data.json"
 MANIFEST = "_manifest.json"
 ARTIFACTS_DIR = "_artifacts"
 ARTIFACT_MARKER = "_COMPLETE.json"
-
-
-def default_storage_root() -> str:
-    """`$MOBILEFORGE_HOME/storage`, else `<repo>/.mobileforge/storage`."""
-    home = os.environ.get("MOBILEFORGE_HOME")
-    base = Path(home) if home else Path(__file__).resolve().parents[1] / ".mobileforge"
-    return str(base / "storage")
 
 
 @functools.lru_cache(maxsize=16)

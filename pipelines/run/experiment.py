@@ -7,7 +7,8 @@ location's origin: the UI lists them on the timeline and the Jobs page and re-ex
 Stages run in order; a per-app stage runs one run per app partition, two at a time; a stage of
 unpartitioned (shared) assets is skipped while its stored materialization is current. One run at
 a time per experiment (resources.experiment_lock); runs a killed predecessor left unfinished are
-marked failed when the next one starts.
+marked failed by Dagster's run monitoring where its daemon runs (`pipelines.run.monitored_launcher`),
+and in any case when the next one starts.
 """
 
 from __future__ import annotations
@@ -31,6 +32,24 @@ from pipelines.start_point import ConfigError, split_at
 from resources.experiment import register_experiment
 from resources.experiment_lock import experiment_lock
 from resources.experiment_names import check_experiment_name, check_fork
+
+
+def _missing_message(from_stage: str | None, experiment: str, missing: list[str]) -> str:
+    return (f"--from {from_stage}: experiment {experiment!r} has not stored what the run reads: {', '.join(missing)}; "
+            "run them first (without --from)")
+
+
+def refuse_missing_inputs(experiment: str, config: dict[str, dict[str, Any]], from_stage: str | None,
+                          fork: str | None, instance: dg.DagsterInstance, defs: dg.Definitions) -> None:
+    """ConfigError when a run from `from_stage` would read what `experiment` (or, forking, its parent
+    `fork`) has not stored. Reads only, takes no lock: a refusal writes nothing. `run_experiment`
+    checks again holding the lock."""
+    skipped, _ = split_at(stage_jobs(defs), config, from_stage)
+    source = fork or experiment
+    missing = missing_inputs(skipped, instance, source, defs.resources.get("io_manager"))
+    if missing:
+        raise ConfigError(_missing_message(from_stage, source, missing)
+                          + (", or fork from an earlier stage" if fork else ""))
 
 
 def run_experiment(experiment: str = "default", config: dict[str, dict[str, Any]] | None = None,
@@ -67,6 +86,7 @@ def run_experiment(experiment: str = "default", config: dict[str, dict[str, Any]
     resource_config = resource_run_config(defs, resources or {})
     skipped, parts = split_at(stage_jobs(defs), config, from_stage)
     instance = instance or default_instance()
+    refuse_missing_inputs(experiment, config, from_stage, fork, instance, defs)
     observer = observer or LineObserver()
     storage = defs.resources["storage"]
     io_manager = defs.resources.get("io_manager")
@@ -76,9 +96,7 @@ def run_experiment(experiment: str = "default", config: dict[str, dict[str, Any]
             fork_experiment(fork, experiment, skipped, from_stage, instance, storage, io_manager, observer)
         missing = missing_inputs(skipped, instance, experiment, io_manager)
         if missing:
-            raise ConfigError(f"--from {from_stage}: experiment {experiment!r} has not stored what the run "
-                              f"reads: {', '.join(missing)}; "
-                              "run them first (without --from)")
+            raise ConfigError(_missing_message(from_stage, experiment, missing))
         register_experiment(instance, experiment)
         abandoned = sweep_abandoned_runs(instance, experiment)
         for line in abandoned:

@@ -12,17 +12,53 @@ from resources.experiment import EXPERIMENT_DIMENSION
 
 REPO = Path(__file__).resolve().parents[2]
 
+# The settings the project writes into its own $DAGSTER_HOME: no usage telemetry (it runs offline);
+# the run launcher whose health check lets run monitoring (Dagster's daemon, which `dagster dev` runs)
+# mark a run failed when its worker process is gone; a run that never reports its worker is failed
+# after START_TIMEOUT_SECONDS (a run worker imports the graph first: a minute on a loaded machine).
+START_TIMEOUT_SECONDS = 600
+INSTANCE_SETTINGS = f"""telemetry:
+  enabled: false
+run_launcher:
+  module: pipelines.run.monitored_launcher
+  class: MonitoredRunLauncher
+run_monitoring:
+  enabled: true
+  start_timeout_seconds: {START_TIMEOUT_SECONDS}
+  poll_interval_seconds: 30
+  max_resume_run_attempts: 0
+"""
+EARLIER_SETTINGS = ("telemetry:\n  enabled: false\n",)  # what earlier versions wrote: replaced, a user's file is kept
+
+
+def dagster_home() -> Path:
+    """$DAGSTER_HOME, defaulting (and set) to the project's own folder."""
+    return Path(os.environ.setdefault("DAGSTER_HOME", str(REPO / ".mobileforge" / "dagster_home")))
+
+
+def instance_exists() -> bool:
+    """Whether $DAGSTER_HOME holds an instance already: settings of the user's own (their storage,
+    e.g. Postgres, is theirs to have created), or the project's settings and the SQLite run storage
+    `default_instance` creates."""
+    home = dagster_home()
+    settings = home / "dagster.yaml"
+    if not settings.is_file():
+        return False
+    if settings.read_text() not in (INSTANCE_SETTINGS, *EARLIER_SETTINGS):
+        return True
+    return (home / "history" / "runs.db").is_file()
+
 
 def default_instance() -> dg.DagsterInstance:
     """The persistent instance under $DAGSTER_HOME, defaulting to the project's own folder."""
-    home = Path(os.environ.setdefault("DAGSTER_HOME", str(REPO / ".mobileforge" / "dagster_home")))
+    home = dagster_home()
     home.mkdir(parents=True, exist_ok=True)
     settings = home / "dagster.yaml"
     # two commands starting on a fresh home would both create its SQLite tables ("table already exists")
     with (home / ".instance.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not settings.exists():  # the project's own home runs offline: no usage telemetry
-            settings.write_text("telemetry:\n  enabled: false\n")
+        if not settings.exists() or settings.read_text() in EARLIER_SETTINGS:
+            settings.write_text(INSTANCE_SETTINGS)
         instance = dg.DagsterInstance.get()
         instance.get_runs(limit=1)  # storages create their tables on first use
         instance.get_dynamic_partitions(EXPERIMENT_DIMENSION)

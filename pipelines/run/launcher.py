@@ -16,6 +16,7 @@ from dagster._core.errors import DagsterUserCodeProcessError
 from dagster._core.storage.dagster_run import DagsterRun, DagsterRunStatus
 from dagster._core.workspace.context import WorkspaceProcessContext
 from dagster._core.workspace.load_target import WorkspaceFileTarget
+from dagster._utils.error import SerializableErrorInfo
 from dagster.version import __version__ as dagster_version
 
 from pipelines.run.instance import REPO
@@ -32,6 +33,9 @@ MAX_CONCURRENT_RUNS = 2  # runs of one stage at once (one per core)
 
 
 POLL_SECONDS = 0.5
+
+
+MAX_CAUSES = 5  # links of an error's cause chain reported
 
 
 FINISHED = {DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED}
@@ -109,10 +113,27 @@ def _read(entry: Any, launched: _Launched, observer: Observer) -> None:
     if event.event_type == dg.DagsterEventType.ASSET_CHECK_EVALUATION:
         evaluation = event.event_specific_data
         if not evaluation.passed:
-            launched.failed_checks.append(f"{evaluation.asset_key.to_user_string()} {evaluation.check_name}")
+            launched.failed_checks.append(f"{evaluation.asset_key.to_user_string()} {evaluation.check_name}"
+                                          + (f": {evaluation.description}" if evaluation.description else ""))
     elif event.event_type in (dg.DagsterEventType.STEP_FAILURE, dg.DagsterEventType.RUN_FAILURE):
         error = getattr(event.event_specific_data, "error", None)
-        launched.errors.append(f"{event.step_key or 'run'}: {error.message.strip() if error else event.message}")
+        if error is not None and error.cls_name == "DagsterAssetCheckFailedError":
+            return  # a blocking check failed: its evaluation (failed_checks) says why
+        text = error_messages(error) if error else event.message
+        if not any(recorded.endswith(f": {text}") for recorded in launched.errors):  # the run repeats its step's
+            launched.errors.append(f"{event.step_key or 'run'}: {text}")
+
+
+def error_messages(error: SerializableErrorInfo) -> str:
+    """An error's message with those of its causes (Dagster wraps a step's exception, e.g. `Error
+    occurred while loading input ...`, whose cause names the damaged file, its digests and rows)."""
+    messages, seen = [], 0
+    while error is not None and seen < MAX_CAUSES:
+        message = error.message.strip()
+        if message and message not in messages:
+            messages.append(message)
+        error, seen = error.cause or error.context, seen + 1
+    return " <- caused by: ".join(messages)
 
 
 @contextmanager
@@ -154,7 +175,8 @@ def run_stage(runner: CodeLocationRunner, part: StagePart,
                 active.remove(launched)
                 observer.run_finished(job.name, run, launched.failed_checks)
                 if run.status != DagsterRunStatus.SUCCESS:
-                    failures.append(f"run {run.run_id} ({run.status.value}): " + "; ".join(launched.errors))
+                    failures.append(f"run {run.run_id} ({run.status.value}): "
+                                    + "; ".join([*launched.errors, *(f"check failed: {c}" for c in launched.failed_checks)]))
                     pending.clear()  # let the running ones finish; launch nothing new
     except KeyboardInterrupt:
         for launched in active:

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 import mobileforge.cli.run as run_cli
 import pipelines.run.experiment
 import pipelines.run.instance
-from mobileforge.cli.run import experiment_config
+from mobileforge.cli.run_config import experiment_config
 from resources.experiment_names import NAMED_ABLATIONS, ablation_overrides, ablation_resources
 
 ORACLE = {"hint_steps": 12, "direct_plans": True, "hint_from_start": True}
@@ -43,6 +43,8 @@ def run_arguments(monkeypatch, tmp_path) -> dict:
     """The arguments `mobileforge run` passes to `run_experiment` (which is not run), by name."""
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path))
     monkeypatch.setattr(pipelines.run.instance, "default_instance", dg.DagsterInstance.ephemeral, raising=False)
+    monkeypatch.setattr(pipelines.run.instance, "instance_exists", lambda: True)
+    monkeypatch.setattr(pipelines.run.experiment, "refuse_missing_inputs", lambda *args: None)  # nothing is stored
     seen = {}
     signature = inspect.signature(pipelines.run.experiment.run_experiment)
 

@@ -64,10 +64,13 @@ def test_local_kind_builds_the_transformers_policy(stored_base, artifact_store):
     # staged attempts resume by version: each decoding gets its own
     typing_only = PolicyResource(kind="local", constrain_echo=False)
     tags = [resource.decoding_tag(0.0), resource.decoding_tag(1.0), typing_only.decoding_tag(0.0),
-            free.decoding_tag(0.0)]
-    assert tags == ["+echo+typing", "@T1.0+echo+typing", "+typing", ""]
+            free.decoding_tag(0.0), free.decoding_tag(0.0, seed=3), free.decoding_tag(0.7, seed=3)]
+    assert tags == ["+echo+typing", "@T1.0+echo+typing", "+typing", "", "", "@T0.7~seed3"]
     with typing_only.acting_policy(stored_base, artifact_store, temperature=1.0) as typing_policy:
         assert typing_policy.version == "tiny-base@T1.0+typing"
+    # samples drawn with another seed are other attempts (benchmark_results.seed, a forked re-benchmark)
+    with typing_only.acting_policy(stored_base, artifact_store, temperature=0.7, seed=7) as seeded:
+        assert seeded.version == "tiny-base@T0.7~seed7+typing" and seeded.generation.seed == 7
 
 
 def test_a_local_policy_generates_with_the_configured_threads(stored_base, artifact_store, monkeypatch):

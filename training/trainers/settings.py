@@ -9,6 +9,8 @@ from typing import Any, ClassVar, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ops.config_bounds import MAX_COUNT, MAX_PARALLEL, MAX_SEED
+
 Preset = Literal["cpu_tiny", "paper"]
 TENSORBOARD_DIR = "tensorboard"  # inside the saved checkpoint directory, so it is stored with the weights
 
@@ -36,7 +38,7 @@ class LoraSettings(BaseModel):
 class TrainSettings(BaseModel):
     """Optimisation and runtime settings common to the GRPO and SFT trainers."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     # The embedded CPU preset (`cpu_tiny`): the tiny model on one shared core, full precision, no
     # activation recomputation. A method's settings class adds its own values to these.
@@ -53,18 +55,18 @@ class TrainSettings(BaseModel):
         0, ge=0, description="Linear warm-up: a number of steps, or a fraction of all steps when below 1."
     )
     num_train_epochs: float = Field(
-        4.0, gt=0, description="Passes over the dataset (ignored when max_steps is set)."
+        4.0, gt=0, le=MAX_COUNT, description="Passes over the dataset (ignored when max_steps is set)."
     )
     max_steps: int | None = Field(
-        None, gt=0, description="Stop after this many optimizer steps; None trains for num_train_epochs."
+        None, gt=0, le=MAX_COUNT, description="Stop after this many optimizer steps; None trains for num_train_epochs."
     )
     per_device_train_batch_size: int = Field(
-        4, gt=0, description="Sequences (GRPO: completions) per device per micro-step."
+        4, gt=0, le=MAX_PARALLEL, description="Sequences (GRPO: completions) per device per micro-step."
     )
     gradient_accumulation_steps: int = Field(
-        1, gt=0, description="Micro-steps accumulated into one optimizer step."
+        1, gt=0, le=MAX_PARALLEL, description="Micro-steps accumulated into one optimizer step."
     )
-    seed: int = Field(0, description="Seed for data order, sampling and initialisation.")
+    seed: int = Field(0, ge=0, le=MAX_SEED, description="Seed for data order, sampling and initialisation.")
     bf16: bool = Field(False, description="bf16 mixed precision (GPU).")
     model_dtype: Literal["float32", "bfloat16", "float16", "auto"] = Field(
         "float32", description="dtype the weights are loaded in."

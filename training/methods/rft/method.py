@@ -10,6 +10,7 @@ from pathlib import Path
 from pydantic import Field
 
 from ops.agent.episode import Policy
+from ops.config_bounds import MAX_ATTEMPTS, MAX_COUNT, MAX_SEED, MAX_TEMPERATURE
 from ops.curriculum import task_specs
 from ops.data.attempt_store import collect_tables
 from ops.data.schemas import conform
@@ -22,19 +23,19 @@ from training.methods.method import NO_WEIGHTS, Method, MethodResult, MethodRun,
 from training.trainers.sft_config import SFTTrainConfig
 
 class RFTOptions(CorrectiveHintSettings):
-    rounds: int = Field(default=2, ge=1, le=100, description=(
+    rounds: int = Field(default=2, ge=1, le=MAX_ATTEMPTS, description=(
         "Rejection fine-tuning rounds (UI-Voyager §3.2); a round without a success leaves the policy as it was."))
-    variant_seed_offset: int = Field(default=1000, ge=1, description=(
+    variant_seed_offset: int = Field(default=1000, ge=1, le=MAX_SEED, description=(
         "Round r re-instantiates template tasks with seed + r * offset (fresh variants)."))
-    attempts: int = Field(default=3, ge=1, le=100, description="Attempts per task in rounds after the first.")
-    temperature: float = Field(default=1.0, gt=0, le=10, description=(
+    attempts: int = Field(default=3, ge=1, le=MAX_ATTEMPTS, description="Attempts per task in rounds after the first.")
+    temperature: float = Field(default=1.0, gt=0, le=MAX_TEMPERATURE, allow_inf_nan=False, description=(
         "Sampling temperature of those attempts (greedy decoding would repeat one hint-free attempt K times)."))
     use_hints: bool = Field(default=False, description=(
         "Run those attempts hint-guided like `rollouts` (attempt k reads the programmatic critic's hints of "
         "attempts 1..k-1, as hint_steps / direct_plans / hint_from_start say); UI-Voyager samples them without "
         "hints. hint_free_copies adds hint-free prompts."))
-    sampling_seed: int = Field(default=0, ge=0, description="torch seed of the sampling, for reproducible rounds.")
-    max_tasks: int | None = Field(default=60, ge=1, description=(
+    sampling_seed: int = Field(default=0, ge=0, le=MAX_SEED, description="torch seed of the sampling, for reproducible rounds.")
+    max_tasks: int | None = Field(default=60, ge=1, le=MAX_COUNT, description=(
         "Fresh task variants per round after the first: variants of the templates the previous round solved "
         "first, then of the others."))
     hint_free_copies: bool = Field(default=True, description=HINT_FREE_COPIES)
