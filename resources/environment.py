@@ -1,7 +1,8 @@
 """The environment backend as a resource: the embedded simulator by default, or Android
 devices over adb (emulators, phones, or the simulator served by `mobileforge sim adb-server`).
-Both twins offer what the assets use: `make_env()`, `apps()`, `packages()`, `app_versions()`,
-`world_seed`, `screen_width` / `screen_height`.
+Both twins offer what the assets use: `make_env()`, `group_env_factory()`, `apps()`, `packages()`,
+`app_versions()`, `judge_name`, `world_seed`, `screen_width` / `screen_height`. Nothing of the simulator
+is imported unless the environment is the simulator.
 """
 
 from __future__ import annotations
@@ -13,14 +14,13 @@ from typing import TYPE_CHECKING
 import dagster as dg
 from pydantic import Field, PrivateAttr
 
+from ops.agent.episode import SIMULATOR_JUDGE, Environment
 from ops.environments.device_pool import DevicePool, lock_directory
 from ops.environments.safety_guard import DENY_LABELS, GuardConfig, SafetyGuard
-from ops.environments.simulator import SimEnvironment
-from phonesim.adb.commands import app_version
-from phonesim.apps import load_apps
 
 if TYPE_CHECKING:
     from ops.environments.adb import AdbEnvironment, DeviceApp
+    from ops.environments.simulator import SimEnvironment
 
 # ops.environments.adb is imported in the methods that reach a device: it loads adbutils (and requests),
 # which the asset graph and every run on the embedded simulator do not need.
@@ -33,21 +33,41 @@ class SimulatorResource(dg.ConfigurableResource):
     screen_height: int = Field(default=2400, ge=200, le=8000, description="Screenshot height in pixels.")
     world_seed: int = Field(default=0, ge=0, description="Seed of the apps' world data (contacts, files, ...).")
 
+    @property
+    def judge_name(self) -> str | None:
+        """The simulator's task judges give every verdict they can."""
+        return SIMULATOR_JUDGE
+
     def make_env(self) -> SimEnvironment:
         return self.env_factory()()
 
     def env_factory(self) -> Callable[[], SimEnvironment]:
         """`make_env` as a callable that pickles, for worker processes."""
+        from ops.environments.simulator import SimEnvironment
+
         return partial(SimEnvironment, size=(self.screen_width, self.screen_height), world_seed=self.world_seed)
 
+    def group_env_factory(self) -> Callable[[], Environment]:
+        """Environments for one batch of episode groups (online RL): every episode of a task forks the
+        same snapshot of its initial state (`ops.environments.simulator.ForkingSimEnvironment`)."""
+        from ops.environments.simulator import ForkingSimEnvironment
+
+        return partial(ForkingSimEnvironment, {}, (self.screen_width, self.screen_height), self.world_seed)
+
     def apps(self) -> list[str]:
+        from phonesim.apps import load_apps
+
         return sorted(load_apps())
 
     def packages(self) -> dict[str, str]:
+        from phonesim.apps import load_apps
+
         return {name: app.package for name, app in load_apps().items()}
 
     def app_versions(self) -> dict[str, str]:
         """App name -> the code version of its simulator module (a digest of its source)."""
+        from phonesim.adb.commands import app_version
+
         return {name: app_version(name) for name in self.apps()}
 
 
@@ -85,11 +105,18 @@ class AdbDeviceResource(dg.ConfigurableResource):
     _pool: DevicePool | None = PrivateAttr(default=None)
     _size: tuple[int, int] | None = PrivateAttr(default=None)
 
+    @property
+    def judge_name(self) -> str | None:
+        """The served simulator's judges; None on devices, where the critic judges."""
+        return SIMULATOR_JUDGE if self.simulator else None
+
     def _apps(self) -> tuple[DeviceApp, ...]:
         from ops.environments.adb import DeviceApp
 
         if self.target_apps or not self.simulator:
             return tuple(DeviceApp(name, package) for name, package in sorted(self.target_apps.items()))
+        from phonesim.apps import load_apps
+
         return tuple(DeviceApp(name, app.package, app.label) for name, app in load_apps().items())
 
     def device_serials(self) -> list[str]:
@@ -121,6 +148,11 @@ class AdbDeviceResource(dg.ConfigurableResource):
         """An environment on a free, healthy device; `NoDeviceFree` when every device is busy
         (another episode, here or in another run), unhealthy or gone."""
         return self.pool().acquire()
+
+    def group_env_factory(self) -> Callable[[], Environment]:
+        """Devices for online RL's episode groups: each episode starts from its app cleared (a device's
+        state is not data, so a group shares the cleared start, not a snapshot)."""
+        return self.make_env
 
     def _probe(self) -> AdbEnvironment:
         """An environment on the first listed device for read-only questions (size, versions)."""

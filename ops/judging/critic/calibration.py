@@ -1,7 +1,7 @@
 """How far a critic's decisions agree with the simulator's judge (critic_calibration asset).
 
-A critic whose decision is the judge's own verdict (the programmatic critic, the benchmark's
-judge-only critic) is not measured: compared with itself it would agree 1.0, a figure that
+A critic whose decision is the judge's own verdict (the programmatic critic, an environment
+judge's verdict, `ops.judging.judges.JUDGE_CRITICS`) is not measured: compared with itself it would agree 1.0, a figure that
 measures nothing. An LLM critic, in the rollouts or re-judging them, is measured: agreement,
 false success and false failure against the judge (MobileForge table 6's evaluator ablation).
 """
@@ -11,10 +11,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping, Sequence
 
-from ops.judging.critic.programmatic import JudgeOnlyCritic, ProgrammaticCritic
 from ops.agent.episode import CriticFeedback
-
-JUDGE_CRITICS = frozenset({ProgrammaticCritic.name, JudgeOnlyCritic.name})  # decision = the simulator's judge
+from ops.judging.judges import JUDGE_CRITICS
 NOT_MEASURED = "critic = ground truth, not measured"
 MEASURED = "measured against the simulator's judge"
 

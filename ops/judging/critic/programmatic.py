@@ -30,6 +30,7 @@ from ops.actions import Action, ActionType
 from ops.judging.critic.goal_distance import UNREACHABLE, better_tap, goal_distance_fn
 from ops.agent.episode import AttemptRecord, CriticFeedback, Hint, StepLabel, StepRecord
 from ops.agent.hint_marks import element_name, plan_summary
+from ops.judging.judges import PROGRAMMATIC_CRITIC
 from phonesim.phone import Phone
 from phonesim.solver import solve
 from phonesim.tasks import TaskInstance, instantiate
@@ -40,7 +41,7 @@ MAX_LISTED = 3  # steps a hint's insights and what-to-avoid list name before "..
 class ProgrammaticCritic:
     """`Critic` over phonesim attempts whose task is a template or a goal-screen task."""
 
-    name = "programmatic"
+    name = PROGRAMMATIC_CRITIC
 
     def __init__(self, world_seed: int = 0, hint_steps: int = 1, direct_plans: bool = False,
                  from_start: bool = False):
@@ -242,16 +243,3 @@ def describe_step_action(action: Action, elements: list[dict]) -> str:
         return f"swiping {action.direction or ''}".strip()
     return f"{verb} '{label}'" if label else verb
 
-
-class JudgeOnlyCritic:
-    """Outcome from the simulator's judge, no step labels or hints: for benchmarks, where
-    only the verdict matters and step labelling would cost navigation searches."""
-
-    name = "judge"
-
-    def evaluate(self, attempt: AttemptRecord) -> CriticFeedback:
-        gt = attempt.ground_truth
-        if gt is None:
-            raise ValueError(f"{attempt.task.task_id}: benchmark tasks need the simulator's judge")
-        return CriticFeedback(decision=int(gt.success), reason="simulator judge", failure_step=None,
-                              task_feasible=True, step_analysis=[], hint=None, critic=self.name)
