@@ -86,6 +86,12 @@ class AdbDeviceResource(dg.ConfigurableResource):
     world_seed: int = Field(default=0, ge=0, description="World seed of the served simulator (simulator only).")
     target_apps: dict[str, str] = Field(default_factory=dict, description="App name -> Android package of the "
                                         "target apps; empty with `simulator`: the simulator's apps.")
+    apps_file: str | None = Field(default=None, description="The target apps as a YAML file (name, package, "
+                                  "optional description and launch_activity; ops.environments.apps_file); "
+                                  "wins over target_apps.")
+    package_patterns: list[str] = Field(default_factory=list, description="Without apps_file or target_apps on "
+                                        "devices: the third-party packages the first device lists (`pm list "
+                                        "packages -3`) that match one of these globs, e.g. ['com.example.*'].")
     command_timeout_s: float = Field(default=10.0, gt=0, description="Timeout of one adb shell command.")
     dump_timeout_s: float = Field(default=20.0, gt=0, description="Timeout of one `uiautomator dump`.")
     dump_retries: int = Field(default=3, ge=0, description="Extra attempts after a failed or stale dump.")
@@ -104,6 +110,7 @@ class AdbDeviceResource(dg.ConfigurableResource):
 
     _pool: DevicePool | None = PrivateAttr(default=None)
     _size: tuple[int, int] | None = PrivateAttr(default=None)
+    _target: tuple[DeviceApp, ...] | None = PrivateAttr(default=None)
 
     @property
     def judge_name(self) -> str | None:
@@ -111,13 +118,27 @@ class AdbDeviceResource(dg.ConfigurableResource):
         return SIMULATOR_JUDGE if self.simulator else None
 
     def _apps(self) -> tuple[DeviceApp, ...]:
+        """The target apps, read once: the apps file, else target_apps, else (the served simulator as the
+        simulator's twin) its apps, else the devices' third-party packages matching package_patterns."""
+        if self._target is None:
+            self._target = self._read_apps()
+        return self._target
+
+    def _read_apps(self) -> tuple[DeviceApp, ...]:
         from ops.environments.adb import DeviceApp
+        from ops.environments.apps_file import apps_from_packages, load_apps_file
 
-        if self.target_apps or not self.simulator:
+        if self.apps_file:
+            return tuple(DeviceApp(a.name, a.package, launch_activity=a.launch_activity)
+                         for a in load_apps_file(self.apps_file))
+        if self.target_apps:
             return tuple(DeviceApp(name, package) for name, package in sorted(self.target_apps.items()))
-        from phonesim.apps import load_apps
+        if self.simulator:
+            from phonesim.apps import load_apps
 
-        return tuple(DeviceApp(name, app.package, app.label) for name, app in load_apps().items())
+            return tuple(DeviceApp(name, app.package, app.label) for name, app in load_apps().items())
+        listed = self._env_bare(self._first_serial()).third_party_packages()
+        return tuple(DeviceApp(a.name, a.package) for a in apps_from_packages(listed, self.package_patterns))
 
     def device_serials(self) -> list[str]:
         from ops.environments.adb import connected_serials
@@ -154,12 +175,22 @@ class AdbDeviceResource(dg.ConfigurableResource):
         state is not data, so a group shares the cleared start, not a snapshot)."""
         return self.make_env
 
-    def _probe(self) -> AdbEnvironment:
-        """An environment on the first listed device for read-only questions (size, versions)."""
+    def _first_serial(self) -> str:
         serials = self.device_serials()
         if not serials:
             raise RuntimeError(f"no adb device listed by the server at {self.adb_host}:{self.adb_port}")
-        return self._env(serials[0])
+        return serials[0]
+
+    def _env_bare(self, serial: str) -> AdbEnvironment:
+        """An environment on `serial` that knows no apps (to ask the device which it has)."""
+        from ops.environments.adb import AdbEnvConfig, AdbEnvironment
+
+        return AdbEnvironment(AdbEnvConfig(serial=serial, host=self.adb_host, port=self.adb_port,
+                                           command_timeout_s=self.command_timeout_s))
+
+    def _probe(self) -> AdbEnvironment:
+        """An environment on the first listed device for read-only questions (size, versions)."""
+        return self._env(self._first_serial())
 
     @property
     def screen_width(self) -> int:
