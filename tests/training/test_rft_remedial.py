@@ -13,7 +13,7 @@ from ops.remedial.corrective_teaching import ScriptedPolicy, TeachingReport, fai
 from ops.judging.critic.programmatic import ProgrammaticCritic
 from ops.rollout.engine import RolloutConfig, run_rollouts
 from ops.samples.step_samples import finish_response
-from ops.remedial.teachers import SolverTeacher
+from ops.remedial.solver_teacher import SolverTeacher
 from tests.ops.test_corrective_teaching import BACK, DONE, WIFI, _plan, small_env
 from training.trainers.runs import TrainReport
 from training.trainers.step_datasets import rft_samples

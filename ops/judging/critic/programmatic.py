@@ -29,7 +29,7 @@ from typing import Callable
 from ops.actions import Action, ActionType
 from ops.judging.critic.goal_distance import UNREACHABLE, better_tap, goal_distance_fn
 from ops.agent.episode import AttemptRecord, CriticFeedback, Hint, StepLabel, StepRecord
-from ops.agent.hint_marks import element_name, plan_summary
+from ops.agent.hint_marks import describe_step_action, element_name, hit_name, plan_summary
 from ops.judging.judges import PROGRAMMATIC_CRITIC
 from phonesim.phone import Phone
 from phonesim.solver import solve
@@ -213,33 +213,3 @@ def _describe(step: StepRecord) -> str:
     if step.action is None:
         return "an unparseable output"
     return describe_step_action(Action.from_dict(step.action), step.elements)
-
-
-def hit_name(action: Action, elements: list[dict]) -> str | None:
-    """The name (first line of text) of the element an action hits, by index or point."""
-    if action.element is not None and 0 <= action.element < len(elements):
-        return element_name(elements[action.element])
-    if action.point is not None:
-        hits = [e for e in elements if e["grid"][0] <= action.point[0] <= e["grid"][2]
-                and e["grid"][1] <= action.point[1] <= e["grid"][3]]
-        if hits:
-            return element_name(hits[-1])
-    return None
-
-
-def describe_step_action(action: Action, elements: list[dict]) -> str:
-    """An action in words, naming the element it hit by its first line of text."""
-    label = hit_name(action, elements)
-    verb = action.type.value.replace("_", " ")
-    if action.type == ActionType.TYPE:
-        return f"typing '{action.text}'" + (f" into '{label}'" if label else "")
-    if action.type == ActionType.ANSWER:
-        return f"answering '{action.text}'"
-    if action.type == ActionType.SYSTEM_BUTTON:
-        return f"pressing {action.button}"
-    if action.type == ActionType.OPEN_APP:
-        return f"opening {action.app}"
-    if action.type == ActionType.SWIPE:
-        return f"swiping {action.direction or ''}".strip()
-    return f"{verb} '{label}'" if label else verb
-
