@@ -4,7 +4,6 @@ critic's goal distance. Imported only where the environment is the simulator."""
 
 from __future__ import annotations
 
-import copy
 import json
 from typing import Callable
 
@@ -12,6 +11,7 @@ from ops.actions import Action, ActionType
 from ops.agent.episode import TaskSpec
 from ops.judging.critic.goal_distance import UNREACHABLE, better_action, goal_distance_fn
 from ops.remedial.teachers import TeacherFailure, TeachingRequest
+from ops.samples.step_samples import FINISH
 from phonesim.phone import Phone
 from phonesim.solver import shortest_path
 from phonesim.tasks import instantiate

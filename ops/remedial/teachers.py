@@ -12,7 +12,6 @@ stronger policy (MobileWizard's UI-TARS-1.5) plugs in through `PolicyTeacher`, w
 from __future__ import annotations
 
 import copy
-import json
 from dataclasses import dataclass
 from typing import Callable, Protocol
 
@@ -21,7 +20,6 @@ from ops.agent.episode import Environment, Policy, PolicyRequest, TaskSpec
 from ops.agent.reasoning_memory import ReasoningMemory
 from ops.rollout.engine import describe_action
 from ops.agent.step_outcome import verified_outcome
-from ops.samples.step_samples import FINISH
 
 
 class TeacherFailure(Exception):

@@ -131,6 +131,7 @@ def run(served, tmp_path_factory):
         try:
             config = {**CONFIG, "benchmark_results": {**CONFIG["benchmark_results"],
                                                       "task_file": str(work / "tasks.yaml")}}
+            (work / "dagster_home").mkdir()
             with dg.instance_for_test(temp_dir=str(work / "dagster_home")) as instance:
                 started = time.perf_counter()
                 timings = run_experiment("yours", config, instance=instance, observer=LineObserver(print))
@@ -211,10 +212,9 @@ def test_the_benchmark_is_the_users_task_file_judged_by_the_critic(run, capsys):
 
 
 def test_adding_a_fourth_app_adds_its_partition_and_removing_one_keeps_its_traces(run, served):
-    from ops.environments.adb import DeviceApp  # noqa: F401  (the device twin is what explores it)
+    from pipelines.definitions import defs
     from pipelines.resources import resources_for
     from pipelines.run.stored import experiment_partition_keys
-    from pipelines.definitions import discovery_job
     from resources.experiment import sync_app_partitions
 
     instance, work = run["instance"], run["work"]
@@ -227,7 +227,7 @@ def test_adding_a_fourth_app_adds_its_partition_and_removing_one_keeps_its_trace
     try:
         environment = resources_for("local")["simulator"]
         assert sync_app_partitions(instance, environment.apps()) == (["chorebook"], [])  # what the next run does
-        keys = experiment_partition_keys(discovery_job, instance, "yours")
+        keys = experiment_partition_keys(defs.resolve_job_def("discovery"), instance, "yours")
         assert sorted(k.keys_by_dimension["app"] for k in keys) == sorted(n for n, _, _ in everything.values())
         # ... and that partition explores the new app through the device
         result = dg.materialize([_exploration()], partition_key=dg.MultiPartitionKey({"experiment": "yours",
