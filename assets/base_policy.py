@@ -23,7 +23,7 @@ from pydantic import Field
 from assets.metadata import tidy
 from training.methods.checkpoint import Checkpoint, weights_digest
 from ops.agent.policy_prompt import PromptStyle
-from resources.experiment import experiment_of, experiment_partitions, lineage_metadata
+from resources.experiment import experiment_of, experiment_partitions
 from resources.policy import PolicyResource
 from resources.storage import ArtifactStore
 from training.base.bundled import bundled_digest
@@ -56,13 +56,12 @@ def base_policy(context: dg.AssetExecutionContext, config: BasePolicyConfig, pol
         checkpoint = Checkpoint(version=f"base:{digest}", uri=f"file://{configured}",
                                 prompt_style=PromptStyle(policy.prompt_style), method="base")
         context.add_output_metadata({"source": "configured", "weights": str(configured), "weights_digest": digest,
-                                     "version": checkpoint.version, **lineage_metadata(context, config)})
+                                     "version": checkpoint.version})
         return checkpoint
     if policy.kind == "endpoint":
         context.log.warning(f"policy.checkpoint is not set: the served model {policy.model} is rolled out and "
                             "benchmarked, but the trainers have no weights to start from")
-        context.add_output_metadata({"source": "endpoint", "model": policy.model or "",
-                                     **lineage_metadata(context, config)})
+        context.add_output_metadata({"source": "endpoint", "model": policy.model or ""})
         return Checkpoint(version=f"base:endpoint:{policy.model}", uri=None,
                           prompt_style=PromptStyle(policy.prompt_style), method="base")
     return _embedded_base(context, config, artifact_store, PromptStyle(policy.prompt_style))
@@ -104,7 +103,6 @@ def _embedded_base(context: dg.AssetExecutionContext, config: BasePolicyConfig,
         "per_skill": dg.MetadataValue.json(report["per_skill"]),
         "data_seen": dg.MetadataValue.json(report["data_seen"]),
         "provenance": dg.MetadataValue.json(provenance),
-        **lineage_metadata(context, config),
     }))
     return Checkpoint(version=version, uri=uri, prompt_style=style, method="base",
                       metrics={"click_accuracy": report["click_accuracy"], "click_chance": report["click_chance"]})

@@ -27,7 +27,7 @@ from ops.evaluation.androidworld import evaluate_on_androidworld
 from ops.evaluation.plots import pass_at_k_chart
 from ops.evaluation.user_suite import load_user_tasks
 from ops.judging.judges import CriticJudge, verdict_critic
-from resources.experiment import experiment_of, experiment_partitions, lineage_metadata
+from resources.experiment import experiment_of, experiment_partitions
 from resources.environment import SimulatorResource
 from resources.judging import episode_judge, llm_critic
 from resources.llm import LLMResource
@@ -217,6 +217,5 @@ def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig
         "by_difficulty": md_table(["policy", "difficulty", *pass_cols],
                                   table.filter(pl.col("difficulty") != "all")
                                   .select("policy_id", "difficulty", *pass_cols).rows()),
-        **lineage_metadata(context, config),
     }))
     return results

@@ -19,7 +19,7 @@ from ops.judging.critic.calibration import agreement_by_kind, calibrate_rejudged
 from ops.judging.judges import JUDGE_CRITICS
 from ops.judging.critic.llm_critic import LLMCritic
 from ops.judging.critic.rejudge import rejudge
-from resources.experiment import experiment_of, experiment_partitions, lineage_metadata
+from resources.experiment import experiment_of, experiment_partitions
 from resources.llm import LLMResource
 from resources.storage import StorageLocation
 
@@ -75,6 +75,5 @@ def critic_calibration(context: dg.AssetExecutionContext, config: CalibrationCon
         **({"by_task_type": by_type} if by_type is not None else {}),
         **{k: v for k, v in summary.items() if k != "errors" and v is not None},
         "errors": len(result.errors), "error_samples": dg.MetadataValue.json(result.errors[:10]),
-        **lineage_metadata(context, config),
     }))
     return summary

@@ -8,7 +8,7 @@ from assets.metadata import counts, md_table, tidy
 from ops.curriculum import LLMCurriculumConfig, coverage, deduplicate, mine_with_llm
 from ops.exploration.explorer import trajectories, transitions_from_rows
 from ops.data.schemas import from_rows
-from resources.experiment import APPS_OF_EXPERIMENT, experiment_partitions, lineage_metadata
+from resources.experiment import APPS_OF_EXPERIMENT, experiment_partitions
 from resources.environment import SimulatorResource
 from resources.llm import LLMResource
 
@@ -65,6 +65,5 @@ def curriculum_tasks(context: dg.AssetExecutionContext, config: CurriculumAssetC
         "sample": md_table(["task", "instruction", "budget", "template"],
                            [(r["task_id"], r["instruction"], r["step_budget"], r["template_id"] or "")
                             for r in df.head(8).iter_rows(named=True)]),
-        **lineage_metadata(context, config),
     }))
     return df

@@ -10,7 +10,7 @@ from assets.metadata import counts, md_table, thumbnail_md, tidy
 from ops.exploration.explorer import ExplorationConfig, Transition, explore_app, offline_goals, trajectories
 from ops.exploration.goals import llm_goals
 from ops.data.schemas import from_rows
-from resources.experiment import experiment_app_partitions, lineage_metadata
+from resources.experiment import experiment_app_partitions
 from resources.environment import SimulatorResource
 from resources.llm import LLMResource
 
@@ -66,6 +66,5 @@ def exploration_traces(context: dg.AssetExecutionContext, config: ExplorationAss
         "sample": md_table(["before", "after", "summary"],
                            [(thumbnail_md(t.before.screenshot_png), thumbnail_md(t.after.screenshot_png), t.summary)
                             for t in transitions[:6]]),
-        **lineage_metadata(context, config),
     }))
     return df

@@ -20,7 +20,7 @@ from training.methods.grsd.forks import ForkConfig
 from ops.evaluation.plots import sr_histogram_chart
 from ops.agent.policy_prompt import writes_structured_reasoning
 from ops.samples.step_samples import build_step_samples, finish_response
-from resources.experiment import experiment_of, experiment_partitions, lineage_metadata
+from resources.experiment import experiment_of, experiment_partitions
 from resources.environment import AdbDeviceResource, SimulatorResource
 from resources.llm import LLMResource
 from resources.policy import PolicyResource
@@ -97,7 +97,6 @@ def step_datasets(context: dg.AssetExecutionContext, config: StepDatasetConfig, 
         "with_hint": int(samples["has_hint"].sum()) if samples.height else 0,
         "hint_free_copies": report.hint_free_copies, "finish_samples": report.finish_samples, **annotation,
         "sr_histogram": chart_md(sr_histogram_chart(sr, (config.sr_min, config.sr_max))),
-        **lineage_metadata(context, config),
     }))
     return samples
 
@@ -115,6 +114,5 @@ def fork_pairs(context: dg.AssetExecutionContext, rollout_attempts: pl.DataFrame
                            [(r["task_id"], f"{r['success_attempt']}@{r['success_step']}",
                              f"{r['failed_attempt']}@{r['failed_step']}", f"{r['similarity']:.3f}")
                             for r in pairs.head(8).iter_rows(named=True)]),
-        **lineage_metadata(context),
     }))
     return pairs

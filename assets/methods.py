@@ -16,7 +16,7 @@ from assets.metadata import chart_md, tidy
 from assets.training_services import AssetTrainingServices
 from ops.evaluation.cpu_clock import CpuClock
 from ops.evaluation.plots import training_curves_chart
-from resources.experiment import experiment_of, experiment_partitions, lineage_metadata
+from resources.experiment import experiment_of, experiment_partitions
 from resources.storage import ArtifactStore
 from resources.validation_messages import validation_problems
 from training.methods.checkpoint import Checkpoint
@@ -125,10 +125,9 @@ def method_asset(method: Method) -> dg.AssetsDefinition:
               description=f"One checkpoint (not a table), {method.source}: {method.summary}")
     def checkpoint(context: dg.AssetExecutionContext, config: config_class, **inputs: Any) -> Checkpoint:
         clock = CpuClock()
-        lineage = lineage_metadata(context, config)
         if not config.enabled:
             return unchanged_checkpoint(context, method.name, inputs["base_policy"], "switched off (enabled=false)",
-                                        clock, lineage, disabled=True)
+                                        clock, disabled=True)
         options = method.options(**{name: getattr(config, name) for name in method.options.model_fields})
         with tempfile.TemporaryDirectory() as tmp:
             services = AssetTrainingServices(context, Path(tmp), method.name)
@@ -139,9 +138,9 @@ def method_asset(method: Method) -> dg.AssetsDefinition:
                 curves = {"curves": chart_md(training_curves_chart(result.curves, method.name))} \
                     if any(result.curves.values()) else {}
                 return unchanged_checkpoint(context, method.name, result.start, result.reason, clock,
-                                            {**curves, **extra, **lineage})
+                                            {**curves, **extra})
             return trained_checkpoint(context, result.report, context.resources.artifact_store, method.name,
-                                      result.start, clock, {**extra, **lineage})
+                                      result.start, clock, extra)
 
     return checkpoint
 

@@ -36,7 +36,7 @@ from resources.environment import SimulatorResource
 from resources.judging import rollout_critic
 from ops.remedial.teachers import PolicyTeacher, Teacher
 from ops.judging.critic.hint_settings import CorrectiveHintSettings
-from resources.experiment import experiment_partitions, lineage_metadata
+from resources.experiment import experiment_partitions
 from resources.llm import LLMResource
 from resources.policy import PolicyResource
 from resources.storage import ArtifactStore
@@ -99,8 +99,7 @@ def remedial_trajectories(context: dg.AssetExecutionContext, config: RemedialCon
     from training.trainers.step_datasets import rft_samples
 
     if not config.enabled:
-        context.add_output_metadata({"rows": 0, "skipped": "remedial_trajectories.enabled is false",
-                                     **lineage_metadata(context, config)})
+        context.add_output_metadata({"rows": 0, "skipped": "remedial_trajectories.enabled is false"})
         return empty("training_samples")
     report = TeachingReport()
     tasks = {t.task_id: t for t in task_specs(curriculum_tasks, False, None)}
@@ -143,6 +142,5 @@ def remedial_trajectories(context: dg.AssetExecutionContext, config: RemedialCon
                                      [(g.task_id, g.attempt, g.kept_steps, g.failure, g.detail)
                                       for g in report.unrepaired[:SHOWN_UNREPAIRED]]),
         **annotation,
-        **lineage_metadata(context, config),
     }))
     return samples

@@ -26,7 +26,7 @@ from ops.evaluation.plots import sr_histogram_chart, success_by_attempt_chart
 from ops.agent.policy_prompt import writes_structured_reasoning
 from ops.rollout.progress import CountdownLog
 from ops.rollout.engine import RolloutConfig, RolloutSummary, attempts_to_run, run_rollouts
-from resources.experiment import config_key, experiment_of, experiment_partitions, lineage_metadata
+from resources.experiment import config_key, experiment_of, experiment_partitions
 from ops.judging.critic.hint_settings import CorrectiveHintSettings
 from resources.environment import SimulatorResource
 from resources.judging import CriticKind, rollout_critic
@@ -123,7 +123,6 @@ def rollouts(context: dg.AssetExecutionContext, config: RolloutAssetConfig, curr
     context.log.info(f"rollouts: {summary.attempts_run} run, {summary.attempts_resumed} resumed, "
                      f"{summary.attempts_failed} lost to errors, {summary.infrastructure_failures} interrupted by "
                      f"their environment and run again, {summary.invalid_actions} invalid actions")
-    lineage = lineage_metadata(context, config, dg.AssetKey("rollout_attempts"))
     sr = attempts.group_by("task_id").agg(pl.col("critic_decision").mean().alias("sr"))
     by_attempt = attempts.group_by("attempt").agg(pl.col("critic_decision").mean().alias("critic_sr"),
                                                   pl.col("gt_success").mean().alias("gt_sr")).sort("attempt")
@@ -139,7 +138,6 @@ def rollouts(context: dg.AssetExecutionContext, config: RolloutAssetConfig, curr
         "success_by_attempt": chart_md(success_by_attempt_chart(
             by_attempt["attempt"].to_list(), by_attempt["critic_sr"].to_list(), by_attempt["gt_sr"].to_list())),
         "sr_histogram": chart_md(sr_histogram_chart(sr["sr"].to_list())),
-        **lineage,
     })
     sample = steps.head(6)
     structured = {"structured_reasoning_steps": int(steps["planning"].is_not_null().sum()),
@@ -148,12 +146,10 @@ def rollouts(context: dg.AssetExecutionContext, config: RolloutAssetConfig, curr
     meta_steps = tidy({"steps": steps.height, **structured,
                        "sample": md_table(["screen", "output", "parse error"],
                                           [(thumbnail_md(r["screenshot_png"]), r["raw_output"], r["parse_error"] or "")
-                                           for r in sample.iter_rows(named=True)]),
-                       **lineage_metadata(context, config, dg.AssetKey("rollout_steps"))})
+                                           for r in sample.iter_rows(named=True)])})
     meta_feedback = tidy({"critic": critic.name,
                           **({"critic_calls": dg.MetadataValue.json(critic.counts.summary())}
                              if isinstance(critic, LLMCritic) else {}), "decisions": counts(feedback["decision"]),
-                          "with_hint": int(feedback["hint_summary"].is_not_null().sum()),
-                          **lineage_metadata(context, config, dg.AssetKey("critic_feedback"))})
+                          "with_hint": int(feedback["hint_summary"].is_not_null().sum())})
     return (dg.Output(attempts, metadata=meta_attempts), dg.Output(steps, metadata=meta_steps),
             dg.Output(feedback, metadata=meta_feedback))

@@ -20,7 +20,7 @@ _EXPORTS = {
     "App": "app", "Screen": "app", "Transition": "app",
     "load_apps": "apps",
     "Episode": "metrics", "EpisodeMetrics": "metrics", "run_actions": "metrics", "shaped_reward": "metrics",
-    "Observation": "phone", "Phone": "phone", "StepResult": "phone", "parse_short": "phone",
+    "Observation": "observation", "StepResult": "observation", "Phone": "phone", "parse_short": "phone_input",
     "PhonePool": "pool",
     "candidate_actions": "solver", "distance_to_goal": "solver", "shortest_path": "solver", "solve": "solver",
     "TaskTemplate": "task_template",

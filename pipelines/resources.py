@@ -1,7 +1,8 @@
 """Resources per profile, in one dict: `local` (embedded, offline) and `production`.
 
 The profile comes from MOBILEFORGE_PROFILE (default `local`). Production settings are read from
-environment variables so no secret or host lives in the code:
+environment variables so no secret or host lives in the code; the model names and endpoints are kept as
+`dg.EnvVar` references (the UI shows the variable; each run's own process or pod reads its value):
 
 - MOBILEFORGE_STORAGE_ROOT   s3://bucket/prefix (or a local path); MOBILEFORGE_S3_ENDPOINT optional
 - MOBILEFORGE_POLICY_MODEL   litellm model of the served policy, e.g. openai/Qwen3-VL-8B-Instruct
@@ -38,6 +39,8 @@ loads the definitions, so `mobileforge run` and `dagster dev` started with it bo
 import os
 from typing import Any
 
+import dagster as dg
+
 from resources.catalog import DuckDBCatalog
 from resources.environment import AdbDeviceResource, SimulatorResource
 from resources.llm import LLMResource
@@ -48,11 +51,24 @@ PROFILES = ("local", "production")
 ENVIRONMENTS = ("simulator", "adb", "adb-simulator")
 
 
-def _env(name: str) -> str:
+def _required(name: str) -> str:
     value = os.environ.get(name)
     if not value:
         raise ValueError(f"profile 'production' needs the environment variable {name}")
     return value
+
+
+def _env(name: str) -> dg.EnvVar:
+    """A required setting, referenced by name (`dg.EnvVar`): Dagster reads its value where the resource is
+    built (the run's own process or pod), and the UI shows the variable, not its value. Checked here, so a
+    missing one fails at load, naming it."""
+    _required(name)
+    return dg.EnvVar(name)
+
+
+def _optional_env(name: str) -> dg.EnvVar | None:
+    """An optional setting by name (`dg.EnvVar`) when it is set, else None."""
+    return dg.EnvVar(name) if os.environ.get(name) else None
 
 
 def _screen_size(text: str) -> tuple[int, int]:
@@ -133,18 +149,19 @@ def resources_for(profile: str | None = None) -> dict[str, Any]:
         llm = LLMResource(model=os.environ.get("MOBILEFORGE_CRITIC_MODEL", "openai/critic"),
                           api_base=os.environ.get("MOBILEFORGE_CRITIC_API_BASE", "http://127.0.0.1:8001/v1"))
     else:
-        location = StorageLocation(root=_env("MOBILEFORGE_STORAGE_ROOT"),
+        # the storage root is read as a value: `mobileforge run` itself reads and locks what is stored there
+        location = StorageLocation(root=_required("MOBILEFORGE_STORAGE_ROOT"),
                                    s3_endpoint_override=os.environ.get("MOBILEFORGE_S3_ENDPOINT"))
         width, height = _screen_size(os.environ.get("MOBILEFORGE_SCREEN_SIZE", "1080x2400"))
         simulator = SimulatorResource(screen_width=width, screen_height=height)
         policy = PolicyResource(kind="endpoint", model=_env("MOBILEFORGE_POLICY_MODEL"),
-                                api_base=os.environ.get("MOBILEFORGE_POLICY_API_BASE"),
-                                api_key_env=os.environ.get("MOBILEFORGE_POLICY_API_KEY_ENV"),
+                                api_base=_optional_env("MOBILEFORGE_POLICY_API_BASE"),
+                                api_key_env=_optional_env("MOBILEFORGE_POLICY_API_KEY_ENV"),
                                 prompt_style=os.environ.get("MOBILEFORGE_POLICY_STYLE", "qwen3vl"),
                                 checkpoint=os.environ.get("MOBILEFORGE_POLICY_CHECKPOINT"), torch_threads=threads)
         llm = LLMResource(model=_env("MOBILEFORGE_CRITIC_MODEL"),
-                          api_base=os.environ.get("MOBILEFORGE_CRITIC_API_BASE"),
-                          api_key_env=os.environ.get("MOBILEFORGE_CRITIC_API_KEY_ENV"))
+                          api_base=_optional_env("MOBILEFORGE_CRITIC_API_BASE"),
+                          api_key_env=_optional_env("MOBILEFORGE_CRITIC_API_KEY_ENV"))
     return {
         "io_manager": ParquetIOManager(location=location),
         "storage": location,

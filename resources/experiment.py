@@ -164,7 +164,7 @@ def collect_lineage(step_context: StepExecutionContext, asset_key: dg.AssetKey
     `OutputContext.step_context`): the same data-version records Dagster itself uses to compute
     staleness. For a partitioned upstream, `data_version` is Dagster's hash over the partitions
     read and `partitions` lists each one's own data version and run. Shared by
-    `lineage_metadata` (what the UI shows) and the IO manager's `_manifest.json`.
+    the IO manager's `_manifest.json` and, through `lineage_metadata`, the metadata the UI shows.
     """
     layer = step_context.job_def.asset_layer
     node = layer.get(asset_key)
@@ -192,30 +192,9 @@ def collect_lineage(step_context: StepExecutionContext, asset_key: dg.AssetKey
     }
 
 
-def _config_as_json(config: Any) -> Any:
-    if config is None:
-        return None
-    if isinstance(config, BaseModel):
-        return config.model_dump(mode="json")
-    return json.loads(json.dumps(config, default=str))
-
-
-def lineage_metadata(context: dg.AssetExecutionContext, config: Any = None,
-                     asset_key: dg.AssetKey | None = None) -> dict[str, dg.MetadataValue]:
-    """Metadata recording what this materialization was built from; attach it with
-    `context.add_output_metadata(...)` or `MaterializeResult(metadata=...)`.
-
-    `config` is the asset's Config object (or a JSON-able dict); None records the run config of
-    the step. Upstream entries carry each parent's data version and materializing run id.
-    The IO manager writes the same record into `_manifest.json`.
-    """
-    key = asset_key or context.asset_key
-    lineage = collect_lineage(context.get_step_execution_context(), key)
-    cfg = _config_as_json(config) if config is not None else lineage["config"]
-    metadata = {
-        "config": dg.MetadataValue.json(cfg if cfg is not None else {}),
-        "upstream": dg.MetadataValue.json(lineage["upstream"]),
-    }
-    if lineage["code_version"] is not None:
-        metadata["code_version"] = dg.MetadataValue.text(lineage["code_version"])
-    return metadata
+def lineage_metadata(lineage: dict[str, Any]) -> dict[str, dg.MetadataValue]:
+    """`collect_lineage`'s record as the metadata the UI shows (config, upstream versions, code version):
+    the IO manager attaches it to every output it stores, beside the same record in `_manifest.json`."""
+    metadata = {"code_version": dg.MetadataValue.text(lineage["code_version"])} if lineage["code_version"] else {}
+    return {**metadata, "config": dg.MetadataValue.json(json.loads(json.dumps(lineage["config"] or {}, default=str))),
+            "upstream": dg.MetadataValue.json(lineage["upstream"])}

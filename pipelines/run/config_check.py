@@ -90,13 +90,13 @@ def resource_run_config(defs: dg.Definitions, overrides: dict[str, dict[str, Any
         if unknown:
             problems += [f"{name}.{field}: {type(resource).__name__} has no such field" for field in unknown]
             continue
-        merged = {**resource.model_dump(), **fields}
-        try:
-            type(resource)(**merged)
+        try:  # the configured values as given (a setting read from the environment stays a dg.EnvVar)
+            type(resource)(**{**dict(resource), **fields})
         except ValidationError as error:
             problems += validation_problems(error, name)
             continue
-        section[name] = {"config": merged}
+        # as run config: EnvVar settings as {"env": NAME}, so the run's own process reads them
+        section[name] = {"config": {**resource._convert_to_config_dictionary(), **fields}}
     if problems:
         raise ConfigError("invalid resource settings:\n  " + "\n  ".join(problems))
     return section

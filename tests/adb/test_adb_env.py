@@ -1,10 +1,12 @@
 """AdbEnvironment against the served simulator: the same observations and verdicts as the
 in-process SimEnvironment, dump retries, and a dropped device as an infrastructure failure."""
 
+import io
 import json
 import time
 
 import pytest
+from PIL import Image
 
 from ops.actions import Action
 from ops.environments.adb import AdbEnvConfig, AdbEnvironment, DeviceApp
@@ -25,6 +27,11 @@ def _env(server, serial="phonesim-1", **overrides) -> AdbEnvironment:
     return AdbEnvironment(AdbEnvConfig(**{**settings, **overrides}))
 
 
+def _pixels(png: bytes) -> bytes:
+    """The screen as RGB bytes: a device's screencap is an RGBA PNG, phonesim's a palette PNG."""
+    return Image.open(io.BytesIO(png)).convert("RGB").tobytes()
+
+
 def _task(template_id: str, seed: int = 1) -> TaskSpec:
     instance = instantiate(template_id, seed)
     return TaskSpec(task_id=instance.id, instruction=instance.instruction, step_budget=instance.step_budget,
@@ -40,7 +47,7 @@ def test_reset_step_observe_and_verdict_match_the_simulator(server):
     task = _task("contacts.edit_phone")
     adb, sim = _env(server), SimEnvironment(size=SIZE)
     first, expected = adb.reset(task), sim.reset(task)
-    assert first.elements == expected.elements and first.screenshot_png == expected.screenshot_png
+    assert first.elements == expected.elements and _pixels(first.screenshot_png) == _pixels(expected.screenshot_png)
     plan = _plan(task)
     for action in plan:
         assert adb.step(action).ok

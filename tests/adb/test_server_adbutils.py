@@ -26,11 +26,8 @@ def test_lists_both_devices_with_transport_ids(client):
     assert client.server_version() == 41
 
 
-def test_screenshot_is_a_png_of_the_configured_size(client, server):
+def test_screenshot_and_window_size_are_the_configured_size(client):
     device = client.device("phonesim-1")
-    png = device.shell("screencap -p", encoding=None, timeout=10)
-    assert png.startswith(b"\x89PNG")
-    assert png == server.device("phonesim-1").phone.observe().png
     assert device.screenshot().size == SIZE
     assert device.window_size() == SIZE
 
@@ -102,7 +99,7 @@ def test_input_commands_map_to_phonesim_actions(client, server):
 def test_shell_answers_like_a_device(client):
     device = client.device("phonesim-1")
     missing = device.shell2("frobnicate --now", v2=True, timeout=5)
-    assert (missing.returncode, missing.stderr.strip()) == (127, "/system/bin/sh: frobnicate: not found")
+    assert (missing.returncode, missing.stderr.strip()) == (127, "/system/bin/sh: frobnicate: inaccessible or not found")
     v1 = device.shell2("echo one; false", timeout=5)  # shell v1 with adbutils' `echo X4EXIT:$?`
     assert (v1.returncode, v1.output.strip()) == (1, "one")
     assert device.shell("getprop ro.product.model", timeout=5) == "phonesim"

@@ -20,7 +20,6 @@ from resources.experiment import (
     experiment_app_partitions,
     experiment_of,
     experiment_partitions,
-    lineage_metadata,
 )
 
 APPS = ["notes", "clock"]
@@ -55,7 +54,6 @@ def exploration_transitions(context: dg.AssetExecutionContext,
         "action": json.dumps({"type": "click", "args": {"element": 0}}),
         "target_element": None, "summary": f"step {i}",
     } for i in range(config.steps)]
-    context.add_output_metadata(lineage_metadata(context, config))
     return from_rows(rows, "exploration_transitions")
 
 
@@ -72,7 +70,6 @@ def curriculum_tasks(context: dg.AssetExecutionContext, config: CurriculumConfig
         "template_id": None, "template_seed": None, "template_params": None, "goal_screen": None,
         "goal_state": None,
     } for r in traces.iter_rows(named=True)]
-    context.add_output_metadata(lineage_metadata(context, config))
     return from_rows(rows, "curriculum_tasks")
 
 

@@ -259,8 +259,8 @@ def test_sft_rejects_samples_without_responses(tiny_dir, tmp_path):
     dataset = build_step_dataset(step_frame(2).drop("target_response"))
     with pytest.raises(ValueError, match="2 of 2 step samples have no target_response"):
         train_sft(tiny_dir, dataset, tmp_path / "x", SFTTrainConfig.cpu_tiny(max_steps=1))
-    with pytest.raises(ValueError, match="method must be one of"):
-        train_sft(tiny_dir, dataset, tmp_path / "x", SFTTrainConfig.cpu_tiny(), method="dpo")
+    with pytest.raises(ValueError, match="method 'DPO/x': expected a method name"):
+        train_sft(tiny_dir, dataset, tmp_path / "x", SFTTrainConfig.cpu_tiny(), method="DPO/x")
 
 
 def test_thread_limit_applies_only_inside_the_run():

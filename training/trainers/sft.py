@@ -9,6 +9,7 @@ loop of RFT (fresh tasks, the previous round's policy generating) belongs to the
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -28,6 +29,7 @@ from training.trainers.runs import (
     train_and_save,
 )
 
+METHOD_NAME = re.compile(r"[a-z][a-z0-9_]*")
 CURVE_KEYS: dict[str, str] = {
     "loss": "loss",
     "token_accuracy": "mean_token_accuracy",
@@ -74,6 +76,8 @@ def train_sft(
 ) -> TrainReport:
     """SFT from `base_checkpoint` on step samples with responses (a dataset or its saved path);
     saves model, processor and `manifest.json` (recording `method`, the training method's name) to `out_dir`."""
+    if not METHOD_NAME.fullmatch(method):  # it names the checkpoint's trainer in manifests and paths
+        raise ValueError(f"method {method!r}: expected a method name (lowercase letters, digits and _)")
     out = Path(out_dir)
     return train_and_save(
         prepare_sft(base_checkpoint, dataset, out, config), method=method, out_dir=out, config=config,
