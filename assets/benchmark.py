@@ -1,4 +1,6 @@
-"""benchmark_results: Pass@k of the base and adapted policies on held-out simulator tasks."""
+"""benchmark_results: Pass@k of the base and adapted policies on held-out tasks: the simulator's held-out
+templates (judged by its judges), AndroidWorld's suite (its `is_successful`), or a user's own task file
+(judged by the critic)."""
 
 from typing import Literal
 
@@ -24,10 +26,13 @@ from training.methods.checkpoint import BASE, Checkpoint
 from training.methods.registry import METHODS
 from ops.evaluation.androidworld import evaluate_on_androidworld
 from ops.evaluation.plots import pass_at_k_chart
+from ops.evaluation.user_suite import load_user_tasks
+from ops.judging.judges import CriticJudge, verdict_critic
 from resources.experiment import experiment_of, experiment_partitions
 from resources.environment import SimulatorResource
+from resources.judging import episode_judge, llm_critic
+from resources.llm import LLMResource
 from resources.policy import PolicyResource
-from resources.simulator_cache import SimulatorCache
 from resources.storage import ArtifactStore, StorageLocation
 from resources.viewer_links import BENCHMARK_PAGE, viewer_link
 
@@ -57,6 +62,10 @@ class BenchmarkConfig(dg.Config):
     suite: Literal["phonesim", "androidworld"] = Field(default="phonesim", description=(
         "'phonesim': the simulator's held-out templates (split above); 'androidworld': AndroidWorld's task suite on an "
         "emulator (needs android_world installed; seeds_per_template = n_task_combinations; docs/devices.md)."))
+    task_file: str | None = Field(default=None, description=(
+        "A user's own held-out suite: a YAML or JSONL task file (app, instruction, optional id, step_budget, "
+        "difficulty, expected_answer, success; docs/devices.md), judged by the critic, reported in the same "
+        "Pass@k tables. Set, it replaces the simulator's held-out templates; on devices it is required."))
     androidworld_family: str = Field(default="android_world", description="suite=androidworld: registry family.")
     androidworld_tasks: list[str] | None = Field(default=None, description=(
         "suite=androidworld: task names to run; None runs the whole family."))
@@ -114,18 +123,43 @@ def _androidworld(config: BenchmarkConfig):
     return aw_config, load_env(aw_config)
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name="evaluation", code_version="benchmark-9",
+def _first_apps(templated: list, world_seed: int, storage: StorageLocation, warn) -> tuple[dict[str, str], int]:
+    """The first app of each simulator task (`first_apps`), read from and added to the simulator's cache; and
+    how many were searched now. No simulator task (a user's task file): nothing to search."""
+    if not templated:
+        return {}, 0
+    from resources.simulator_cache import SimulatorCache
+
+    cache = SimulatorCache(storage, "first_apps")
+    known = cache.load(warn)
+    cached = len(known)
+    first_apps(templated, world_seed, known)  # searches the instances not cached yet
+    if len(known) > cached:
+        cache.save(known)
+    return known, len(known) - cached
+
+
+@dg.asset(partitions_def=experiment_partitions, group_name="evaluation", code_version="benchmark-10",
           ins={asset: asset_in(asset) for asset in ("base_policy", *(method.asset for method in BENCHMARKED))},
           description="One row per benchmark episode (policy x task x attempt) on held-out templates (or unseen "
                       "instances of the curriculum's): success, progress, false complete, side effects, overdue.")
 def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig, simulator: SimulatorResource,
-                      policy: PolicyResource, storage: StorageLocation, artifact_store: ArtifactStore,
+                      policy: PolicyResource, llm: LLMResource, storage: StorageLocation, artifact_store: ArtifactStore,
                       **checkpoints: Checkpoint) -> pl.DataFrame:
-    tasks = (held_out_tasks(config.seeds_per_template, config.max_templates, simulator.world_seed, config.first_seed)
-             if config.split == "test" else
-             unseen_train_tasks(config.seeds_per_template, config.first_seed, config.max_templates, simulator.world_seed))
+    if config.task_file is not None:
+        tasks, judge = load_user_tasks(config.task_file, simulator.apps()), CriticJudge(llm_critic(llm))
+    elif config.suite == "phonesim" and not simulator.judge_name:
+        raise ValueError("benchmark_results.task_file: on devices the benchmark is a task file of your own (the "
+                         "simulator's held-out templates need the simulator); see docs/devices.md")
+    else:
+        tasks = (held_out_tasks(config.seeds_per_template, config.max_templates, simulator.world_seed, config.first_seed)
+                 if config.split == "test" else
+                 unseen_train_tasks(config.seeds_per_template, config.first_seed, config.max_templates,
+                                    simulator.world_seed))
+        judge = episode_judge(simulator, llm)
     specs = [t for t, _ in tasks]
-    short = {template: n for template, n in instances_per_template(specs).items() if n < config.seeds_per_template}
+    templated = [t for t in specs if t.template_id]
+    short = {template: n for template, n in instances_per_template(templated).items() if n < config.seeds_per_template}
     if short:
         context.log.warning(f"benchmark: {len(short)} templates have fewer than {config.seeds_per_template} distinct "
                             f"instances, so fewer tasks: {short}")
@@ -137,19 +171,13 @@ def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig
     if switched_off:
         context.log.warning(f"benchmark: {', '.join(switched_off)} asked for but switched off in this run "
                             f"(<method>_checkpoint.enabled=false): not evaluated")
-    first_app_cache = SimulatorCache(storage, "first_apps")
-    known = first_app_cache.load(context.log.warning)
-    cached = len(known)
-    first_apps(specs, simulator.world_seed, known)  # searches the instances not cached yet
-    searched = len(known) - cached
-    if searched:
-        first_app_cache.save(known)
+    known, searched = _first_apps(templated, simulator.world_seed, storage, context.log.warning)
     experiment = experiment_of(context)
     jobs: dict[str, PolicyEpisodes] = {}  # by checkpoint: untrained methods reuse the base's episodes
     for name, checkpoint in candidates.items():
         jobs.setdefault(checkpoint.uri or checkpoint.version, PolicyEpisodes(
             name, checkpoint, storage.attempt_store(experiment, f"benchmark/{name}"), tasks, known,
-            simulator.world_seed, config.k, config.temperature, config.seed, config.max_parallel_episodes))
+            verdict_critic(judge), simulator.world_seed, config.k, config.temperature, config.seed, config.max_parallel_episodes))
     if androidworld is not None:
         aw_config, env = androidworld  # one emulator: one policy at a time, in this process
         evaluated = {job.name: evaluate(job, policy, artifact_store, lambda job, agent: evaluate_on_androidworld(
@@ -173,7 +201,8 @@ def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig
     pass_cols = ["tasks", *[c for c in table.columns if c.startswith(("pass@", "grounded@"))]]
     rate_cols = [c for c in RATE_HEADERS if c in table.columns]
     context.add_output_metadata(tidy({
-        "episodes": results.height, "tasks": len(specs), "split": config.split,
+        "episodes": results.height, "tasks": len(specs), "split": config.split if config.task_file is None else "user",
+        "judge": judge.name,
         "templates_short_of_instances": dg.MetadataValue.json(short),
         "first_apps_searched": searched,  # the rest were read from the simulator cache (resources.simulator_cache)
         # per policy evaluated here (not one reusing another's episodes); resumed episodes cost little
@@ -181,7 +210,8 @@ def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig
         f"pass@{config.k}_chart": chart_md(pass_at_k_chart(table, config.k)),
         "pass_at_k": md_table(["policy", *pass_cols], overall.select("policy_id", *pass_cols).rows()),
         "pass_at_k_by_split": md_table(["policy", "split", *pass_cols],
-                                       pass_at_k_by_split(results, config.k).select("policy_id", "split",
+                                       pass_at_k_by_split(results, config.k, {} if templated != specs else None)
+                                       .select("policy_id", "split",
                                                                                     *pass_cols).rows()),
         "versus_base": versus_md(versus_baseline(results, config.k), config.k),
         "viewer": viewer_link(experiment, BENCHMARK_PAGE),  # per task, base against each policy, to the frames

@@ -10,14 +10,13 @@ from assets.metadata import counts, md_table, thumbnail_md, tidy
 from ops.exploration.explorer import ExplorationConfig, Transition, explore_app, offline_goals, trajectories
 from ops.exploration.goals import llm_goals
 from ops.data.schemas import from_rows
-from phonesim.apps import load_apps
 from ops.config_bounds import MAX_ATTEMPTS, MAX_COUNT, MAX_PARALLEL
 from resources.experiment import experiment_app_partitions
 from resources.environment import SimulatorResource
 from resources.llm import LLMResource
 
-APPS = sorted(load_apps())
-exploration_partitions = experiment_app_partitions(APPS)
+# The apps are data: the environment names them at run time (`resources.experiment.sync_app_partitions`)
+exploration_partitions = experiment_app_partitions(None)
 
 
 class ExplorationAssetConfig(dg.Config):

@@ -11,7 +11,7 @@ from pydantic import Field
 from assets.methods import priority_tags
 from assets.metadata import chart_md, md_table, tidy
 from ops.samples.annotated_samples import AnnotationReport, annotate_samples
-from ops.judging.critic.programmatic import ProgrammaticCritic
+from ops.judging.judges import PROGRAMMATIC_CRITIC
 from ops.judging.critic.reasoning_annotation import LLMAnnotator, ProgrammaticAnnotator, ReasoningAnnotator
 from ops.curriculum import task_specs
 from ops.samples.filtering import FINISH_AT_GOAL, HINT_FREE_COPIES, FilterConfig
@@ -41,7 +41,7 @@ def reasoning_annotator(critic_feedback: pl.DataFrame, simulator: SimulatorResou
                         llm: LLMResource) -> ReasoningAnnotator:
     """The annotator twin of the critic that labelled the steps (`critic_feedback.critic`)."""
     critics = set(critic_feedback["critic"])
-    if critics == {ProgrammaticCritic.name}:
+    if critics == {PROGRAMMATIC_CRITIC}:
         return ProgrammaticAnnotator(simulator.world_seed)
     if critics and all(c.startswith("llm") for c in critics):
         return LLMAnnotator(llm.get_client(), name=f"llm:{llm.model}")

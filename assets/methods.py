@@ -25,7 +25,7 @@ from training.methods.registry import METHODS, priority_of
 from training.trainers.settings import Preset, TrainSettings
 
 GROUP = "learning"
-RESOURCES = {"policy", "simulator", "storage", "artifact_store"}
+RESOURCES = {"policy", "simulator", "storage", "artifact_store", "llm"}
 
 
 class TrainerAssetConfig(dg.Config):

@@ -27,16 +27,16 @@ from ops.config_bounds import MAX_COUNT
 from training.methods.checkpoint import Checkpoint, weights_digest
 from ops.remedial.corrective_teaching import (ScriptedPolicy, TeachingReport, failed_attempts, remedial_feedback,
                                      remedial_tables, teach)
-from ops.judging.critic.llm_critic import LLMCritic
-from ops.judging.critic.programmatic import ProgrammaticCritic
 from ops.judging.critic.reasoning_annotation import ProgrammaticAnnotator
 from ops.curriculum import task_specs
 from ops.rollout.progress import CountdownLog
 from ops.agent.policy_prompt import PromptStyle
 from ops.data.schemas import empty
 from ops.samples.step_samples import with_hint_free_copies
-from ops.remedial.teachers import PolicyTeacher, SolverTeacher, Teacher
 from resources.environment import SimulatorResource
+from resources.judging import rollout_critic
+from ops.remedial.teachers import PolicyTeacher, Teacher
+from ops.judging.critic.hint_settings import CorrectiveHintSettings
 from resources.experiment import experiment_partitions
 from resources.llm import LLMResource
 from resources.policy import PolicyResource
@@ -67,6 +67,8 @@ class RemedialConfig(dg.Config):
 @contextmanager
 def _teacher(config: RemedialConfig, teacher: PolicyResource, simulator: SimulatorResource,
              artifact_store: ArtifactStore) -> Iterator[Teacher]:
+    from ops.remedial.solver_teacher import SolverTeacher  # the simulator's solver: imported on the simulator only
+
     if config.teacher == "solver":
         yield SolverTeacher(simulator.world_seed)
         return
@@ -106,8 +108,7 @@ def remedial_trajectories(context: dg.AssetExecutionContext, config: RemedialCon
     if config.max_attempts is not None and len(failed) > config.max_attempts:
         report.failures["beyond_max_attempts"] += len(failed) - config.max_attempts
         failed = failed[:config.max_attempts]
-    verifier = ProgrammaticCritic(simulator.world_seed) if config.verifier == "programmatic" \
-        else LLMCritic(llm.get_client(), name=f"llm:{llm.model}")
+    verifier = rollout_critic(config.verifier, simulator, llm, CorrectiveHintSettings())
     voice = ScriptedPolicy(policy.prompt_style, version=f"voice:{policy.prompt_style}")
     # the structured style says the teacher's actions with the four parts, written from simulator state
     writer = ProgrammaticAnnotator(simulator.world_seed) if voice.keeps_memory else None

@@ -20,7 +20,7 @@ from ops.data.attempt_store import ParquetAttemptStore, collect_tables
 from ops.config_bounds import MAX_ATTEMPTS, MAX_COUNT, MAX_PARALLEL, MAX_TEMPERATURE, MAX_WORKERS
 from training.methods.checkpoint import Checkpoint
 from ops.judging.critic.llm_critic import LLMCritic
-from ops.judging.critic.programmatic import ProgrammaticCritic
+from ops.judging.judges import PROGRAMMATIC_CRITIC
 from ops.curriculum import task_specs
 from ops.agent.episode import Critic, Environment, TaskSpec
 from ops.evaluation.plots import sr_histogram_chart, success_by_attempt_chart
@@ -30,6 +30,7 @@ from ops.rollout.engine import RolloutConfig, RolloutSummary, attempts_to_run, r
 from resources.experiment import config_key, experiment_of, experiment_partitions
 from ops.judging.critic.hint_settings import CorrectiveHintSettings
 from resources.environment import SimulatorResource
+from resources.judging import CriticKind, rollout_critic
 from resources.llm import LLMResource
 from resources.policy import PolicyResource
 from resources.portable import PortableResource
@@ -42,10 +43,13 @@ class RolloutAssetConfig(dg.Config, CorrectiveHintSettings):
     use_hints: bool = Field(default=True, description="Append hints of attempts 1..k-1 to attempt k.")
     max_parallel_tasks: int = Field(default=32, ge=1, le=MAX_PARALLEL, description="Tasks stepped together in one policy batch.")
     loop_window: int = Field(default=4, ge=2, le=MAX_ATTEMPTS, description="Identical (screen, output) steps in a row that end an attempt.")
-    critic: str = Field(default="programmatic", pattern="^(programmatic|llm)$",
-                        description="'programmatic': simulator judge + navigation distance; 'llm': the LLM critic resource.")
+    critic: CriticKind = Field(default="auto", description=(
+        "'programmatic': the simulator's judge + navigation distance (simulator only); 'llm': the LLM critic "
+        "resource; 'auto': programmatic where the environment is the simulator, else the LLM critic."))
     max_tasks: int | None = Field(default=None, ge=1, le=MAX_COUNT, description="Run only the first N curriculum tasks.")
-    verifiable_only: bool = Field(default=True, description="Skip tasks the simulator cannot judge.")
+    verifiable_only: bool = Field(default=True, description=(
+        "On the simulator, skip tasks its judges cannot check. Outside it nothing is skipped: the critic "
+        "judges every task."))
     temperature: float | None = Field(
         default=None, ge=0, le=MAX_TEMPERATURE, description="Sampling temperature of the attempts; None: the policy resource's "
         "(greedy in the embedded profile, where attempts differ through their hints).")
@@ -97,10 +101,8 @@ def rollouts(context: dg.AssetExecutionContext, config: RolloutAssetConfig, curr
         raise ValueError("rollouts: use_hints=false with a greedy policy (temperature 0) makes all "
                          f"{config.attempts} attempts of a task identical; set rollouts.temperature > 0 "
                          "(e.g. --set rollouts.temperature=1.0) or rollouts.attempts=1")
-    tasks = task_specs(curriculum_tasks, config.verifiable_only, config.max_tasks)
-    critic = ProgrammaticCritic(simulator.world_seed, config.hint_steps, config.direct_plans, config.hint_from_start) \
-        if config.critic == "programmatic" \
-        else LLMCritic(llm.get_client(), name=f"llm:{llm.model}")
+    tasks = task_specs(curriculum_tasks, config.verifiable_only and simulator.judge_name is not None, config.max_tasks)
+    critic = rollout_critic(config.critic, simulator, llm, config)
     store = storage.attempt_store(experiment_of(context))
     run_config = RolloutConfig(attempts=config.attempts, use_hints=config.use_hints,
                                max_parallel_tasks=config.max_parallel_tasks, loop_window=config.loop_window)
@@ -109,7 +111,7 @@ def rollouts(context: dg.AssetExecutionContext, config: RolloutAssetConfig, curr
         "use_hints": config.use_hints, "loop_window": config.loop_window, "temperature": temperature,
         "critic": critic.name, "hint_steps": config.hint_steps, "direct_plans": config.direct_plans,
         "hint_from_start": config.hint_from_start})
-    parallel = isinstance(simulator, SimulatorResource) and isinstance(critic, ProgrammaticCritic)
+    parallel = isinstance(simulator, SimulatorResource) and critic.name == PROGRAMMATIC_CRITIC
     workers = max(1, min(config.workers, len(tasks))) if parallel else 1
     shards = [RolloutShard("rollout attempts" if workers == 1 else f"rollout attempts ({i + 1}/{workers})",
                            tasks[i::workers], base_policy, temperature, conditions, critic, store, run_config)

@@ -8,9 +8,14 @@ from typing import Callable
 import dagster as dg
 import pyarrow.fs as pafs
 
-from ops.agent.episode import Environment, Policy
+from ops.agent.episode import Critic, Environment, Policy
+from ops.curriculum.variants import TaskVariants
 from ops.data.attempt_store import ParquetAttemptStore
+from ops.judging.critic.hint_settings import CorrectiveHintSettings
+from ops.judging.judges import Judge
 from resources.environment import AdbDeviceResource, SimulatorResource
+from resources.judging import episode_judge, rollout_critic, task_variants
+from resources.llm import LLMResource
 from resources.experiment import experiment_of
 from resources.experiment_names import check_segment
 from resources.policy import PolicyResource
@@ -29,6 +34,7 @@ class AssetTrainingServices:
         self.experiment, self.run_id = experiment_of(context), context.run_id
         self.policy: PolicyResource = resources.policy
         self.environment: SimulatorResource | AdbDeviceResource = resources.simulator
+        self.llm: LLMResource = resources.llm
         self.storage: StorageLocation = resources.storage
         self.artifact_store: ArtifactStore = resources.artifact_store
         self.world_seed = self.environment.world_seed
@@ -48,6 +54,18 @@ class AssetTrainingServices:
 
     def environment_factory(self) -> Callable[[], Environment]:
         return self.environment.make_env
+
+    def group_environment_factory(self) -> Callable[[], Environment]:
+        return self.environment.group_env_factory()
+
+    def rollout_critic(self, hints: CorrectiveHintSettings) -> Critic:
+        return rollout_critic("auto", self.environment, self.llm, hints)
+
+    def judge(self) -> Judge:
+        return episode_judge(self.environment, self.llm)
+
+    def task_variants(self, seed_offset: int) -> TaskVariants:
+        return task_variants(self.environment, self.llm, seed_offset)
 
     def attempt_store(self, stage: str) -> ParquetAttemptStore:
         return self.storage.attempt_store(self.experiment, stage)

@@ -30,7 +30,7 @@ from ops.judging.critic.reasoning_annotation import ProgrammaticAnnotator  # noq
 from ops.curriculum import task_specs  # noqa: E402
 from ops.environments.simulator import SimEnvironment  # noqa: E402
 from ops.samples.step_samples import with_hint_free_copies  # noqa: E402
-from ops.remedial.teachers import SolverTeacher  # noqa: E402
+from ops.remedial.solver_teacher import SolverTeacher  # noqa: E402
 from training.trainers.step_datasets import rft_samples  # noqa: E402
 
 

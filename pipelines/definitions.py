@@ -6,7 +6,7 @@ from assets.base_policy import base_policy
 from assets.benchmark import benchmark_results
 from assets.critic_calibration import critic_calibration
 from assets.curriculum import curriculum_tasks
-from assets.exploration import APPS, exploration_traces
+from assets.exploration import exploration_traces
 from assets.learning import fork_pairs, step_datasets
 from assets.methods import METHOD_ASSETS
 from assets.remedial import remedial_trajectories
@@ -85,14 +85,15 @@ discovery_job = next(job for job in STAGES if job.name == "discovery")
 @dg.schedule(job=discovery_job, cron_schedule="0 2 * * *", execution_timezone="UTC",
              default_status=dg.DefaultScheduleStatus.RUNNING)
 def nightly_discovery(context: dg.ScheduleEvaluationContext):
-    """Nightly at 02:00 UTC: re-explore every app of the default experiment; the curriculum follows
-    (sensor `curriculum_refresh`). Rollouts and training are launched deliberately, not on a clock."""
+    """Nightly at 02:00 UTC: re-explore every target app (the app partitions the last run registered) of the
+    default experiment; the curriculum follows (sensor `curriculum_refresh`). Rollouts and training are
+    launched deliberately, not on a clock."""
     if not context.instance.has_dynamic_partition(EXPERIMENT_DIMENSION, DEFAULT_EXPERIMENT):
         return dg.SkipReason(f"experiment {DEFAULT_EXPERIMENT!r} does not exist yet: run `mobileforge run` once")
     return [dg.RunRequest(run_key=f"{context.scheduled_execution_time:%Y%m%d}-{app}",
                           partition_key=dg.MultiPartitionKey({EXPERIMENT_DIMENSION: DEFAULT_EXPERIMENT,
                                                               APP_DIMENSION: app}))
-            for app in APPS]
+            for app in context.instance.get_dynamic_partitions(APP_DIMENSION)]
 
 
 # curriculum_tasks is eager: once explorations of an experiment land, this sensor re-mines its

@@ -23,8 +23,12 @@ The environment, in either profile, from MOBILEFORGE_ENV (read where the runs' c
 loads the definitions, so `mobileforge run` and `dagster dev` started with it both use it):
 
 - `simulator` (default)  the embedded phonesim, in-process
-- `adb`                  Android devices over adb; MOBILEFORGE_ADB_APPS=name=package,... names the
-                         target apps; the safety guard is on
+- `adb`                  Android devices over adb (the served simulator too, as a device like any other:
+                         nothing of the simulator is imported); the target apps from MOBILEFORGE_APPS_FILE
+                         (YAML: name, package, optional description / launch_activity), else
+                         MOBILEFORGE_ADB_APPS=name=package,..., else the devices' third-party packages
+                         matching MOBILEFORGE_ADB_PACKAGES (comma-separated globs); the critic judges; the
+                         safety guard is on
 - `adb-simulator`        the simulator served as adb devices (`mobileforge sim adb-server`): its
                          apps, its judges; no guard (nothing real to harm, and its world data
                          holds labels like a to-do "Buy milk" that the deny list would stop)
@@ -105,10 +109,14 @@ def environment_for(simulator: SimulatorResource) -> SimulatorResource | AdbDevi
                    world_seed=simulator.world_seed)
     if kind == "adb-simulator":
         return AdbDeviceResource(**devices, simulator=True, settle_s=0.0, retry_delay_s=0.05, guard=False)
-    apps = os.environ.get("MOBILEFORGE_ADB_APPS")
-    if not apps:
-        raise ValueError("MOBILEFORGE_ENV=adb needs MOBILEFORGE_ADB_APPS (name=package,...) naming the target apps")
-    return AdbDeviceResource(**devices, target_apps=_target_apps(apps))
+    apps_file, apps = os.environ.get("MOBILEFORGE_APPS_FILE"), os.environ.get("MOBILEFORGE_ADB_APPS")
+    patterns = [p.strip() for p in os.environ.get("MOBILEFORGE_ADB_PACKAGES", "").split(",") if p.strip()]
+    if not (apps_file or apps or patterns):
+        raise ValueError("MOBILEFORGE_ENV=adb needs the target apps: MOBILEFORGE_APPS_FILE (a YAML apps file), "
+                         "MOBILEFORGE_ADB_APPS (name=package,...) or MOBILEFORGE_ADB_PACKAGES (globs of the devices' "
+                         "third-party packages)")
+    return AdbDeviceResource(**devices, apps_file=apps_file, target_apps=_target_apps(apps) if apps else {},
+                             package_patterns=patterns)
 
 
 def teacher_policy() -> PolicyResource:

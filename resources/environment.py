@@ -1,7 +1,8 @@
 """The environment backend as a resource: the embedded simulator by default, or Android
 devices over adb (emulators, phones, or the simulator served by `mobileforge sim adb-server`).
-Both twins offer what the assets use: `make_env()`, `apps()`, `packages()`, `app_versions()`,
-`world_seed`, `screen_width` / `screen_height`.
+Both twins offer what the assets use: `make_env()`, `group_env_factory()`, `apps()`, `packages()`,
+`app_versions()`, `judge_name`, `world_seed`, `screen_width` / `screen_height`. Nothing of the simulator
+is imported unless the environment is the simulator.
 """
 
 from __future__ import annotations
@@ -13,15 +14,14 @@ from typing import TYPE_CHECKING
 import dagster as dg
 from pydantic import Field, PrivateAttr
 
+from ops.agent.episode import SIMULATOR_JUDGE, Environment
 from ops.environments.device_pool import DevicePool, lock_directory
 from ops.environments.safety_guard import DENY_LABELS, GuardConfig, SafetyGuard
-from ops.environments.simulator import SimEnvironment
-from phonesim.adb.commands import app_version
-from phonesim.apps import load_apps
 from ops.config_bounds import MAX_ATTEMPTS, MAX_SECONDS, MAX_SEED
 
 if TYPE_CHECKING:
     from ops.environments.adb import AdbEnvironment, DeviceApp
+    from ops.environments.simulator import SimEnvironment
 
 # ops.environments.adb is imported in the methods that reach a device: it loads adbutils (and requests),
 # which the asset graph and every run on the embedded simulator do not need.
@@ -34,21 +34,41 @@ class SimulatorResource(dg.ConfigurableResource):
     screen_height: int = Field(default=2400, ge=200, le=8000, description="Screenshot height in pixels.")
     world_seed: int = Field(default=0, ge=0, le=MAX_SEED, description="Seed of the apps' world data (contacts, files, ...).")
 
+    @property
+    def judge_name(self) -> str | None:
+        """The simulator's task judges give every verdict they can."""
+        return SIMULATOR_JUDGE
+
     def make_env(self) -> SimEnvironment:
         return self.env_factory()()
 
     def env_factory(self) -> Callable[[], SimEnvironment]:
         """`make_env` as a callable that pickles, for worker processes."""
+        from ops.environments.simulator import SimEnvironment
+
         return partial(SimEnvironment, size=(self.screen_width, self.screen_height), world_seed=self.world_seed)
 
+    def group_env_factory(self) -> Callable[[], Environment]:
+        """Environments for one batch of episode groups (online RL): every episode of a task forks the
+        same snapshot of its initial state (`ops.environments.simulator.ForkingSimEnvironment`)."""
+        from ops.environments.simulator import ForkingSimEnvironment
+
+        return partial(ForkingSimEnvironment, {}, (self.screen_width, self.screen_height), self.world_seed)
+
     def apps(self) -> list[str]:
+        from phonesim.apps import load_apps
+
         return sorted(load_apps())
 
     def packages(self) -> dict[str, str]:
+        from phonesim.apps import load_apps
+
         return {name: app.package for name, app in load_apps().items()}
 
     def app_versions(self) -> dict[str, str]:
         """App name -> the code version of its simulator module (a digest of its source)."""
+        from phonesim.adb.commands import app_version
+
         return {name: app_version(name) for name in self.apps()}
 
 
@@ -67,6 +87,12 @@ class AdbDeviceResource(dg.ConfigurableResource):
     world_seed: int = Field(default=0, ge=0, le=MAX_SEED, description="World seed of the served simulator (simulator only).")
     target_apps: dict[str, str] = Field(default_factory=dict, description="App name -> Android package of the "
                                         "target apps; empty with `simulator`: the simulator's apps.")
+    apps_file: str | None = Field(default=None, description="The target apps as a YAML file (name, package, "
+                                  "optional description and launch_activity; ops.environments.apps_file); "
+                                  "wins over target_apps.")
+    package_patterns: list[str] = Field(default_factory=list, description="Without apps_file or target_apps on "
+                                        "devices: the third-party packages the first device lists (`pm list "
+                                        "packages -3`) that match one of these globs, e.g. ['com.example.*'].")
     command_timeout_s: float = Field(default=10.0, gt=0, le=MAX_SECONDS, description="Timeout of one adb shell command.")
     dump_timeout_s: float = Field(default=20.0, gt=0, le=MAX_SECONDS, description="Timeout of one `uiautomator dump`.")
     dump_retries: int = Field(default=3, ge=0, le=MAX_ATTEMPTS, description="Extra attempts after a failed or stale dump.")
@@ -85,13 +111,35 @@ class AdbDeviceResource(dg.ConfigurableResource):
 
     _pool: DevicePool | None = PrivateAttr(default=None)
     _size: tuple[int, int] | None = PrivateAttr(default=None)
+    _target: tuple[DeviceApp, ...] | None = PrivateAttr(default=None)
+
+    @property
+    def judge_name(self) -> str | None:
+        """The served simulator's judges; None on devices, where the critic judges."""
+        return SIMULATOR_JUDGE if self.simulator else None
 
     def _apps(self) -> tuple[DeviceApp, ...]:
-        from ops.environments.adb import DeviceApp
+        """The target apps, read once: the apps file, else target_apps, else (the served simulator as the
+        simulator's twin) its apps, else the devices' third-party packages matching package_patterns."""
+        if self._target is None:
+            self._target = self._read_apps()
+        return self._target
 
-        if self.target_apps or not self.simulator:
+    def _read_apps(self) -> tuple[DeviceApp, ...]:
+        from ops.environments.adb import DeviceApp
+        from ops.environments.apps_file import apps_from_packages, load_apps_file
+
+        if self.apps_file:
+            return tuple(DeviceApp(a.name, a.package, launch_activity=a.launch_activity)
+                         for a in load_apps_file(self.apps_file))
+        if self.target_apps:
             return tuple(DeviceApp(name, package) for name, package in sorted(self.target_apps.items()))
-        return tuple(DeviceApp(name, app.package, app.label) for name, app in load_apps().items())
+        if self.simulator:
+            from phonesim.apps import load_apps
+
+            return tuple(DeviceApp(name, app.package, app.label) for name, app in load_apps().items())
+        listed = self._env_bare(self._first_serial()).third_party_packages()
+        return tuple(DeviceApp(a.name, a.package) for a in apps_from_packages(listed, self.package_patterns))
 
     def device_serials(self) -> list[str]:
         from ops.environments.adb import connected_serials
@@ -123,12 +171,27 @@ class AdbDeviceResource(dg.ConfigurableResource):
         (another episode, here or in another run), unhealthy or gone."""
         return self.pool().acquire()
 
-    def _probe(self) -> AdbEnvironment:
-        """An environment on the first listed device for read-only questions (size, versions)."""
+    def group_env_factory(self) -> Callable[[], Environment]:
+        """Devices for online RL's episode groups: each episode starts from its app cleared (a device's
+        state is not data, so a group shares the cleared start, not a snapshot)."""
+        return self.make_env
+
+    def _first_serial(self) -> str:
         serials = self.device_serials()
         if not serials:
             raise RuntimeError(f"no adb device listed by the server at {self.adb_host}:{self.adb_port}")
-        return self._env(serials[0])
+        return serials[0]
+
+    def _env_bare(self, serial: str) -> AdbEnvironment:
+        """An environment on `serial` that knows no apps (to ask the device which it has)."""
+        from ops.environments.adb import AdbEnvConfig, AdbEnvironment
+
+        return AdbEnvironment(AdbEnvConfig(serial=serial, host=self.adb_host, port=self.adb_port,
+                                           command_timeout_s=self.command_timeout_s))
+
+    def _probe(self) -> AdbEnvironment:
+        """An environment on the first listed device for read-only questions (size, versions)."""
+        return self._env(self._first_serial())
 
     @property
     def screen_width(self) -> int:

@@ -57,6 +57,24 @@ def experiment_app_partitions(apps: Sequence[str] | None = None) -> dg.MultiPart
         {EXPERIMENT_DIMENSION: experiment_partitions, APP_DIMENSION: app_def})
 
 
+def sync_app_partitions(instance: dg.DagsterInstance, apps: Sequence[str]) -> tuple[list[str], list[str]]:
+    """Make the dynamic `app` partitions the target apps `apps` (the environment's, read at run time):
+    a new app gets its partition, so the next run explores it; an app no longer targeted loses its
+    partition, so no run explores or mines it again, while its stored traces stay where they are.
+    Returns (added, removed)."""
+    wanted = [check_segment(a, "app") for a in apps]
+    if not wanted:
+        raise ValueError("no target app: configure the apps (an apps file, MOBILEFORGE_APPS_FILE) or the devices' "
+                         "package patterns")
+    have = set(instance.get_dynamic_partitions(APP_DIMENSION))
+    added, removed = sorted(set(wanted) - have), sorted(have - set(wanted))
+    if added:
+        instance.add_dynamic_partitions(APP_DIMENSION, added)
+    for app in removed:
+        instance.delete_dynamic_partition(APP_DIMENSION, app)
+    return added, removed
+
+
 def register_experiment(instance: dg.DagsterInstance, name: str = DEFAULT_EXPERIMENT) -> bool:
     """Add experiment `name` as a partition; False if it already existed."""
     check_experiment_name(name)

@@ -15,19 +15,20 @@ def print_benchmark(io_manager, experiment: str, k: int) -> None:
     import dagster as dg
     import polars as pl
 
-    from ops.evaluation.benchmark import pass_at_k, pass_at_k_by_split, versus_baseline
+    from ops.evaluation.benchmark import USER_SPLIT, pass_at_k, pass_at_k_by_split, versus_baseline
     from phonesim.tasks import templates
     from resources.experiment import UNPARTITIONED, PartitionAddress
 
     results = io_manager.load(dg.AssetKey("benchmark_results"), PartitionAddress(experiment, UNPARTITIONED))
     table = pass_at_k(results, k).filter(pl.col("difficulty") == "all").drop("difficulty")
     by_split = pass_at_k_by_split(results, k).pivot("split", index="policy_id", values=f"pass@{k}")
-    splits = [s for s in ("test", "ood", "train") if s in by_split.columns]
+    splits = [s for s in ("test", "ood", "train", USER_SPLIT) if s in by_split.columns]
     table = table.join(by_split.select("policy_id", *[pl.col(s).alias(f"{s}@{k}") for s in splits]),
                        on="policy_id", how="left")  # the splits side by side (MobileForge reports two suites)
     with pl.Config(tbl_rows=20, tbl_cols=20, float_precision=3, tbl_hide_dataframe_shape=True, tbl_width_chars=250):
         held_out = {t.id for split in ("test", "ood") for t in templates(split=split)}
         what = ("Held-out benchmark" if set(results["template_id"]) <= held_out
+                else "Benchmark on your task file" if splits == [USER_SPLIT]
                 else "Benchmark on unseen instances of the curriculum's templates")
         click.echo(f"\n{what} ({results['task_id'].n_unique()} tasks, {k} attempts each):")
         click.echo(table)

@@ -48,15 +48,22 @@ class TaskSpec:
     seed: int = 0
 
 
+SIMULATOR_JUDGE = "simulator"  # the simulator's task judges (in process or served over adb)
+ANDROIDWORLD_JUDGE = "androidworld"  # AndroidWorld's `is_successful`
+
+
 @dataclass(frozen=True)
 class GroundTruth:
-    """The simulator's own verdict for an attempt; stored beside, never shown to policy or critic."""
+    """The environment's own verdict for an attempt (the simulator's judge, AndroidWorld's
+    `is_successful`); stored beside, never shown to policy or critic."""
 
     success: bool
     progress: float
     false_complete: bool
     side_effects: int
     overdue: bool
+    judge: str = SIMULATOR_JUDGE  # which environment judge gave it (ops.judging.judges)
+    reward: float | None = None  # the judge's shaped reward, where it has one (MobileGym appendix G)
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ops.actions import Action, ActionType
+
 _SUMMARY = re.compile(r"On '(?P<screen>[^']*)', (?:click|long press|typing '.*' into) '(?P<name>.+)'\.", re.S)
 _NEXT_SENTENCE = re.compile(r"(?<=\.) (?=On '[^']*', )")  # between the steps of a plan hint
 _STEP = re.compile(r"On '(?P<screen>[^']*)', (?P<fix>.+)\.", re.S)
@@ -90,3 +92,32 @@ def hinted_rows(summaries: Sequence[str], screen: str, elements: Sequence[str | 
     if not names:
         return frozenset()
     return frozenset(i for i, e in enumerate(elements) if not isinstance(e, str) and element_name(e) in names)
+
+
+def hit_name(action: Action, elements: list[dict]) -> str | None:
+    """The name (first line of text) of the element an action hits, by index or point."""
+    if action.element is not None and 0 <= action.element < len(elements):
+        return element_name(elements[action.element])
+    if action.point is not None:
+        hits = [e for e in elements if e["grid"][0] <= action.point[0] <= e["grid"][2]
+                and e["grid"][1] <= action.point[1] <= e["grid"][3]]
+        if hits:
+            return element_name(hits[-1])
+    return None
+
+
+def describe_step_action(action: Action, elements: list[dict]) -> str:
+    """An action in words, naming the element it hit by its first line of text."""
+    label = hit_name(action, elements)
+    verb = action.type.value.replace("_", " ")
+    if action.type == ActionType.TYPE:
+        return f"typing '{action.text}'" + (f" into '{label}'" if label else "")
+    if action.type == ActionType.ANSWER:
+        return f"answering '{action.text}'"
+    if action.type == ActionType.SYSTEM_BUTTON:
+        return f"pressing {action.button}"
+    if action.type == ActionType.OPEN_APP:
+        return f"opening {action.app}"
+    if action.type == ActionType.SWIPE:
+        return f"swiping {action.direction or ''}".strip()
+    return f"{verb} '{label}'" if label else verb

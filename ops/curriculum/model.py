@@ -22,6 +22,9 @@ from ops.exploration.explorer import Transition
 from ops.data.schemas import VARIATION_TYPES
 
 Trajectory = Sequence[Transition]
+# The simulator's curriculum tries train-split template seeds below this and no others (its benchmark
+# draws unseen instances from here up).
+MINED_SEEDS = 12
 
 
 @dataclass(frozen=True)

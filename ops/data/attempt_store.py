@@ -236,7 +236,7 @@ def attempt_row(summary: dict[str, Any], final_screenshot_png: bytes | None = No
         "policy_version": summary["policy_version"], "hints_used": [h["attempt"] for h in summary["hints"]],
         "end_reason": summary["end_reason"], "error": summary["error"], "answer": summary["answer"],
         "n_steps": summary["n_steps"], "final_screenshot_png": final_screenshot_png,
-        "critic_decision": fb["decision"] if fb else None,
+        "critic_decision": fb["decision"] if fb else None, "judge": fb["critic"] if fb else None,
         "gt_success": gt.get("success"), "gt_progress": gt.get("progress"),
         "gt_side_effects": gt.get("side_effects"), "gt_false_complete": gt.get("false_complete"),
         "gt_overdue": gt.get("overdue"),

@@ -99,7 +99,7 @@ _STRINGS = pl.List(pl.String)
 VARIATION_TYPES = ("simplification", "parameter_change", "scenario_application",
                    "step_progression")  # MobileForge prompt 1
 END_REASONS = ("terminated", "budget", "loop", "blocked_by_guard", "error")  # ops.agent.episode.AttemptRecord.end_reason
-DIFFICULTIES = ("L1", "L2", "L3", "L4")  # MobileGym §4.4 difficulty strata
+DIFFICULTIES = ("L1", "L2", "L3", "L4", "unrated")  # MobileGym §4.4 difficulty strata; a user's task may name none
 STEP_OUTCOMES = tuple(outcome.value for outcome in StepOutcome)
 _PART_MEANINGS = dict(zip(REASONING_PARTS, ("did the previous action work", "what the screen shows",
                                             "the sub-task now", "the exact action to take"), strict=True))
@@ -179,6 +179,8 @@ ATTEMPTS = TableSchema(
         _c("final_screenshot_png", pl.Binary, "PNG of the screen after the last action", required=False),
         _c("critic_decision", pl.Int64, "critic outcome z_k (1 success); null if no verdict",
            required=False, enum=(0, 1)),
+        _c("judge", pl.String, "who gave critic_decision: a critic (programmatic: the simulator's judge; "
+           "llm:<model>) or an environment judge (simulator, androidworld)", required=False),
         _c("gt_success", pl.Boolean, "ground truth: judge success (never shown to policy/critic)",
            required=False),
         _c("gt_progress", pl.Float64, "ground truth: fraction of goal checks passed",
@@ -283,11 +285,16 @@ BENCHMARK_RESULTS = TableSchema(
         _c("difficulty", pl.String, "difficulty stratum", enum=DIFFICULTIES),
         _c("seed", pl.Int64, "template parameter seed"),
         _c("attempt", pl.Int64, "attempt k for Pass@k, 1-based", bounds=(1, None)),
-        _c("success", pl.Boolean, "judge success"),
-        _c("progress", pl.Float64, "fraction of goal checks passed", bounds=(0.0, 1.0)),
+        _c("success", pl.Boolean, "the judge's verdict"),
+        _c("judge", pl.String, "which judge gave it: simulator, androidworld, or the critic (llm:<model>) on "
+           "a device", required=False),
+        _c("progress", pl.Float64, "fraction of goal checks passed; null where the judge has no goal checks "
+           "(the critic)", bounds=(0.0, 1.0), required=False),
         _c("false_complete", pl.Boolean, "declared success without success"),
-        _c("side_effects", pl.Int64, "unexpected state changes", bounds=(0, None)),
-        _c("overdue", pl.Boolean, "goal reached but kept acting until truncation"),
+        _c("side_effects", pl.Int64, "unexpected state changes; null where the judge cannot see them (the critic)",
+           bounds=(0, None), required=False),
+        _c("overdue", pl.Boolean, "goal reached but kept acting until truncation; null where the judge cannot "
+           "tell (the critic)", required=False),
         _c("steps", pl.Int64, "steps taken", bounds=(0, None)),
         _c("first_app_right", pl.Boolean, "the first action opened the app a shortest solution opens first"),
         _c("answer_seen", pl.Boolean, "answer task: one of its evidence texts (the gold, or what shows it) was on a "

@@ -17,9 +17,11 @@
   ("could not get idle state", "null root node") or come back unchanged right after an action
   (a stale dump) are retried. A device that is gone raises `DeviceLost`, other adb failures
   `DeviceError`: infrastructure failures, never the policy's.
-- Ground truth: on the served simulator (`simulator=True`), the task's judge on the server's
-  phonesim state (read through its `phonesim:state` service); on a real device there is none
-  and `ground_truth` returns None: the critic decides.
+- Ground truth: with `simulator=True` (`MOBILEFORGE_ENV=adb-simulator`, the served simulator as the
+  simulator's twin), the task's judge on the server's phonesim state (read through its
+  `phonesim:state` service); otherwise there is none and `ground_truth` returns None: the critic
+  decides. Only that mode imports anything of the simulator: on `adb`, the served simulator is a
+  device like any other.
 - Exploration (MobileForge §2.2): anchors are the package's activities (`dumpsys package`);
   after `launch(app)` a snapshot is the action prefix since the launch, and restoring it
   relaunches the app from a clean state and replays the prefix — a device's state is not data.
@@ -35,7 +37,7 @@ import re
 import shlex
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import adbutils
 from adbutils.errors import AdbError, AdbTimeout
@@ -46,8 +48,9 @@ from ops.agent.episode import Anchor, EnvStep, GroundTruth, Observation, TaskSpe
 from ops.environments.device_pool import health_problem
 from ops.environments.infrastructure import DeviceError, DeviceLost
 from ops.environments.safety_guard import SafetyGuard, elements_at
-from ops.environments.simulator import SimEnvironment
-from phonesim.adb import control
+
+if TYPE_CHECKING:
+    from ops.environments.simulator import SimEnvironment
 
 DUMP_PATH = "/sdcard/window_dump.xml"
 ADB_KEYBOARD = "com.android.adbkeyboard"
@@ -68,6 +71,7 @@ class DeviceApp:
     name: str
     package: str
     label: str = ""
+    launch_activity: str | None = None  # started with `am start -n` instead of the launcher entry
 
 
 @dataclass(frozen=True)
@@ -208,6 +212,8 @@ class AdbEnvironment:
 
     def _control(self, verb: str, body: Any = None) -> Any:
         """A `phonesim:<verb>` request to the served simulator (`phonesim.adb.control`)."""
+        from phonesim.adb import control
+
         try:
             with self._device.open_transport(timeout=self.config.command_timeout_s) as connection:
                 connection.send_command(f"phonesim:{verb}")
@@ -228,6 +234,13 @@ class AdbEnvironment:
             self._size = (int(match.group(1)), int(match.group(2)))
         return self._size
 
+    def _launch_command(self, package: str) -> str:
+        """Start `package`: its configured launch activity, else its launcher entry."""
+        activity = self._by_package[package].launch_activity if package in self._by_package else None
+        if activity:
+            return f"am start -n {package}/{activity}"
+        return f"monkey -p {package} -c android.intent.category.LAUNCHER 1"
+
     def _package(self, app: str) -> str | None:
         found = self._by_name.get(app.strip().lower())
         return found.package if found else None
@@ -237,6 +250,8 @@ class AdbEnvironment:
         self._observation, self._last_xml, self._acted = None, None, False
         self._launched, self._prefix = None, []
         if self.config.simulator:
+            from ops.environments.simulator import SimEnvironment
+
             self._judge = SimEnvironment(size=self.size, world_seed=self.config.world_seed)
             self._judge.reset(task)
             self._load_state(json.loads(self._judge.snapshot()))
@@ -354,6 +369,8 @@ class AdbEnvironment:
         """Start `app` from a clean state: `pm clear` and launch (served simulator: a fresh phone)."""
         self._observation, self._last_xml = None, None
         if self.config.simulator:
+            from ops.environments.simulator import SimEnvironment
+
             fresh = SimEnvironment(size=self.size, world_seed=self.config.world_seed)
             fresh.launch(app)
             self._load_state(json.loads(fresh.snapshot()))
@@ -364,7 +381,7 @@ class AdbEnvironment:
             raise ValueError(f"{self.serial}: unknown app {app!r}; configured: {sorted(a.name for a in self.config.apps)}")
         self._shell(f"am force-stop {package}")
         self._shell(f"pm clear {package}")
-        self._shell(f"monkey -p {package} -c android.intent.category.LAUNCHER 1")
+        self._shell(self._launch_command(package))
         self._acted = True
         self._launched, self._prefix = app, []
         return self.observe()
@@ -383,6 +400,11 @@ class AdbEnvironment:
         """The installed versionName of `package` (`dumpsys package`), None when not installed."""
         match = _VERSION.search(self._shell(f"dumpsys package {package}").text)
         return match.group(1) if match else None
+
+    def third_party_packages(self) -> list[str]:
+        """The third-party packages the device lists (`pm list packages -3`)."""
+        listed = self._shell("pm list packages -3").text
+        return sorted(line.split(":", 1)[1].strip() for line in listed.splitlines() if line.startswith("package:"))
 
     def health(self) -> str | None:
         """Why this device should not take an episode (not booted, screen off), or None."""
@@ -475,7 +497,7 @@ class AdbEnvironment:
             package = self._package(action.app)
             if package is None:
                 return EnvStep(False, f"unknown app {action.app!r}")
-            return self._run(f"monkey -p {package} -c android.intent.category.LAUNCHER 1")
+            return self._run(self._launch_command(package))
         if t in (ActionType.ANSWER, ActionType.TERMINATE):
             if self.config.simulator:  # the judge reads them from the phone's state
                 self._control("record", action.to_dict())
@@ -544,3 +566,4 @@ def connected_serials(host: str = "127.0.0.1", port: int = 5037, timeout_s: floa
         return [info.serial for info in client.list() if info.state == "device"]
     except (AdbError, OSError) as exc:
         raise DeviceLost("*", f"adb server {host}:{port} unreachable ({exc})") from exc
+

@@ -37,8 +37,8 @@ from ops.actions import GRID, Action, ActionType
 from ops.actions.codec import render, supports
 from ops.actions.coords import screen_pixels
 from ops.data.attempt_store import ParquetAttemptStore, collect_tables
-from ops.judging.critic.programmatic import JudgeOnlyCritic
-from ops.agent.episode import AttemptRecord, EnvStep, GroundTruth, Observation, Policy, TaskSpec
+from ops.judging.judges import EnvironmentJudge, VerdictCritic
+from ops.agent.episode import ANDROIDWORLD_JUDGE, AttemptRecord, EnvStep, GroundTruth, Observation, Policy, TaskSpec
 from ops.rollout.engine import RolloutConfig, RolloutSummary, run_rollouts
 from ops.data.schemas import from_rows
 
@@ -166,7 +166,7 @@ class AndroidWorldEnvironment:
         success = declared and score > 0.5
         return GroundTruth(success=success, progress=min(1.0, max(0.0, score)),
                            false_complete=declared and not success, side_effects=0,
-                           overdue=score > 0.5 and not terminated)
+                           overdue=score > 0.5 and not terminated, judge=ANDROIDWORLD_JUDGE)
 
     def tear_down(self) -> None:
         """AndroidWorld's `tear_down` of the task set up last, if any."""
@@ -196,7 +196,7 @@ def evaluate_on_androidworld(policy_id: str, agent: Policy, config: AndroidWorld
     instances = build_suite(config, env)
     specs = [task_spec(task_id, instance) for task_id, instance in instances.items()]
     world = AndroidWorldEnvironment(env, instances)
-    summary = run_rollouts(specs, lambda: world, agent, JudgeOnlyCritic(), store,
+    summary = run_rollouts(specs, lambda: world, agent, VerdictCritic(EnvironmentJudge(ANDROIDWORLD_JUDGE)), store,
                            RolloutConfig(attempts=k, use_hints=False, max_parallel_tasks=1), on_attempt)
     world.tear_down()
     attempts, steps, _ = collect_tables(store, agent.version, specs)
@@ -220,5 +220,6 @@ def _rows(policy_id: str, attempts: pl.DataFrame, steps: pl.DataFrame, instances
             "first_app_right": first.get("type") == "open_app" and
             str(first.get("args", {}).get("app", "")).lower() == wanted,
             "answer_seen": None,  # android_world tasks name no evidence texts
+            "judge": r["judge"],
         })
     return rows

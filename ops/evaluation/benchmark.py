@@ -5,24 +5,25 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from collections.abc import MutableMapping
+from collections.abc import Mapping, MutableMapping
+from typing import TYPE_CHECKING
 
 import polars as pl
 
-from ops.curriculum.model import canonical_params
-from ops.curriculum.sim_mining import SimCurriculumConfig
+from ops.curriculum.model import MINED_SEEDS, canonical_params
 from ops.agent.episode import TaskSpec
-from ops.environments.simulator import template_task_spec
-from phonesim.solver import solve
-from phonesim.tasks import TaskInstance, all_templates, instantiate, templates
 
-# The simulator curriculum tries train-split template seeds below this and no others.
-MINED_SEEDS = SimCurriculumConfig.max_seed_tries
+if TYPE_CHECKING:
+    from phonesim.tasks import TaskInstance
+
+# The simulator's held-out tasks are built only where the environment is the simulator: its modules
+# are imported in the functions that build them, so a run on devices never loads them.
 # Held out from every stage: the test templates (the curriculum's apps, functions it never mines)
 # and the out-of-domain ones (cross-app hand-offs, functions unlike any train template).
 HELD_OUT_SPLITS = ("test", "ood")
 # benchmark_results column: an answer episode showed its evidence (null for operate tasks)
 GROUNDED = "answer_seen"
+USER_SPLIT = "user"  # the split of a user's own task file
 # How many seeds per requested instance a template's distinct instances are drawn from.
 DISTINCT_SCAN = 20
 
@@ -42,6 +43,9 @@ def template_tasks(split: str, seeds_per_template: int, max_templates: int | Non
     instance repeats an earlier one (a small parameter space draws the same task again, which would
     count one task several times). A template with fewer distinct instances among the first
     `DISTINCT_SCAN` × `seeds_per_template` seeds gives fewer (`instances_per_template` shows it)."""
+    from ops.environments.simulator import template_task_spec
+    from phonesim.tasks import instantiate, templates
+
     out = []
     for tmpl in templates(split=split)[:max_templates]:
         seen: set[str] = set()
@@ -70,6 +74,8 @@ def unseen_train_tasks(seeds_per_template: int, first_seed: int, max_templates: 
     at instances it never saw. Templates with few parameter values give fewer, or none."""
     if first_seed < MINED_SEEDS:
         raise ValueError(f"first_seed: {first_seed} is below {MINED_SEEDS}, among the seeds the curriculum mines")
+    from phonesim.tasks import instantiate, templates
+
     tasks = template_tasks("train", seeds_per_template, max_templates, world_seed, first_seed)
     mined = {(t.id, canonical_params(instantiate(t.id, seed, world_seed).params))
              for t in templates(split="train")[:max_templates] for seed in range(MINED_SEEDS)}
@@ -86,6 +92,9 @@ def first_apps(tasks: list[TaskSpec], world_seed: int = 0, known: MutableMapping
     search per task, up to seconds each: compute once and reuse for every checkpoint). `known` maps
     `first_app_key` to the app for instances already searched by this simulator (`phonesim.source.
     source_digest`); searched ones are added to it."""
+    from phonesim.solver import solve
+    from phonesim.tasks import instantiate
+
     known = {} if known is None else known
     expected = {}
     for task in tasks:
@@ -164,12 +173,16 @@ def pass_at_k(results: pl.DataFrame, k_max: int) -> pl.DataFrame:
     return pl.concat([overall.select(by_difficulty.columns), by_difficulty]).sort("policy_id", "difficulty")
 
 
-def pass_at_k_by_split(results: pl.DataFrame, k_max: int) -> pl.DataFrame:
-    """Per policy and template split (test, ood, train), side by side: tasks and Pass@1..k_max (and
-    grounded@k_max when `results` has `answer_seen`) over all difficulties (the `pass_at_k` overall row of each split's episodes)."""
-    split_of = {t.id: t.split for t in all_templates().values()}
-    tagged = results.with_columns(pl.col("template_id").replace_strict(split_of, return_dtype=pl.String)
-                                  .alias("split"))
+def pass_at_k_by_split(results: pl.DataFrame, k_max: int, split_of: Mapping[str, str] | None = None) -> pl.DataFrame:
+    """Per policy and template split (test, ood, train; a user's task file: user), side by side: tasks and
+    Pass@1..k_max (and grounded@k_max when `results` has `answer_seen`) over all difficulties (the `pass_at_k`
+    overall row of each split's episodes). `split_of`: template -> split; None reads the simulator's."""
+    if split_of is None:
+        from phonesim.tasks import all_templates
+
+        split_of = {t.id: t.split for t in all_templates().values()}
+    tagged = results.with_columns(pl.col("template_id").replace_strict(dict(split_of), default=USER_SPLIT,
+                                                                       return_dtype=pl.String).alias("split"))
     frames = [pass_at_k(tagged.filter(pl.col("split") == split), k_max).filter(pl.col("difficulty") == "all")
               .select("policy_id", pl.lit(split).alias("split"), "tasks", pl.col("^(pass|grounded)@.*$"))
               for split in sorted(tagged["split"].unique().to_list())]

@@ -29,7 +29,7 @@ from pipelines.run.stored import missing_inputs, stage_partitions
 from pipelines.run.sweep import sweep_abandoned_runs
 from pipelines.run_tags import EXPERIMENT_TAG, HOST_TAG, LOCK_RUN_TAG
 from pipelines.start_point import ConfigError, split_at
-from resources.experiment import register_experiment
+from resources.experiment import register_experiment, sync_app_partitions
 from resources.experiment_lock import experiment_lock
 from resources.experiment_names import check_experiment_name, check_fork
 
@@ -98,6 +98,12 @@ def run_experiment(experiment: str = "default", config: dict[str, dict[str, Any]
         if missing:
             raise ConfigError(_missing_message(from_stage, experiment, missing))
         register_experiment(instance, experiment)
+        apps = defs.resources["simulator"].apps()
+        added, removed = sync_app_partitions(instance, apps)
+        if added and len(added) < len(apps):  # not the first run: say which apps are new
+            observer.notice(f"target apps added, explored from this run on: {', '.join(added)}")
+        if removed:
+            observer.notice(f"target apps removed, no longer explored (their stored traces stay): {', '.join(removed)}")
         abandoned = sweep_abandoned_runs(instance, experiment)
         for line in abandoned:
             observer.notice(line)

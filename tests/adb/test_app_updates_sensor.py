@@ -8,13 +8,14 @@ import pytest
 
 from pipelines.sensors import app_updates
 from resources.environment import AdbDeviceResource, SimulatorResource
-from resources.experiment import APP_DIMENSION, DEFAULT_EXPERIMENT, EXPERIMENT_DIMENSION
+from resources.experiment import APP_DIMENSION, DEFAULT_EXPERIMENT, EXPERIMENT_DIMENSION, sync_app_partitions
 
 
 @pytest.fixture
 def instance():
     with dg.instance_for_test() as test_instance:
         test_instance.add_dynamic_partitions(EXPERIMENT_DIMENSION, [DEFAULT_EXPERIMENT])
+        sync_app_partitions(test_instance, SimulatorResource().apps())  # the target apps, as a run registers them
         yield test_instance
 
 

@@ -125,7 +125,9 @@ def test_malformed_requests_and_too_many_connections_are_answered_fail(limited_s
     assert raw.read(4) == b"FAIL"
     raw.close()
     held = [Raw(server.port), Raw(server.port)]
-    time.sleep(0.1)
+    for connection in held:  # answered: each holds one of the two connections the server serves
+        connection.request("host:transport:phonesim-1")
+        assert connection.status() == (b"OKAY", "")
     refused = Raw(server.port)
     status, message = refused.status()
     assert status == b"FAIL" and "connections are open" in message

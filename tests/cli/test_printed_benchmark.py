@@ -24,7 +24,7 @@ def _results(policies: list[str]) -> pl.DataFrame:
     return from_rows([{
         "policy_id": policy, "task_id": f"{template}#0", "template_id": template, "difficulty": "L1", "seed": 0,
         "attempt": attempt, "success": policy == "rft" and attempt == 2, "progress": 0.5, "false_complete": False,
-        "side_effects": 0, "overdue": False, "steps": 4, "first_app_right": True, "answer_seen": None,
+        "side_effects": 0, "overdue": False, "steps": 4, "first_app_right": True, "answer_seen": None, "judge": "simulator",
     } for policy in policies for attempt in (1, 2)], "benchmark_results")
 
 

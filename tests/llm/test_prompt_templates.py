@@ -8,7 +8,7 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from ops.actions import Action, ActionType, ParsedOutput, ReasoningParts
-from ops.judging.critic.programmatic import describe_step_action
+from ops.agent.hint_marks import describe_step_action
 from ops.agent.episode import Hint
 from ops.agent.hint_marks import corrective_summary, hint_actions, hint_targets, hinted_actions, hinted_rows, hinted_texts, plan_summary
 from ops.agent.messages import fill_image_placeholders, messages_to_json, png_data_url, redact_images

@@ -101,7 +101,7 @@ def test_the_asset_trains_from_rft_stores_and_keeps_the_failure_history(tmp_path
     import training.methods.adagrpo.trainer as trainer
 
     # attempt 1 of each group "succeeds" by reward: every group has variance, so every epoch updates
-    monkeypatch.setattr(trainer, "episode_reward", lambda record, start, shaped: float(record.attempt == 1))
+    monkeypatch.setattr(trainer, "episode_reward", lambda record, shaped: float(record.attempt == 1))
     base, rft, trained, metadata, acted = _materialize(tmp_path, monkeypatch, TINY)
     assert _differ(_weights(base), _weights(rft))  # the start is not the base in disguise
     # epoch 1 acts with the RFT checkpoint, epoch 2 with weights trained from it
@@ -128,7 +128,7 @@ def test_the_asset_trains_from_rft_stores_and_keeps_the_failure_history(tmp_path
 def test_start_from_base_trains_the_base_whatever_rft_holds(tmp_path, monkeypatch):
     import training.methods.adagrpo.trainer as trainer
 
-    monkeypatch.setattr(trainer, "episode_reward", lambda record, start, shaped: float(record.attempt == 1))
+    monkeypatch.setattr(trainer, "episode_reward", lambda record, shaped: float(record.attempt == 1))
     base, rft, trained, metadata, acted = _materialize(tmp_path, monkeypatch, {**TINY, "epochs": 1},
                                                        experiment="frombase", start_from="base")
     assert acted == [base] and rft.trained
@@ -141,7 +141,7 @@ def test_start_from_base_trains_the_base_whatever_rft_holds(tmp_path, monkeypatc
 def test_without_reward_variance_the_start_is_passed_on_unchanged(tmp_path, monkeypatch):
     import training.methods.adagrpo.trainer as trainer
 
-    monkeypatch.setattr(trainer, "episode_reward", lambda record, start, shaped: 0.0)
+    monkeypatch.setattr(trainer, "episode_reward", lambda record, shaped: 0.0)
     # RFT left the base unchanged: starting from it is starting from the base, said so
     base, rft, result, metadata, acted = _materialize(tmp_path, monkeypatch, {**TINY, "epochs": 3},
                                                       experiment="flat", rft=unchanged_rft)

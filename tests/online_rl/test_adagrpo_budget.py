@@ -7,6 +7,7 @@ from tests.support.scripted_policy import RandomClickPolicy
 from training.models.tiny import build_tiny_model
 from training.methods.adagrpo.trainer import run_adagrpo
 from training.methods.adagrpo.config import AdaGRPOConfig
+from tests.support.online_rl import simulator_setting
 
 
 def _run(tmp_path, **overrides):
@@ -16,9 +17,9 @@ def _run(tmp_path, **overrides):
     def act(checkpoint_dir, epoch):
         yield RandomClickPolicy(seed=epoch)
 
-    return run_adagrpo(["settings.connect_wifi"], base_dir=build_tiny_model(tmp_path / "tiny"), workdir=tmp_path,
-                       config=config, act=act, failures=FailureCurriculum(), screen_size=(270, 600),
-                       log=lambda line: None)
+    return run_adagrpo(base_dir=build_tiny_model(tmp_path / "tiny"), workdir=tmp_path, config=config, act=act,
+                       failures=FailureCurriculum(), log=lambda line: None,
+                       **simulator_setting(["settings.connect_wifi"]))
 
 
 def test_a_spent_budget_ends_training_after_that_epoch(tmp_path):

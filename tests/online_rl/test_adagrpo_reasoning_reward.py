@@ -22,6 +22,7 @@ from tests.support.embedders import HashingEmbedder
 from tests.support.scripted_policy import RandomClickPolicy, StructuredClickPolicy
 from training.models.tiny import build_tiny_model
 from training.methods.adagrpo.trainer import run_adagrpo
+from tests.support.online_rl import simulator_setting
 from training.methods.adagrpo.config import AdaGRPOConfig
 
 WIFI = template_task_spec(instantiate("settings.connect_wifi", 0))
@@ -96,9 +97,8 @@ def _run(tmp_path, policy, **weights):
     def act(checkpoint_dir, epoch):
         yield policy
 
-    return run_adagrpo(["settings.connect_wifi"], base_dir=base, workdir=tmp_path, config=config, act=act,
-                       failures=FailureCurriculum(), screen_size=(270, 600), log=lambda line: None,
-                       embed=HashingEmbedder())
+    return run_adagrpo(base_dir=base, workdir=tmp_path, config=config, act=act, failures=FailureCurriculum(),
+                       log=lambda line: None, embed=HashingEmbedder(), **simulator_setting(["settings.connect_wifi"]))
 
 
 def test_adagrpo_logs_each_mobilewizard_term_as_its_own_curve_beside_the_reward(tmp_path):

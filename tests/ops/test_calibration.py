@@ -31,7 +31,7 @@ def test_calibration_rejects_mismatched_lengths():
 TRUTHS = {("a", 1): True, ("a", 2): False, ("b", 1): False, ("b", 2): False}
 
 
-@pytest.mark.parametrize("critic", ["programmatic", "judge"])
+@pytest.mark.parametrize("critic", ["programmatic", "simulator", "androidworld"])
 def test_a_critic_that_decides_by_the_judge_is_not_measured(critic):
     result = calibrate_rollout_critic(TRUTHS, {k: (critic, int(t)) for k, t in TRUTHS.items()})
     assert (result.measured, result.note, result.report, result.attempts) == (False, NOT_MEASURED, None, 4)

@@ -18,7 +18,8 @@ from ops.agent.messages import messages_to_json
 from ops.rollout.engine import RolloutConfig, run_rollouts
 from ops.data.schemas import validate
 from ops.environments.simulator import SimEnvironment, template_task_spec
-from ops.remedial.teachers import PolicyTeacher, SolverTeacher, TeacherFailure, TeachingRequest
+from ops.remedial.solver_teacher import SolverTeacher
+from ops.remedial.teachers import PolicyTeacher, TeacherFailure, TeachingRequest
 from phonesim.solver import solve
 from phonesim.tasks import instantiate
 

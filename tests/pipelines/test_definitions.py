@@ -4,8 +4,10 @@ import sys
 from pathlib import Path
 
 import dagster as dg
+import pytest
 
 from pipelines.definitions import STAGES, curriculum_refresh, defs, nightly_discovery
+from pipelines.resources import resources_for
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -74,15 +76,29 @@ def test_nightly_schedule_skips_until_the_default_experiment_exists():
             assert isinstance(nightly_discovery(ctx), dg.SkipReason)
 
 
-def test_nightly_schedule_explores_every_app_of_the_default_experiment():
+def test_nightly_schedule_explores_every_target_app_of_the_default_experiment():
+    from phonesim.apps import load_apps
+    from resources.experiment import sync_app_partitions
+
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions("experiment", ["default"])
+        sync_app_partitions(instance, resources_for("local")["simulator"].apps())  # as `mobileforge run` does
         with dg.build_schedule_context(instance=instance, scheduled_execution_time=datetime(2026, 1, 2)) as ctx:
             requests = list(nightly_discovery(ctx))
-    from phonesim.apps import load_apps
-
+    # on the simulator the target apps are its apps
     assert sorted(r.partition_key.keys_by_dimension["app"] for r in requests) == sorted(load_apps())
     assert {r.partition_key.keys_by_dimension["experiment"] for r in requests} == {"default"}
+
+
+def test_app_partitions_follow_the_target_apps_and_leave_removed_apps_traces_alone():
+    from resources.experiment import sync_app_partitions
+
+    with dg.instance_for_test() as instance:
+        assert sync_app_partitions(instance, ["notes", "clock", "people"]) == (["clock", "notes", "people"], [])
+        assert sync_app_partitions(instance, ["notes", "people", "ledger"]) == (["ledger"], ["clock"])
+        assert sorted(instance.get_dynamic_partitions("app")) == ["ledger", "notes", "people"]
+        with pytest.raises(ValueError, match="no target app"):
+            sync_app_partitions(instance, [])
 
 
 def test_dagster_cli_validates_the_workspace():

@@ -4,7 +4,7 @@ import pytest
 
 from ops.evaluation.benchmark import template_tasks
 from ops.agent.episode import TaskSpec
-from training.methods.rft.rounds import fresh_variants, solved_templates
+from ops.curriculum.template_variants import fresh_variants, solved_templates
 from ops.environments.simulator import SimEnvironment
 from phonesim.tasks import instantiate
 

@@ -57,9 +57,9 @@ def test_enum_values_are_checked():
     row = {"policy_id": "p", "task_id": "t", "template_id": "x", "difficulty": "L9", "seed": 1,
            "attempt": 1, "success": True, "progress": 1.0, "false_complete": False,
            "side_effects": 0, "overdue": False, "steps": 3, "first_app_right": True,
-           "answer_seen": None}
+           "answer_seen": None, "judge": "simulator"}
     problems = validate(from_rows([row], "benchmark_results"), "benchmark_results")
-    assert problems == ["column 'difficulty': 1 value(s) outside ['L1', 'L2', 'L3', 'L4']: "
+    assert problems == ["column 'difficulty': 1 value(s) outside ['L1', 'L2', 'L3', 'L4', 'unrated']: "
                         "['L9']"]
 
 

@@ -7,12 +7,13 @@ import polars as pl
 import pytest
 
 import training.methods.rft.trainer as rft
+from ops.curriculum.variants import TemplateVariants
 from ops.data.attempt_store import ParquetAttemptStore, collect_tables
 from ops.remedial.corrective_teaching import ScriptedPolicy, TeachingReport, failed_attempts, remedial_tables, teach
 from ops.judging.critic.programmatic import ProgrammaticCritic
 from ops.rollout.engine import RolloutConfig, run_rollouts
 from ops.samples.step_samples import finish_response
-from ops.remedial.teachers import SolverTeacher
+from ops.remedial.solver_teacher import SolverTeacher
 from tests.ops.test_corrective_teaching import BACK, DONE, WIFI, _plan, small_env
 from training.trainers.runs import TrainReport
 from training.trainers.step_datasets import rft_samples
@@ -52,7 +53,8 @@ def _trained_rows(monkeypatch, tmp_path, tables, rounds: int, remedial) -> list[
         raise AssertionError("no round after the first has tasks here")
 
     rft.run_rft_rounds([], tables, config, base_dir=tmp_path, workdir=tmp_path, finish_response=finish_response("elements"),
-                       act=no_policy, attempt=no_policy, log=lambda line: None, remedial=remedial)
+                       act=no_policy, attempt=no_policy, variants=TemplateVariants(0, 1000), log=lambda line: None,
+                       remedial=remedial)
     return runs
 
 

@@ -30,7 +30,7 @@ def _episodes() -> pl.DataFrame:
                 rows.append({"policy_id": policy, "task_id": f"{task}#0", "template_id": task,
                              "difficulty": difficulty, "seed": 0, "attempt": attempt, "success": success,
                              "progress": 1.0 if success else 0.25, "false_complete": False, "side_effects": 0,
-                             "overdue": False, "steps": 4, "first_app_right": True, "answer_seen": None})
+                             "overdue": False, "steps": 4, "first_app_right": True, "answer_seen": None, "judge": "simulator"})
     return from_rows(rows, "benchmark_results")
 
 
@@ -125,7 +125,7 @@ def _benchmark_near_one_percent() -> pl.DataFrame:
                 rows.append({"policy_id": policy, "task_id": f"t{t}#0", "template_id": f"t{t}",
                              "difficulty": f"L{t % 4 + 1}", "seed": 0, "attempt": attempt, "success": success,
                              "progress": 0.2, "false_complete": False, "side_effects": 0, "overdue": False,
-                             "steps": 5, "first_app_right": True, "answer_seen": None})
+                             "steps": 5, "first_app_right": True, "answer_seen": None, "judge": "simulator"})
     return from_rows(rows, "benchmark_results")
 
 

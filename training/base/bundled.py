@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ops.actions import Action, ActionType
 from ops.actions.formats import label_echo
-from ops.judging.critic.programmatic import describe_step_action
+from ops.agent.hint_marks import describe_step_action
 from ops.agent.episode import Hint
 from ops.agent.hint_marks import corrective_summary, plan_summary
 from ops.agent.policy_prompt import build_policy_prompt

@@ -17,7 +17,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel
 
-from ops.agent.episode import Environment, Policy
+from ops.agent.episode import Critic, Environment, Policy
+from ops.curriculum.variants import TaskVariants
+from ops.judging.critic.hint_settings import CorrectiveHintSettings
+from ops.judging.judges import Judge
 from ops.data.attempt_store import ParquetAttemptStore
 from training.methods.checkpoint import Checkpoint
 from training.trainers.settings import Preset, TrainSettings
@@ -53,6 +56,21 @@ class TrainingServices(Protocol):
 
     def environment_factory(self) -> Callable[[], Environment]:
         """A factory of fresh environments (simulator instances or leased devices)."""
+
+    def group_environment_factory(self) -> Callable[[], Environment]:
+        """A new factory of environments for one batch of online-RL episode groups (a group's episodes
+        start alike: a forked snapshot on the simulator, the cleared app on a device)."""
+
+    def rollout_critic(self, hints: CorrectiveHintSettings) -> Critic:
+        """The hierarchical critic of hint-guided attempts (programmatic on the simulator, the LLM critic
+        on devices)."""
+
+    def judge(self) -> Judge:
+        """The verdict on an episode: the environment's judge, else the critic's (`ops.judging.judges`)."""
+
+    def task_variants(self, seed_offset: int) -> TaskVariants:
+        """Fresh task variants: re-seeded templates on the simulator (at seed + round * `seed_offset`),
+        LLM-written instructions on devices."""
 
     def attempt_store(self, stage: str) -> ParquetAttemptStore:
         """The experiment's staged attempts of `stage` (resumable)."""

@@ -1,7 +1,7 @@
 """How far a critic's decisions agree with the simulator's judge (critic_calibration asset).
 
-A critic whose decision is the judge's own verdict (the programmatic critic, the benchmark's
-judge-only critic) is not measured: compared with itself it would agree 1.0, a figure that
+A critic whose decision is the judge's own verdict (the programmatic critic, an environment
+judge's verdict, `ops.judging.judges.JUDGE_CRITICS`) is not measured: compared with itself it would agree 1.0, a figure that
 measures nothing. An LLM critic, in the rollouts or re-judging them, is measured: agreement,
 false success and false failure against the judge (MobileForge table 6's evaluator ablation).
 """
@@ -11,12 +11,12 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping, Sequence
 
-from ops.judging.critic.programmatic import JudgeOnlyCritic, ProgrammaticCritic
 from ops.agent.episode import CriticFeedback
-
-JUDGE_CRITICS = frozenset({ProgrammaticCritic.name, JudgeOnlyCritic.name})  # decision = the simulator's judge
+from ops.judging.judges import JUDGE_CRITICS
 NOT_MEASURED = "critic = ground truth, not measured"
 MEASURED = "measured against the simulator's judge"
+NO_GROUND_TRUTH = ("not measured: the environment has no judge to measure the critic against (a device); measure it "
+                   "on the served simulator, docs/devices.md")
 
 AttemptKey = tuple[str, int]  # (task_id, attempt)
 
@@ -87,6 +87,9 @@ def calibrate_rollout_critic(truths: Mapping[AttemptKey, bool],
     """The critic that labelled the rollouts, from its stored (critic name, decision) per attempt;
     attempts a judge critic decided are left out, so with the programmatic critic nothing is measured."""
     critic = ", ".join(sorted({decisions[k][0] for k in truths})) or "none"
+    if not truths:
+        critics = ", ".join(sorted({name for name, _ in decisions.values()})) or "none"
+        return CriticCalibration(critics, False, NO_GROUND_TRUTH, 0)
     measured = [k for k in truths if decisions[k][0] not in JUDGE_CRITICS]
     if not measured:
         return CriticCalibration(critic, False, NOT_MEASURED, len(truths))
@@ -112,3 +115,35 @@ def calibrate_rejudged(critic: str, truths: Mapping[AttemptKey, bool],
                        [[s.reasonable for s in judged[k].step_analysis] for k in kept],
                        [reference_labels.get(k, []) for k in kept])
     return CriticCalibration(critic, True, MEASURED, len(kept), report, errors)
+
+
+@dataclass(frozen=True)
+class KindAgreement:
+    """A critic's decisions against ground truth on the attempts of one kind of task (e.g. a task type)."""
+
+    kind: str
+    attempts: int
+    agree: int
+    false_success: int  # critic said success, ground truth failure
+    false_failure: int  # critic said failure, ground truth success
+    successes: int  # ground-truth successes
+
+    @property
+    def agreement(self) -> float:
+        return _rate(self.agree, self.attempts)
+
+
+def agreement_by_kind(decisions: Mapping[AttemptKey, int], truths: Mapping[AttemptKey, bool],
+                      kind_of: Mapping[AttemptKey, str]) -> list[KindAgreement]:
+    """Per kind of task and over all ("all"): how often the critic's decision equals the ground truth, with the
+    false successes and false failures counted (MobileGym reports a VLM judge misjudging 10.2 % of cases).
+    Attempts without a ground truth are left out."""
+    keys = [k for k in decisions if k in truths]
+    out = []
+    for kind in [*sorted({kind_of[k] for k in keys}), "all"]:
+        mine = [k for k in keys if kind == "all" or kind_of[k] == kind]
+        out.append(KindAgreement(
+            kind, len(mine), sum(bool(decisions[k]) == truths[k] for k in mine),
+            sum(bool(decisions[k]) and not truths[k] for k in mine),
+            sum(not decisions[k] and truths[k] for k in mine), sum(truths[k] for k in mine)))
+    return out

@@ -42,6 +42,20 @@ RAW_OUTPUT_CHARS = 800  # how much of an unparseable model output the critic is 
 NO_AFTER_SCREEN_NOTE = "(no screenshot was recorded after this last step; the After panel repeats the Before screen)"
 
 
+SUCCESS_CRITERIA = "success_criteria"  # task param: what success looks like, from a user's task file
+EXPECTED_ANSWER = "expected_answer"  # task param: the answer a question task expects
+
+
+def judged_task_text(instruction: str, params: dict[str, Any]) -> str:
+    """The task as the critic's decision call reads it: the instruction, plus what its author said success
+    looks like (a user's task file); the agent sees only the instruction."""
+    notes = [f"{label}: {params[key]}" for key, label in ((SUCCESS_CRITERIA, "Success criteria"),
+                                                           (EXPECTED_ANSWER, "Expected answer"))
+             if params.get(key)]
+    return "\n".join([instruction, *(f"({note}; written by the task's author, not shown to the agent)"
+                                       for note in notes)])
+
+
 class CriticError(RuntimeError):
     """An LLM call of the critic failed for good; the attempt has no feedback.
 
@@ -174,7 +188,7 @@ class LLMCritic:
         return feedback
 
     def _evaluate(self, attempt: AttemptRecord) -> CriticFeedback:
-        task = attempt.task.instruction
+        task = judged_task_text(attempt.task.instruction, attempt.task.params)
         n = len(attempt.steps)
         missing_final = attempt.final_screenshot_png is None
         logs = [action_log(s, t == n - 1, missing_final) for t, s in enumerate(attempt.steps)]

@@ -29,7 +29,8 @@ from typing import Callable
 from ops.actions import Action, ActionType
 from ops.judging.critic.goal_distance import UNREACHABLE, better_tap, goal_distance_fn
 from ops.agent.episode import AttemptRecord, CriticFeedback, Hint, StepLabel, StepRecord
-from ops.agent.hint_marks import element_name, plan_summary
+from ops.agent.hint_marks import describe_step_action, element_name, hit_name, plan_summary
+from ops.judging.judges import PROGRAMMATIC_CRITIC
 from phonesim.phone import Phone
 from phonesim.solver import solve
 from phonesim.tasks import TaskInstance, instantiate
@@ -40,7 +41,7 @@ MAX_LISTED = 3  # steps a hint's insights and what-to-avoid list name before "..
 class ProgrammaticCritic:
     """`Critic` over phonesim attempts whose task is a template or a goal-screen task."""
 
-    name = "programmatic"
+    name = PROGRAMMATIC_CRITIC
 
     def __init__(self, world_seed: int = 0, hint_steps: int = 1, direct_plans: bool = False,
                  from_start: bool = False):
@@ -212,46 +213,3 @@ def _describe(step: StepRecord) -> str:
     if step.action is None:
         return "an unparseable output"
     return describe_step_action(Action.from_dict(step.action), step.elements)
-
-
-def hit_name(action: Action, elements: list[dict]) -> str | None:
-    """The name (first line of text) of the element an action hits, by index or point."""
-    if action.element is not None and 0 <= action.element < len(elements):
-        return element_name(elements[action.element])
-    if action.point is not None:
-        hits = [e for e in elements if e["grid"][0] <= action.point[0] <= e["grid"][2]
-                and e["grid"][1] <= action.point[1] <= e["grid"][3]]
-        if hits:
-            return element_name(hits[-1])
-    return None
-
-
-def describe_step_action(action: Action, elements: list[dict]) -> str:
-    """An action in words, naming the element it hit by its first line of text."""
-    label = hit_name(action, elements)
-    verb = action.type.value.replace("_", " ")
-    if action.type == ActionType.TYPE:
-        return f"typing '{action.text}'" + (f" into '{label}'" if label else "")
-    if action.type == ActionType.ANSWER:
-        return f"answering '{action.text}'"
-    if action.type == ActionType.SYSTEM_BUTTON:
-        return f"pressing {action.button}"
-    if action.type == ActionType.OPEN_APP:
-        return f"opening {action.app}"
-    if action.type == ActionType.SWIPE:
-        return f"swiping {action.direction or ''}".strip()
-    return f"{verb} '{label}'" if label else verb
-
-
-class JudgeOnlyCritic:
-    """Outcome from the simulator's judge, no step labels or hints: for benchmarks, where
-    only the verdict matters and step labelling would cost navigation searches."""
-
-    name = "judge"
-
-    def evaluate(self, attempt: AttemptRecord) -> CriticFeedback:
-        gt = attempt.ground_truth
-        if gt is None:
-            raise ValueError(f"{attempt.task.task_id}: benchmark tasks need the simulator's judge")
-        return CriticFeedback(decision=int(gt.success), reason="simulator judge", failure_step=None,
-                              task_feasible=True, step_analysis=[], hint=None, critic=self.name)

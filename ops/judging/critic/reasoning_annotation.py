@@ -24,7 +24,7 @@ from typing import Protocol
 from ops.actions import POINTED_TYPES, Action, ActionType, ReasoningParts
 from ops.actions.formats.reasoning import render_reasoning
 from ops.judging.critic.llm_critic import action_log
-from ops.judging.critic.programmatic import describe_step_action
+from ops.agent.hint_marks import describe_step_action
 from ops.judging.critic.visualize import step_context_panel, to_png
 from ops.agent.episode import StepLabel, StepRecord, TaskSpec
 from ops.agent.llm import JSONRequest, LLMCallError, LLMClient
@@ -32,7 +32,6 @@ from ops.judging.critic.annotation_prompts import ReasoningAnnotationOutput, bui
 from ops.agent.policy_prompt import element_label
 from ops.judging.action_reward import tokens
 from ops.agent.step_outcome import Screen, visible_change
-from phonesim.phone import Phone
 
 SHOWN_ELEMENTS = 6  # elements a programmatic screen analysis names
 MIN_MATCHING_WORD = 4  # shorter words of the task ("the", "to", "on") do not make an element relevant
@@ -131,6 +130,8 @@ class ProgrammaticAnnotator:
         step = item.step
         if step.state is None:
             return AnnotationFailure("no_state", f"step {step.step}: no simulator state to annotate from")
+        from phonesim.phone import Phone  # the simulator's annotator: only runs where its states exist
+
         phone = Phone(self.world_seed)
         try:
             phone.restore(json.loads(step.state))

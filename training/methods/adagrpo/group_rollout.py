@@ -1,69 +1,18 @@
-"""Groups of episodes for trajectory-level GRPO (MobileRL §2.1): G episodes of one task, every
-one forked from the same snapshot of the task's initial state, stepped in batches across many
-simulator instances by the rollout engine (`ops.rollout.engine.run_rollouts`), rewarded by the
-simulator's judge.
+"""Groups of episodes for trajectory-level GRPO (MobileRL §2.1): G episodes of one task, every one
+started from the same initial state (on the simulator a forked snapshot,
+`ops.environments.simulator.ForkingSimEnvironment`; on a device the app cleared), stepped in batches
+by the rollout engine (`ops.rollout.engine.run_rollouts`), rewarded by the run's judge
+(`ops.judging.judges`: the simulator's judges, or the critic's verdict on a device).
 """
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
-from ops.agent.episode import AttemptRecord, CriticFeedback, Observation, Policy, TaskSpec
+from ops.agent.episode import AttemptRecord, Environment, Policy, TaskSpec
+from ops.judging.judges import Judge, verdict_critic
 from ops.rollout.engine import RolloutConfig, RolloutSummary, run_rollouts
-from ops.environments.simulator import SimEnvironment
-from phonesim.metrics import shaped_reward
-from phonesim.phone import Phone
-from phonesim.tasks import TaskInstance
-from phonesim.state import copy_json
-
-
-@dataclass(frozen=True)
-class GroupStart:
-    """The snapshot every episode of a task's group starts from, and the instance that judges it."""
-
-    instance: TaskInstance
-    snapshot: str  # JSON of the phone state after the template's setup
-
-
-class ForkingSimEnvironment(SimEnvironment):
-    """A simulator whose `reset` forks a task's group snapshot: the first reset of a task builds
-    its instance and takes the snapshot, every later one restores that same JSON, so the G
-    episodes of a group start from byte-identical state."""
-
-    def __init__(self, starts: dict[str, GroupStart], size: tuple[int, int] = (1080, 2400), world_seed: int = 0):
-        super().__init__(size, world_seed)
-        self.starts = starts
-
-    def reset(self, task: TaskSpec) -> Observation:
-        if not task.template_id:
-            raise ValueError(f"{task.task_id}: group rollouts need a verifiable template task")
-        start = self.starts.get(task.task_id)
-        if start is None:
-            super().reset(task)
-            self.starts[task.task_id] = GroupStart(self.instance, self.snapshot())
-            return self.observe()
-        self.instance = start.instance
-        self.phone = Phone(self.world_seed, self.size)
-        self.restore(start.snapshot)
-        self._initial_view = copy_json(self.phone.logical_state())
-        return self.observe()
-
-
-class SimulatorJudge:
-    """`Critic` whose decision is the simulator judge's verdict (the verifiable reward of online
-    RL); it writes no hints and labels no steps."""
-
-    name = "simulator-judge"
-
-    def evaluate(self, attempt: AttemptRecord) -> CriticFeedback:
-        if attempt.ground_truth is None:
-            raise ValueError(f"{attempt.task.task_id}: no simulator verdict (not a verifiable task)")
-        success = attempt.ground_truth.success
-        return CriticFeedback(decision=int(success), reason="simulator judge", failure_step=None, task_feasible=True,
-                              step_analysis=[], hint=None, critic=self.name)
 
 
 class GroupCollector:
@@ -80,28 +29,29 @@ class GroupCollector:
         self.groups[record.task.task_id].append(record)
 
 
-def run_groups(tasks: Sequence[TaskSpec], group_size: int, policy: Policy, starts: dict[str, GroupStart],
-               env_factory: Callable[[], ForkingSimEnvironment], max_parallel: int = 64,
+def run_groups(tasks: Sequence[TaskSpec], group_size: int, policy: Policy, judge: Judge,
+               env_factory: Callable[[], Environment], max_parallel: int = 64,
                ) -> tuple[dict[str, list[AttemptRecord]], RolloutSummary]:
     """G = `group_size` independent episodes of each task (no hints), all tasks' episodes stepped
-    together in batches of up to `max_parallel`; returns the attempts by task id and the engine's
-    counts. Episodes lost to errors are missing from their group (the summary counts them)."""
+    together in batches of up to `max_parallel`, each judged by `judge`; returns the attempts by task
+    id and the engine's counts. Episodes lost to errors are missing from their group (the summary counts them)."""
     collector = GroupCollector()
-    summary = run_rollouts(list(tasks), env_factory, policy, SimulatorJudge(), collector,
+    summary = run_rollouts(list(tasks), env_factory, policy, verdict_critic(judge), collector,
                            RolloutConfig(attempts=group_size, use_hints=False, max_parallel_tasks=max_parallel))
     return dict(collector.groups), summary
 
 
-def episode_reward(record: AttemptRecord, start: GroupStart, shaped: bool) -> float:
-    """The trajectory reward: the judge's outcome (1 success, 0 otherwise), or with `shaped` the
-    progress-shaped reward of MobileGym appendix G (`phonesim.metrics.shaped_reward`) computed
-    from the episode's final state."""
-    truth = record.ground_truth
-    if truth is None or record.final_state is None:
-        raise ValueError(f"{record.task.task_id}#{record.attempt}: no final state or verdict to reward")
+def episode_reward(record: AttemptRecord, shaped: bool) -> float:
+    """The trajectory reward: the judge's verdict (1 success, 0 otherwise), or with `shaped` the
+    environment judge's progress-shaped reward (MobileGym appendix G; only the simulator's judges
+    shape one)."""
+    if record.feedback is None:
+        raise ValueError(f"{record.task.task_id}#{record.attempt}: no verdict to reward")
     if not shaped:
-        return float(truth.success)
-    phone = Phone(start.instance.world_seed)
-    phone.restore(json.loads(record.final_state))
-    verdict = start.instance.judge(phone, record.answer)
-    return shaped_reward(verdict, phone.terminated, truth.overdue, start.instance.answer_spec is not None)
+        return float(record.feedback.decision)
+    if record.ground_truth is None or record.ground_truth.reward is None:
+        raise ValueError(f"{record.task.task_id}#{record.attempt}: reward 'shaped' needs an environment judge that "
+                         f"shapes rewards (the simulator's); {record.feedback.critic} gives an outcome only: "
+                         "use reward 'outcome'")
+    return record.ground_truth.reward
+

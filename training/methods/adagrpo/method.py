@@ -12,7 +12,6 @@ from pydantic import BaseModel, Field
 
 from ops.agent.episode import Policy
 from ops.curriculum import task_specs
-from phonesim.tasks import all_templates
 from training.methods.adagrpo.config import AdaGRPOConfig
 from training.methods.adagrpo.rules import FailureCurriculum
 from training.methods.checkpoint import Checkpoint
@@ -52,11 +51,11 @@ def train(run: MethodRun) -> MethodResult:
     described = {"start_checkpoint": started}
     if start.uri is None:
         return MethodResult.unchanged(start, NO_WEIGHTS, **described)
-    known = all_templates()
-    pool = sorted({t.template_id for t in task_specs(run.inputs["curriculum_tasks"], True, None)
-                   if t.template_id and known[t.template_id].split == "train"})
+    variants = services.task_variants(0)  # instances are drawn at the epochs' own seeds
+    pool = variants.rl_pool(task_specs(run.inputs["curriculum_tasks"], False, None))
     if not pool:
-        return MethodResult.unchanged(start, "the curriculum has no train-split template task", **described)
+        return MethodResult.unchanged(start, "the curriculum has no task online RL can train on (on the simulator: "
+                                             "a train-split template task)", **described)
     settings = run.settings()
     failures = FailureCurriculum.from_json(services.read_state(HISTORY) if options.keep_history else None,
                                            settings.fcf_fail_epochs, settings.fcf_cooldown_epochs)
@@ -74,11 +73,12 @@ def train(run: MethodRun) -> MethodResult:
     # same directory; with LoRA, the model with its adapters off): the KL term keeps the policy near the
     # model RL started from (the RFT model under start_from=rft), MobileRL §2.2's "prior distribution"
     result = run_adagrpo(pool, base_dir=services.weights_dir(start), workdir=services.workdir, config=settings,
-                         act=act, failures=failures, world_seed=services.world_seed, screen_size=services.screen_size,
+                         act=act, failures=failures, judge=services.judge(), variants=variants,
+                         group_envs=services.group_environment_factory, world_seed=services.world_seed,
                          log=services.log, progress=services.progress)
     if options.keep_history:
         services.write_state(HISTORY, failures.to_json())
-    details = {"pool": len(pool), "episodes": result.episodes, "rollout_seconds": result.rollout_seconds,
+    details = {"pool": len({variants.key(t) for t in pool}), "judge": services.judge().name, "episodes": result.episodes, "rollout_seconds": result.rollout_seconds,
                "update_seconds": result.update_seconds, "episode_errors": len(result.episode_errors),
                "epochs_run": len(result.curves["reward"]),
                "ended": result.stopped or f"after all {settings.epochs} epochs",

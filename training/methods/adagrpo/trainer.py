@@ -1,9 +1,10 @@
-"""AdaGRPO: online, trajectory-level multi-turn GRPO in the simulator (MobileRL §2.1–2.2).
+"""AdaGRPO: online, trajectory-level multi-turn GRPO (MobileRL §2.1–2.2), in the simulator or on devices.
 
-Each epoch draws curriculum templates (weighted by failure curriculum filtering, FCF, §2.2.3),
-instantiates them at fresh seeds, and runs a group of G episodes per task from one forked
-snapshot (`training.methods.adagrpo.group_rollout`), all episodes stepped together in batches. The simulator's judge
-gives each trajectory its reward (optionally progress-shaped), rescaled by shortest-path reward
+Each epoch draws curriculum templates (on a device: curriculum tasks), weighted by failure curriculum
+filtering (FCF, §2.2.3), instantiates them at fresh seeds (a device re-runs the task), and runs a group
+of G episodes per task from one start (`training.methods.adagrpo.group_rollout`), all episodes stepped
+together in batches. The run's judge (the simulator's, or the critic's verdict on a device) gives each
+trajectory its reward (optionally progress-shaped, simulator only), rescaled by shortest-path reward
 adjustment (SPA, eq. 2); group-relative advantages are broadcast to every step of the trajectory.
 Hard successes enter the positive replay buffer (AdaPR, §2.2.2), and each update draws up to
 γ·M of them, highest advantage first. The draw follows the epoch's admission, so with γ = 1 and
@@ -54,15 +55,14 @@ from training.methods.adagrpo.rules import (
     weighted_sample,
 )
 from ops.evaluation.cpu_clock import CpuClock
-from ops.judging.critic.reasoning_annotation import ProgrammaticAnnotator
-from ops.agent.episode import AttemptRecord, Policy, TaskSpec
+from ops.agent.episode import AttemptRecord, Environment, Policy, TaskSpec
+from ops.curriculum.variants import TaskVariants
 from ops.judging.episode_reasoning_reward import EpisodeReasoningReward
-from training.methods.adagrpo.group_rollout import ForkingSimEnvironment, GroupStart, episode_reward, run_groups
+from ops.judging.judges import Judge
+from training.methods.adagrpo.group_rollout import episode_reward, run_groups
 from ops.agent.messages import count_image_placeholders
 from ops.judging.reasoning_reward import Embedder
 from ops.judging.action_reward import STRUCTURED_FORMAT
-from ops.environments.simulator import template_task_spec
-from phonesim.tasks import all_templates, instantiate
 from training.threads import torch_threads
 from training.trainers.lora import parameter_counts, peft_config
 from training.trainers.logprob_tiles import tiles_fitting
@@ -119,14 +119,14 @@ def _trajectory(record: AttemptRecord) -> Trajectory:
     return Trajectory(record.task.task_id, record.task.template_id or "", tuple(rows))
 
 
-def epoch_tasks(pool: Sequence[str], failures: FailureCurriculum, config: AdaGRPOConfig, world_seed: int,
-                rng: random.Random) -> list[TaskSpec]:
-    """This epoch's tasks: templates drawn by FCF weight (uniform without FCF), each instantiated at
-    the epoch's fresh seed."""
+def epoch_tasks(pool: Sequence[str], tasks: dict[str, TaskSpec], failures: FailureCurriculum, config: AdaGRPOConfig,
+                variants: TaskVariants, rng: random.Random) -> list[TaskSpec]:
+    """This epoch's tasks: pool keys (templates on the simulator, tasks on a device) drawn by FCF weight
+    (uniform without FCF), each a fresh instance at the epoch's seed (`variants.instance`)."""
     weights = [failures.weight(t) if config.fcf else 1.0 for t in pool]
     chosen = weighted_sample(pool, weights, config.tasks_per_epoch, rng)
     seed = config.seed_offset + failures.epochs_seen
-    return [template_task_spec(instantiate(t, seed, world_seed), f"{t}#{seed}~adagrpo") for t in chosen]
+    return [variants.instance(tasks[key], seed, "adagrpo") for key in chosen]
 
 
 class TrajectoryGRPOLoss:
@@ -232,7 +232,7 @@ class TrajectoryGRPOLoss:
         return out_dir
 
 
-def _score_groups(groups: dict[str, list[AttemptRecord]], starts: dict[str, GroupStart], config: AdaGRPOConfig,
+def _score_groups(groups: dict[str, list[AttemptRecord]], key_of: Callable[[TaskSpec], str], config: AdaGRPOConfig,
                   reasoning: EpisodeReasoningReward) -> tuple[list[Scored[Trajectory]], dict[str, bool], dict[str, float]]:
     """Rewards (SPA on the outcome, then MobileWizard's terms when on) and advantages per group; whether
     each template's groups had outcome 0 throughout; the epoch's rollout statistics."""
@@ -240,16 +240,15 @@ def _score_groups(groups: dict[str, list[AttemptRecord]], starts: dict[str, Grou
     all_zero: dict[str, bool] = {}
     rewards_seen, successes, lengths, flat_groups = [], [], [], 0
     terms: dict[str, list[float]] = {name: [] for name in REASONING_CURVES}
-    for task_id, records in groups.items():
-        start = starts[task_id]
-        rewards = [episode_reward(r, start, config.reward == "shaped") for r in records]
-        success = [bool(r.ground_truth and r.ground_truth.success) for r in records]
+    for records in groups.values():
+        rewards = [episode_reward(r, config.reward == "shaped") for r in records]
+        success = [bool(r.feedback and r.feedback.decision) for r in records]
         length = [max(len(r.steps), 1) for r in records]
         scores = [reasoning.score(r) for r in records]
         bonus = [reasoning.bonus(s) for s in scores]
         for name in REASONING_CURVES:
             terms[name] += [getattr(s, name) for s in scores if getattr(s, name) is not None]
-        template = start.instance.template.id
+        template = key_of(records[0].task)
         # FCF reads the outcome: a task never solved is still failing however well its episodes are worded
         all_zero[template] = all_zero.get(template, True) and not any(rewards)
         rewards_seen += [r + b for r, b in zip(rewards, bonus)]
@@ -270,10 +269,12 @@ def _score_groups(groups: dict[str, list[AttemptRecord]], starts: dict[str, Grou
 
 def reasoning_reward_of(config: AdaGRPOConfig, world_seed: int, embed: Embedder | None) -> EpisodeReasoningReward:
     """MobileWizard's episode terms as `config` turns them on; the reasoning reward's annotator is the
-    programmatic one of `world_seed`, its embedder `embed`, else `config.embedder` or the packaged
-    all-MiniLM-L6-v2 (loaded only here, when the reasoning reward is on)."""
+    programmatic one of `world_seed` (the simulator's: the reasoning reward needs it), its embedder `embed`,
+    else `config.embedder` or the packaged all-MiniLM-L6-v2 (loaded only here, when the reasoning reward is on)."""
     if config.reasoning_weight is None:
         return EpisodeReasoningReward(config.structure_weight)
+    from ops.judging.critic.reasoning_annotation import ProgrammaticAnnotator
+
     if embed is None:
         from training.models.sentence_embedder import SentenceEmbedder, packaged_minilm
 
@@ -282,22 +283,28 @@ def reasoning_reward_of(config: AdaGRPOConfig, world_seed: int, embed: Embedder 
                                   embed)
 
 
-def run_adagrpo(pool: Sequence[str], *, base_dir: Path, workdir: Path, config: AdaGRPOConfig,
+def run_adagrpo(tasks: Sequence[TaskSpec], *, base_dir: Path, workdir: Path, config: AdaGRPOConfig,
                 act: Callable[[Path | None, int], AbstractContextManager[Policy]],
-                failures: FailureCurriculum, world_seed: int = 0, screen_size: tuple[int, int] = (1080, 2400),
+                failures: FailureCurriculum, judge: Judge, variants: TaskVariants,
+                group_envs: Callable[[], Callable[[], Environment]], world_seed: int = 0,
                 log: Callable[[str], None] = print,
                 progress: Callable[[TrainProgress], None] | None = None,
                 embed: Embedder | None = None) -> AdaGRPOResult:
-    """Train from the checkpoint in `base_dir` on the train-split templates `pool` for
-    `config.epochs` epochs. `act(checkpoint_dir, epoch)` is a context holding the policy of a
+    """Train from the checkpoint in `base_dir` on `tasks` (the simulator's train-split template tasks, or a
+    device's curriculum tasks) for `config.epochs` epochs, each epoch's groups drawn from the pool keys
+    (`variants.key`: a template, or a task) and instantiated afresh (`variants.instance`), run on the
+    environments of `group_envs()` (a new factory per epoch) and rewarded by `judge`'s verdicts.
+    `act(checkpoint_dir, epoch)` is a context holding the policy of a
     checkpoint directory (None: the one in `base_dir`) sampling at `config.temperature`. `failures` is the FCF
     history (updated in place, also when FCF is off, so an ablation still records what failed).
     `embed` scores the reasoning reward (default: see `reasoning_reward_of`). The final checkpoint and its manifest go to `workdir / "adagrpo"`."""
-    if not pool:
-        raise ValueError("run_adagrpo: the task pool is empty (no train-split template tasks in the curriculum)")
+    if not tasks:
+        raise ValueError("run_adagrpo: the task pool is empty (no curriculum task to train on)")
+    by_key = {variants.key(t): t for t in tasks}
+    pool = sorted(by_key)
     reasoning = reasoning_reward_of(config, world_seed, embed)
     rng = random.Random(config.seed)
-    longest = max(all_templates()[t].step_budget for t in pool)
+    longest = max(t.step_budget for t in tasks)
     torch.manual_seed(config.seed)
     buffer = PositiveReplayBuffer(config.replay_capacity, config.replay_kappa) if config.adapr else None
     curves: dict[str, list[list[float]]] = {
@@ -314,20 +321,18 @@ def run_adagrpo(pool: Sequence[str], *, base_dir: Path, workdir: Path, config: A
                 result.stopped = f"every task left the pool (FCF) before epoch {epoch}"
                 log(f"AdaGRPO: {result.stopped}; stopping")
                 break
-            tasks = epoch_tasks(live, failures, config, world_seed, rng)
-            starts: dict[str, GroupStart] = {}
+            drawn = epoch_tasks(live, by_key, failures, config, variants, rng)
             t0 = time.perf_counter()
             with act(checkpoint, epoch) as policy:
                 if reasoning.on and policy.output_format != STRUCTURED_FORMAT:
                     raise ValueError(f"structure_weight / reasoning_weight score the {STRUCTURED_FORMAT!r} format's "
                                      f"four-part reasoning; the policy writes {policy.output_format!r}")
-                groups, summary = run_groups(
-                    tasks, config.group_size, policy, starts,
-                    lambda: ForkingSimEnvironment(starts, screen_size, world_seed), config.max_parallel_episodes)
+                groups, summary = run_groups(drawn, config.group_size, policy, judge, group_envs(),
+                                             config.max_parallel_episodes)
             result.rollout_seconds += time.perf_counter() - t0
             result.episodes += summary.attempts_run
             result.episode_errors += summary.errors
-            scored, all_zero, stats = _score_groups(groups, starts, config, reasoning)
+            scored, all_zero, stats = _score_groups(groups, variants.key, config, reasoning)
             failures.record_epoch(all_zero)
             informative = [s for s in scored if s.advantage != 0]
             if buffer is not None:

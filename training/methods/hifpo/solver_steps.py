@@ -26,7 +26,7 @@ from ops.judging.critic.reasoning_annotation import ProgrammaticAnnotator
 from ops.agent.episode import Environment, TaskSpec
 from ops.agent.policy_prompt import PromptStyle
 from ops.data.schemas import empty
-from ops.remedial.teachers import SolverTeacher
+from ops.remedial.solver_teacher import SolverTeacher
 from training.trainers.step_datasets import rft_samples
 
 

@@ -15,7 +15,7 @@ from ops.curriculum import task_specs
 from ops.data.attempt_store import collect_tables
 from ops.data.schemas import conform
 from ops.judging.critic.hint_settings import CorrectiveHintSettings
-from ops.judging.critic.programmatic import ProgrammaticCritic
+from ops.judging.judges import ENVIRONMENT_JUDGES
 from ops.rollout.engine import RolloutConfig, run_rollouts
 from ops.samples.filtering import FINISH_AT_GOAL, HINT_FREE_COPIES
 from ops.samples.step_samples import finish_response
@@ -26,7 +26,8 @@ class RFTOptions(CorrectiveHintSettings):
     rounds: int = Field(default=2, ge=1, le=MAX_ATTEMPTS, description=(
         "Rejection fine-tuning rounds (UI-Voyager §3.2); a round without a success leaves the policy as it was."))
     variant_seed_offset: int = Field(default=1000, ge=1, le=MAX_SEED, description=(
-        "Round r re-instantiates template tasks with seed + r * offset (fresh variants)."))
+        "On the simulator, round r re-instantiates template tasks with seed + r * offset (fresh variants); on "
+        "devices the critic LLM writes new instructions from the solved attempts instead (UI-Voyager §3.2)."))
     attempts: int = Field(default=3, ge=1, le=MAX_ATTEMPTS, description="Attempts per task in rounds after the first.")
     temperature: float = Field(default=1.0, gt=0, le=MAX_TEMPERATURE, allow_inf_nan=False, description=(
         "Sampling temperature of those attempts (greedy decoding would repeat one hint-free attempt K times)."))
@@ -54,7 +55,7 @@ def train(run: MethodRun) -> MethodResult:
     if start.uri is None:
         return MethodResult.unchanged(start, NO_WEIGHTS)
     store = services.attempt_store("rft")
-    critic = ProgrammaticCritic(services.world_seed, options.hint_steps, options.direct_plans, options.hint_from_start)
+    critic = services.rollout_critic(options)
     tag = services.run_id[:8]
 
     def act(checkpoint_dir: Path | None, round_index: int) -> AbstractContextManager[Policy]:
@@ -71,14 +72,14 @@ def train(run: MethodRun) -> MethodResult:
         return collect_tables(store, agent.version, tasks)
 
     inputs = run.inputs
-    rounds = RFTRoundsConfig(rounds=options.rounds, variant_seed_offset=options.variant_seed_offset,
-                             world_seed=services.world_seed, max_tasks=options.max_tasks,
+    rounds = RFTRoundsConfig(rounds=options.rounds, max_tasks=options.max_tasks,
                              hint_free_copies=options.hint_free_copies, finish_at_goal=options.finish_at_goal,
                              sft=run.settings())
-    result = run_rft_rounds(task_specs(inputs["curriculum_tasks"], True, None),
+    result = run_rft_rounds(task_specs(inputs["curriculum_tasks"], services.judge().name in ENVIRONMENT_JUDGES, None),
                             (inputs["rollout_attempts"], inputs["rollout_steps"], inputs["critic_feedback"]), rounds,
                             base_dir=services.weights_dir(start), workdir=services.workdir,
                             finish_response=finish_response(services.prompt_style), act=act, attempt=attempt,
+                            variants=services.task_variants(options.variant_seed_offset),
                             log=services.warn, progress=services.progress,
                             remedial=conform(inputs["remedial_trajectories"], "training_samples")
                             if options.remedial else None)

@@ -15,7 +15,7 @@ from typing import Callable, ContextManager, Sequence
 import polars as pl
 
 from ops.agent.episode import Policy, TaskSpec
-from training.methods.rft.rounds import fresh_variants, solved_templates
+from ops.curriculum.variants import TaskVariants
 from ops.samples.step_samples import goal_held_steps, with_hint_free_copies
 from training.trainers.runs import TrainProgress, TrainReport
 from training.trainers.sft import train_sft
@@ -30,8 +30,6 @@ class RFTRoundsConfig:
     """How many rounds, and what each round after the first attempts."""
 
     rounds: int = 2
-    variant_seed_offset: int = 1000  # round r re-instantiates template tasks at seed + r * offset
-    world_seed: int = 0  # the simulator's world, where those new instances are built and judged
     max_tasks: int | None = 60  # fresh variants per round after the first
     hint_free_copies: bool = True  # also train on each hinted step's prompt without its hints
     finish_at_goal: bool = False  # end a success at its first goal-held step with "finish"
@@ -46,17 +44,29 @@ class RFTResult:
     rounds: list[dict] = field(default_factory=list)
 
 
+def solved_steps(steps: pl.DataFrame, attempts: pl.DataFrame) -> dict[str, list[str]]:
+    """Task id -> the steps (the model's conclusion, else its action) of its first critic-verified success."""
+    first = attempts.filter(pl.col("critic_decision") == 1).group_by("task_id").agg(pl.col("attempt").min())
+    kept = steps.join(first, on=["task_id", "attempt"]).sort("task_id", "step")
+    out: dict[str, list[str]] = {}
+    for r in kept.iter_rows(named=True):
+        out.setdefault(r["task_id"], []).append(r["conclusion"] or r["action"] or "(invalid output)")
+    return out
+
+
 def run_rft_rounds(pool: Sequence[TaskSpec], first_round: RolloutTables, config: RFTRoundsConfig, *,
                    base_dir: Path, workdir: Path, finish_response: str,
                    act: Callable[[Path | None, int], ContextManager[Policy]],
                    attempt: Callable[[list[TaskSpec], Policy], RolloutTables],
+                   variants: TaskVariants,
                    log: Callable[[str], None] = print,
                    progress: Callable[[TrainProgress], None] | None = None,
                    remedial: pl.DataFrame | None = None) -> RFTResult:
     """Run `config.rounds` rounds of rejection fine-tuning from the checkpoint in `base_dir`.
 
-    Round 1 learns from `first_round` (the curriculum's rollouts). Round r > 1 builds fresh
-    variants of `pool`'s template tasks (templates the previous round solved first), has
+    Round 1 learns from `first_round` (the curriculum's rollouts). Round r > 1 has `variants` build
+    fresh variants of `pool`'s tasks (of those the previous round solved first: re-seeded templates on
+    the simulator, instructions the LLM writes from the solved attempts on devices), has
     `act(checkpoint_dir, r)` (a context holding the policy of the previous round's checkpoint,
     None while it is still the base) attempt them through `attempt(tasks, policy)`, and learns from the critic-verified successes.
     Every round fine-tunes the base on all successes so far, so a round with a few new
@@ -76,10 +86,10 @@ def run_rft_rounds(pool: Sequence[TaskSpec], first_round: RolloutTables, config:
     for r in range(1, config.rounds + 1):
         if r > 1:
             succeeded = set(attempts.filter(pl.col("critic_decision") == 1)["task_id"])
-            tasks = fresh_variants(pool, solved_templates(tasks, succeeded), r, config.variant_seed_offset,
-                                   config.max_tasks, world_seed=config.world_seed)
+            tasks = variants.variants(pool, [t for t in tasks if t.task_id in succeeded], r, config.max_tasks,
+                                      solved_steps(steps, attempts))
             if not tasks:
-                log(f"RFT round {r}: the curriculum has no template task to vary; stopping")
+                log(f"RFT round {r}: no task variant to attempt; stopping")
                 break
             with act(checkpoint, r) as agent:
                 attempts, steps, feedback = attempt(tasks, agent)

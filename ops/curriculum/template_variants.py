@@ -1,5 +1,6 @@
-"""Task selection for rejection fine-tuning rounds after the first (UI-Voyager §3.2: each round
-runs the previous round's policy on new task variants)."""
+"""The simulator's fresh variants for rejection fine-tuning rounds after the first (UI-Voyager §3.2:
+each round runs the previous round's policy on new task variants): template tasks re-instantiated.
+Imported only where the environment is the simulator (`ops.curriculum.variants.TemplateVariants`)."""
 
 from __future__ import annotations
 
