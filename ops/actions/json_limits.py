@@ -40,7 +40,11 @@ class NoJSONFound(ValueError):
 def nesting_depth(text: str) -> int:
     """The deepest bracket nesting any decode starting in `text` could reach (brackets inside
     string literals do not count; unbalanced closers in prose do not hide later depth)."""
-    brackets = _NOT_BRACKET.sub("", _STRING.sub('""', text))
+    return _bracket_depth(_STRING.sub('""', text))
+
+
+def _bracket_depth(outside_strings: str) -> int:
+    brackets = _NOT_BRACKET.sub("", outside_strings)
     if not brackets:
         return 0
     prefix = list(accumulate(map(_STEP.__getitem__, brackets), initial=0))
@@ -54,10 +58,11 @@ def check_json_limits(text: str, *, max_chars: int = MAX_CHARS, max_depth: int =
     if len(text) > max_chars:
         raise JSONLimitError(f"{len(text)} characters, over the {max_chars}-character limit")
     outside_strings = _STRING.sub('""', text)
-    long_number = re.search(rf"\d{{{max_digits + 1}}}", outside_strings)
+    # Only at the start of a digit run, so that each run is scanned once (not once per digit).
+    long_number = re.search(rf"(?<!\d)\d{{{max_digits + 1}}}", outside_strings)
     if long_number:
-        raise JSONLimitError(f"a number with more than {max_digits} digits at position {long_number.start()}")
-    depth = nesting_depth(text)
+        raise JSONLimitError(f"a number with more than {max_digits} digits")
+    depth = _bracket_depth(outside_strings)
     if depth > max_depth:
         raise JSONLimitError(f"brackets nested {depth} deep, over the limit of {max_depth}")
 
