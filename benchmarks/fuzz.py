@@ -1,12 +1,17 @@
-"""Hostile-input fuzzing of every surface that reads model or critic output (issue #26).
+"""Hostile-input fuzzing of every surface that reads model or critic output (issues #26, #41).
 
-Each surface gets `--n` generated inputs (default 10,000): random unicode, ~1 MB strings, JSON
-and brackets nested 100,000 deep, 5,000-digit numbers, NaN/inf, wrong types, lone surrogates
-(raw and as JSON / Python escapes), and valid outputs of each action format with one of those
-spliced in. Printed per surface: inputs, crashes (an exception outside the surface's error
-contract, or a result that breaks it, e.g. an action holding a lone surrogate), inputs that
-took over 1 s of CPU time, and the slowest input in CPU ms (CPU time, so that a loaded machine's
-scheduling is not counted; a wall-clock alarm still catches hangs). The target is 0 crashes and 0 slow inputs.
+Each surface gets `--n` generated inputs (default 10,000; generators in `benchmarks/hostile_inputs.py`):
+random unicode, ~1 MB strings, JSON and brackets nested 100,000 deep, 5,000-digit numbers, NaN/inf,
+wrong types, lone surrogates (raw and as JSON / Python escapes); long repeated tokens (tags left
+open, call and bracket openers, quotes) up to and past each reader's length limit; digit runs of
+300 to 99,000 digits, bare and quoted; and valid outputs of each action format with one of those
+spliced in, appended or prepended. Printed per surface: inputs, crashes (an exception outside the
+surface's error contract, or a result that breaks it: an action holding a lone surrogate, a failure
+message quoting over 1,000 characters of the input), inputs that took over 100 ms of CPU time, and
+the slowest input in CPU ms (CPU time, so that a loaded machine's scheduling is not counted; a
+wall-clock alarm still catches hangs). Last, one file mixing every good and hostile line of the
+`cli:actions_score` surface goes through `mobileforge actions score` in a subprocess: every good
+line must come back scored. The target is 0 crashes and 0 slow inputs.
 
 Surfaces and their contracts:
   parse:<format>, parse:auto   ops.actions.parse_with_context → ParsedOutput, never raises
@@ -14,9 +19,12 @@ Surfaces and their contracts:
   parse:mobilewizard+structured  ops.actions.parse_structured (four-part reasoning) → ParsedOutput
                                whose success carries the four parts, never raises
   score_action                 ops.judging.action_reward.score_action → a reward in [0, 1] or RewardInputError
-  trl_reward                   ops.judging.reward_columns.make_trl_reward batches → one finite float per completion
+  trl_reward                   ops.judging.reward_columns.make_trl_reward batches (hostile trainer
+                               states included) → one finite float per completion
   structured_reward            ops.judging.reasoning_reward structure / reasoning rewards → 0, 0.5, 1 / [0, 1]
   parse_json_output            ops.agent.llm.parse_json_output → a model or OutputError
+  cli:actions_score            `mobileforge actions score` on a good line, a hostile one, a good one →
+                               three JSON lines, both good lines scored 1.0
 
 Run: nice python benchmarks/fuzz.py [--n 10000] [--seed 0] [--surface score_action ...]
 """
@@ -37,15 +45,30 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from click.testing import CliRunner
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # repo root, when run as a script
 
+from benchmarks.hostile_inputs import (  # noqa: E402
+    DEEP,
+    WRONG_TYPES,
+    dumps_hostile,
+    hostile_box,
+    hostile_elements,
+    hostile_json_text,
+    hostile_number,
+    hostile_text,
+    model_output,
+    mutate,
+    random_action,
+    random_unicode,
+    valid_output,
+)
+from mobileforge.cli.actions import actions as actions_cli  # noqa: E402
 from ops.actions import (  # noqa: E402
-    DIRECTIONS,
     FORMAT_NAMES,
     FORMATS,
     REASONING_PARTS,
-    SYSTEM_BUTTONS,
-    TERMINATE_STATUSES,
     Action,
     ActionType,
     ParseFailure,
@@ -58,118 +81,15 @@ from ops.actions import (  # noqa: E402
 )
 from ops.actions.formats import label_echo  # noqa: E402
 from ops.agent.llm import OutputError, parse_json_output  # noqa: E402
-from ops.judging.critic.prompts import CorrectiveHintOutput, FinalDecision, StepDescription
 from ops.curriculum.prompts import CurriculumOutput, curriculum_context  # noqa: E402
-from ops.judging.reasoning_reward import reasoning_reward, structure_reward  # noqa: E402
 from ops.judging.action_reward import RewardConfig, RewardInputError, score_action  # noqa: E402
+from ops.judging.critic.prompts import CorrectiveHintOutput, FinalDecision, StepDescription  # noqa: E402
+from ops.judging.reasoning_reward import reasoning_reward, structure_reward  # noqa: E402
 from ops.judging.reward_columns import make_trl_reward  # noqa: E402
 
-SLOW_S = 1.0
+SLOW_S = 0.1  # issue #41: no input may cost more than 100 ms of CPU
 HANG_S = 30  # an input still running after this is abandoned (and counted as a crash)
-MB = 1_000_000
-
-# Built once: the large pathological strings every surface draws from.
-DEEP = 100_000
-PATHOLOGICAL = [
-    "[" * DEEP, "{" * DEEP, "(" * DEEP, '{"a":' * DEEP, "[" * DEEP + "]" * DEEP,
-    '{"a":' * DEEP + "1" + "}" * DEEP, '"{' * DEEP, "{" * 300_000, "\\" * MB, '"' * MB,
-    "x" * MB, " " * MB, "<tool_call>" * 50_000, "do(" * DEEP, "- a #" + "9" * MB,
-    '{"a": "' + "x" * MB, "```json\n" * 50_000, "9" * 5000, "-" + "1" * 5000, "1." + "0" * 5000,
-    "1e99999", "-1e99999", "NaN", "Infinity", "-Infinity", "nan", "inf", "\ud800", "\udfff",
-    '"\\ud800"', '"\\udc00\\ud800"', "\x00", "\u202e", "🙂" * 10, "null", "true", "[]", "{}", "",
-]
-WRONG_TYPES: list[Any] = [None, 0, -1, 10**5000, 1.5, math.nan, math.inf, True, b"bytes", [], {}, [1, 2],
-                          {"type": "click"}, ("a",), object(), {1, 2}]
-
-
-def random_unicode(rng: random.Random, max_len: int = 200) -> str:
-    return "".join(chr(rng.randrange(0x110000)) for _ in range(rng.randrange(max_len)))
-
-
-def hostile_text(rng: random.Random) -> str:
-    roll = rng.random()
-    if roll < 0.4:
-        return random_unicode(rng)
-    if roll < 0.5:
-        return "".join(rng.choice("{}[]()\"',:#-0123456789.eE\\ \nnatrufl") for _ in range(rng.randrange(300)))
-    return rng.choice(PATHOLOGICAL)
-
-
-def hostile_number(rng: random.Random) -> str:
-    return rng.choice(["9" * 5000, "-" + "1" * 5000, "1." + "0" * 5000, "1e99999", "NaN", "Infinity",
-                       "-Infinity", "1e-99999", "0x10", "1_000", "".join(rng.choice("0123456789") for _ in range(4400))])
-
-
-def hostile_string_content(rng: random.Random) -> str:
-    return rng.choice(["\\ud800", "\\udfff", "\\ud83d", "\\udc00\\ud800", "\ud800", "x" * MB, "\\" * 5,
-                       "\\u0000", "\\x00", '\\"', "\x00"]) if rng.random() < 0.7 else random_unicode(rng, 40)
-
-
-def random_action(rng: random.Random) -> Action:
-    point = (rng.randint(0, 1000), rng.randint(0, 1000))
-    text = rng.choice(["hello world", "Wi-Fi", "12:30", "café ☕", "", "a b c"])
-    atype = rng.choice(list(ActionType))
-    target = rng.choice([{"point": point}, {"element": rng.randrange(8)}, {"point": point, "element": rng.randrange(8)}])
-    kwargs: dict[str, Any] = {
-        ActionType.CLICK: target, ActionType.LONG_PRESS: target, ActionType.DOUBLE_TAP: target,
-        ActionType.SWIPE: rng.choice([{"direction": rng.choice(DIRECTIONS)}, {"point": point, "end_point": point[::-1]}]),
-        ActionType.DRAG: {"point": point, "end_point": point[::-1]},
-        ActionType.TYPE: {"text": text}, ActionType.ANSWER: {"text": text},
-        ActionType.SYSTEM_BUTTON: {"button": rng.choice(SYSTEM_BUTTONS)}, ActionType.OPEN_APP: {"app": "Settings"},
-        ActionType.WAIT: rng.choice([{}, {"duration": 2.0}]),
-        ActionType.TERMINATE: {"status": rng.choice(TERMINATE_STATUSES)}, ActionType.KEY: {"key": "enter"},
-    }[atype]
-    return Action(type=atype, **kwargs)
-
-
-def valid_output(rng: random.Random, fmt: str) -> str:
-    """A well-formed output of format `fmt` (an action it can write)."""
-    for _ in range(50):
-        action = random_action(rng)
-        if supports(action, fmt):
-            return render(action, fmt)
-    return render(Action(type=ActionType.WAIT), fmt)
-
-
-def mutate(rng: random.Random, text: str) -> str:
-    """`text` with one hostile change: a number, a string body, an insertion, or a cut."""
-    roll = rng.random()
-    if roll < 0.3:
-        spans = [(i, j) for i, j in _spans(text, str.isdigit)]
-        if spans:
-            i, j = rng.choice(spans)
-            return text[:i] + hostile_number(rng) + text[j:]
-    if roll < 0.6 and '"' in text:
-        quotes = [i for i, ch in enumerate(text) if ch == '"']
-        if len(quotes) >= 2:
-            k = rng.randrange(len(quotes) - 1)
-            return text[: quotes[k] + 1] + hostile_string_content(rng) + text[quotes[k + 1]:]
-    if roll < 0.85:
-        at = rng.randrange(len(text) + 1)
-        return text[:at] + hostile_text(rng) + text[at:]
-    return text[: rng.randrange(len(text) + 1)]
-
-
-def _spans(text: str, pred: Callable[[str], bool]) -> list[tuple[int, int]]:
-    out, start = [], None
-    for i, ch in enumerate(text + " "):
-        if pred(ch) and start is None:
-            start = i
-        elif not pred(ch) and start is not None:
-            out.append((start, i))
-            start = None
-    return out
-
-
-def model_output(rng: random.Random, fmt: str) -> Any:
-    roll = rng.random()
-    if roll < 0.5:
-        return mutate(rng, valid_output(rng, fmt))
-    if roll < 0.9:
-        return hostile_text(rng)
-    if roll < 0.95:
-        return valid_output(rng, fmt)
-    return rng.choice(WRONG_TYPES)
+MAX_MESSAGE_CHARS = 1000  # a failure's reason quotes an excerpt of the input, never the input
 
 
 # ---------------------------------------------------------------- contract checks
@@ -187,12 +107,19 @@ def _utf8_clean(value: Any) -> bool:
     return True
 
 
+def check_message(message: str) -> None:
+    if len(message) > MAX_MESSAGE_CHARS:
+        raise ContractBroken(f"a {len(message)}-character message: {message[:100]!r}…")
+
+
 def check_parsed(parsed: Any) -> None:
     action = getattr(parsed, "action", None)
     if not isinstance(action, Action | ParseFailure):
         raise ContractBroken(f"returned {type(parsed).__name__}")
     if isinstance(action, Action) and not _utf8_clean([action.to_dict(), parsed.thinking, parsed.conclusion]):
         raise ContractBroken("an action or its text is not UTF-8 encodable")
+    if isinstance(action, ParseFailure):
+        check_message(action.reason)
 
 
 def parse_surface(fmt: str) -> Callable[[random.Random], Callable[[], None]]:
@@ -280,27 +207,6 @@ def label_echo_case(rng: random.Random) -> Callable[[], None]:
     return lambda: check_parsed(parse_with_context(text, "label_echo", labels=names))
 
 
-def hostile_box(rng: random.Random) -> Any:
-    return rng.choice([
-        None, [100, 100, 200, 200], [0, 0, 1000, 1000], [5, 5, 5, 5], [200, 200, 100, 100], [1, 2, 3],
-        [math.nan, 0, 1, 1], [0, 0, math.inf, 1], [10**5000, 0, 1, 1], [-(10**400), 0, 10**400, 1],
-        ["a", "b", "c", "d"], ["1", "2", "3", "4"], [None] * 4, [[1], [2], [3], [4]], "0,0,1,1", 5,
-        {"x": 1}, [True, False, True, True], [1e308, 1e308, 1e308, 1e308], [-1e308, -1e308, 1e308, 1e308],
-        {1, 2, 3, 4}, b"\x00\x00\x00\x00", [object()] * 4,
-    ])
-
-
-def hostile_elements(rng: random.Random) -> Any:
-    roll = rng.random()
-    if roll < 0.15:
-        return None
-    if roll < 0.25:
-        return rng.choice([5, "boxes", {"box": [0, 0, 1, 1]}, [[]], [None], [[0, 0, 1, 1]] * 3 + ["x"],
-                           [{"label": "a"}], [{"box": "0 0 1 1"}], [{"box": [0, 0, 1, 1], "label": None}]])
-    return [rng.choice([hostile_box(rng), [100 * i, 0, 100 * i + 50, 50], {"box": hostile_box(rng), "label": "x"}])
-            for i in range(rng.randrange(6))]
-
-
 def score_case(rng: random.Random) -> Callable[[], None]:
     prediction = rng.choice([random_action(rng), random_action(rng), ParseFailure("bad", "x", "canonical"),
                              None, "click", {"type": "click"}])
@@ -313,29 +219,12 @@ def score_case(rng: random.Random) -> Callable[[], None]:
         try:
             result = score_action(prediction, target, target_box=box, elements=elements, config=config,
                                   format_ok=format_ok)
-        except RewardInputError:
+        except RewardInputError as exc:
+            check_message(str(exc))
             return
         if not (math.isfinite(result.reward) and 0 <= result.reward <= 1 + 1e-9):
             raise ContractBroken(f"reward {result.reward!r}")
     return call
-
-
-def _dumps(value: Any) -> str:
-    try:
-        return json.dumps(value, default=repr)
-    except ValueError:  # an integer over Python's 4,300-digit str() limit
-        return "9" * 5000
-
-
-def hostile_json_text(rng: random.Random, valid: Any) -> Any:
-    roll = rng.random()
-    if roll < 0.4:
-        return _dumps(valid)
-    if roll < 0.7:
-        return mutate(rng, _dumps(valid))
-    if roll < 0.9:
-        return hostile_text(rng)
-    return rng.choice(WRONG_TYPES) if rng.random() < 0.5 else valid
 
 
 def completion(rng: random.Random, fmt: str) -> Any:
@@ -367,6 +256,14 @@ def column(rng: random.Random, n: int, make: Callable[[], Any]) -> Any:
     return rng.choice([None, [], "column", 5])
 
 
+def trainer_state(max_steps: Any, global_step: Any) -> Any:
+    return type("TrainerState", (), {"max_steps": max_steps, "global_step": global_step})()
+
+
+HOSTILE_STEP_COUNTS = [(10, 10**400), (10**400, 10**401), (2.0, 10**400), (math.nan, 5), (10, math.inf),
+                       (-(10**400), 5), (0, 10**400), (True, False)]
+
+
 def trl_case(rng: random.Random) -> Callable[[], None]:
     fmt = rng.choice(FORMAT_NAMES)
     n = rng.randrange(9)
@@ -379,7 +276,8 @@ def trl_case(rng: random.Random) -> Callable[[], None]:
     if rng.random() < 0.6:
         columns["elements"] = column(rng, n, lambda: hostile_json_text(rng, hostile_elements(rng)))
     if rng.random() < 0.2:
-        columns["trainer_state"] = rng.choice([None, 5, type("S", (), {"max_steps": "x", "global_step": None})()])
+        columns["trainer_state"] = rng.choice([None, 5, trainer_state("x", None), *(
+            trainer_state(*counts) for counts in HOSTILE_STEP_COUNTS)])
     reward = make_trl_reward(fmt, RewardConfig(shrink_stages=(0.14, 0.07)), rng.choice(["overall", "format"]))
 
     def call() -> None:
@@ -399,6 +297,16 @@ def _decision(n: int) -> dict[str, Any]:
             "step_analysis": {str(i): {"reasonableness": "reasonable", "explanation": "ok"} for i in range(1, n + 1)}}
 
 
+def _decision_with_many_steps(rng: random.Random) -> dict[str, Any]:
+    """A decision analysing thousands of steps, or steps numbered with hundreds of digits."""
+    decision = _decision(1)
+    judgement = decision["step_analysis"]["1"]
+    keys = [str(i) for i in range(rng.choice([2_000, 20_000]))] if rng.random() < 0.5 else \
+        [str(10**rng.choice([300, 1000, 4000]) + i) for i in range(20)]
+    decision["step_analysis"] = dict.fromkeys(keys, judgement)
+    return decision
+
+
 def _curriculum(n: int) -> dict[str, Any]:
     evaluation = {"task_reasonable": True, "task_completed": True, "confidence_score": 0.9,
                   "step_quality_analysis": {"total_steps": 3, "reasonable_steps": 2, "trajectory_quality_score": 0.7}}
@@ -410,6 +318,9 @@ def _curriculum(n: int) -> dict[str, Any]:
 JSON_SCHEMAS: list[tuple[type, Callable[[random.Random], tuple[Any, dict | None]]]] = [
     (StepDescription, lambda rng: ({"action_description": "Tapped Wi-Fi", "ui_description": "Settings"}, None)),
     (FinalDecision, lambda rng: (_decision(n := rng.randint(1, 4)), {"n_steps": n})),
+    # a context counting more steps than any answer covers: the coverage check must not count to it
+    (FinalDecision, lambda rng: (_decision(rng.randint(1, 4)), {"n_steps": rng.choice([10**6, 10**12, 10**100])})),
+    (FinalDecision, lambda rng: (_decision_with_many_steps(rng), {"n_steps": rng.randint(1, 4)})),
     (CorrectiveHintOutput, lambda rng: ({"key_mistake": "x", "what_to_avoid": ["y"], "suggested_approach": ["z"],
                                           "important_insights": [], "hint_summary": "Tap Save."}, None)),
     (CurriculumOutput, lambda rng: (_curriculum(rng.randint(1, 3)), curriculum_context(1, 3, 10))),
@@ -426,8 +337,49 @@ def json_case(rng: random.Random) -> Callable[[], None]:
     def call() -> None:
         try:
             parse_json_output(text, schema, context)
-        except OutputError:
-            pass
+        except OutputError as exc:
+            check_message(str(exc))
+    return call
+
+
+# ---------------------------------------------------------------- the CLI
+
+
+GOOD_LINE = json.dumps({"prediction": render(Action(type=ActionType.CLICK, point=(500, 120)), "qwen3vl"),
+                        "target": {"type": "click", "args": {"point": [500, 120]}}, "format": "qwen3vl"}).encode()
+
+
+def hostile_score_line(rng: random.Random) -> bytes:
+    """One line for `mobileforge actions score`: a prediction and target in any format (or canonical
+    objects, or boxes and elements) with hostile parts, or hostile text instead of a line."""
+    fmt = rng.choice(FORMAT_NAMES)
+    record: dict[str, Any] = {"prediction": model_output(rng, fmt), "target": random_action(rng).to_dict(),
+                              "format": fmt}
+    roll = rng.random()
+    if roll < 0.2:
+        record["target_box"] = hostile_box(rng)
+    elif roll < 0.4:
+        record["elements"] = hostile_elements(rng)
+    elif roll < 0.5:
+        record["prediction"] = random_action(rng).to_dict()
+    text = hostile_json_text(rng, {k: v if isinstance(v, str | dict | list | None) else repr(v) for k, v in record.items()})
+    line = text if isinstance(text, str) else dumps_hostile(text)
+    # as a file would hold it: one line, and a lone surrogate as the invalid UTF-8 bytes it encodes to
+    return " ".join(line.splitlines()).encode("utf-8", "surrogatepass")
+
+
+def cli_case(rng: random.Random) -> Callable[[], None]:
+    line = hostile_score_line(rng)
+
+    def call() -> None:
+        result = CliRunner().invoke(actions_cli, ["score"], input=b"\n".join([GOOD_LINE, line, GOOD_LINE, b""]))
+        if result.exception is not None and not isinstance(result.exception, SystemExit):
+            raise result.exception
+        out = [json.loads(row) for row in result.stdout.split("\n") if row]
+        if len(out) != (3 if line.strip() else 2) or out[0].get("reward") != 1.0 or out[-1].get("reward") != 1.0:
+            raise ContractBroken(f"good lines not scored around a hostile one: {result.stdout[:200]!r}")
+        for value in out[1].values():
+            check_message(str(value))
     return call
 
 
@@ -483,6 +435,7 @@ SURFACES: dict[str, Callable[[random.Random], Callable[[], None]]] = {
     "trl_reward": trl_case,
     "structured_reward": structured_reward_case,
     "parse_json_output": json_case,
+    "cli:actions_score": cli_case,
 }
 
 

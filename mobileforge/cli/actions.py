@@ -18,7 +18,7 @@ from ops.actions import (
     render,
 )
 from ops.actions.coords import CoordFrame, frame_from_spec
-from ops.actions.excerpt import clipped
+from ops.actions.excerpt import clipped, excerpt
 from ops.actions.json_limits import loads as bounded_loads
 from ops.judging.action_reward import RewardConfig, RewardInputError, score_action
 from ops.judging.reward_columns import element_boxes
@@ -106,7 +106,11 @@ def _side(value: Any, fmt: str, frame: CoordFrame) -> tuple[Action | ParseFailur
 MAX_LINE_CHARS = 200_000  # a prediction (at most the parsers' 100,000 characters), its target and boxes
 
 
-def _score_line(line: str, fmt: str, frame: CoordFrame, config: RewardConfig) -> dict[str, Any]:
+def _score_line(raw: bytes, fmt: str, frame: CoordFrame, config: RewardConfig) -> dict[str, Any]:
+    try:
+        line = raw.decode()
+    except UnicodeDecodeError as exc:
+        raise RewardInputError(f"not UTF-8 text: {exc.reason} at byte {exc.start}") from None
     try:
         record = bounded_loads(line, max_chars=MAX_LINE_CHARS)
     except ValueError as exc:  # not JSON, or past the limits on length, nesting and digits
@@ -115,7 +119,7 @@ def _score_line(line: str, fmt: str, frame: CoordFrame, config: RewardConfig) ->
         raise RewardInputError("each line needs 'prediction' and 'target'")
     line_fmt = record.get("format") or fmt
     if line_fmt not in (*FORMAT_NAMES, AUTO):
-        raise RewardInputError(f"unknown format {line_fmt!r}")
+        raise RewardInputError(f"unknown format {excerpt(line_fmt)}")
     target, _ = _side(record["target"], line_fmt, frame)
     if isinstance(target, ParseFailure):
         raise RewardInputError(f"target: {target.reason}")
@@ -174,11 +178,11 @@ def score_command(
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     malformed = 0
-    for number, line in enumerate(sys.stdin, start=1):
-        if not line.strip():
+    for number, raw in enumerate(sys.stdin.buffer, start=1):
+        if not raw.strip():
             continue
         try:
-            out = _score_line(line, fmt, frame, config)
+            out = _score_line(raw, fmt, frame, config)
         except (RewardInputError, ActionError, TypeError, ValueError) as exc:
             malformed += 1
             out = {"line": number, "error": clipped(str(exc))}

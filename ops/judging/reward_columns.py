@@ -58,13 +58,16 @@ def completion_text(completion: Any) -> str:
     raise TypeError(f"cannot read completion text from {type(completion).__name__}")
 
 
+MAX_CELL_CHARS = 100_000  # a target action, box or element list; a screen's 200 elements need ~20,000
+
+
 def _json_column(value: Any, what: str) -> Any:
     if value is None or not isinstance(value, str):
         return value
     if value.strip() in ("", "null"):
         return None
     try:
-        return bounded_loads(value)
+        return bounded_loads(value, max_chars=MAX_CELL_CHARS)
     except ValueError as exc:  # not JSON, or past the size/depth/digit limits
         raise RewardInputError(f"column {what!r} is not JSON: {clipped(str(exc))}") from None
 

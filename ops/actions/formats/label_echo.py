@@ -24,7 +24,7 @@ import re
 from collections.abc import Collection, Sequence
 
 from ops.actions.coords import CoordFrame
-from ops.actions.excerpt import excerpt
+from ops.actions.excerpt import clipped, excerpt
 from ops.actions.formats.base import ActionFormat, ParsedOutput, UnsupportedAction, parse_guarded
 from phonesim.actions import Action, ActionError, ParseFailure, ParseResult
 
@@ -96,7 +96,7 @@ def render_target(action: Action, labels: Sequence[str]) -> str:
 
 
 def _failure(reason: str, text: str) -> ParseFailure:
-    return ParseFailure(reason=reason, raw=text, format=FORMAT_NAME)
+    return ParseFailure(reason=clipped(reason), raw=text, format=FORMAT_NAME)
 
 
 def split_echo(text: str) -> tuple[str | None, str]:

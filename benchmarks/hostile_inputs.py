@@ -1,0 +1,211 @@
+"""Hostile text for `benchmarks/fuzz.py` (issues #26 and #41): random unicode, ~1 MB strings,
+brackets nested 100,000 deep, long numbers, NaN/inf, wrong types, lone surrogates; and, for work
+that grows faster than the input, long repeated tokens (tags left open, call and bracket openers,
+quotes that hide brackets), long digit runs (bare and quoted, with suffixes a duration or a float
+parser has to reject late), and valid outputs with one of those spliced in, appended or prepended.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from collections.abc import Callable
+from typing import Any
+
+from ops.actions import DIRECTIONS, SYSTEM_BUTTONS, TERMINATE_STATUSES, Action, ActionType, render, supports
+
+MB = 1_000_000
+DEEP = 100_000
+
+# Built once: the large pathological strings every surface draws from.
+PATHOLOGICAL = [
+    "[" * DEEP, "{" * DEEP, "(" * DEEP, '{"a":' * DEEP, "[" * DEEP + "]" * DEEP,
+    '{"a":' * DEEP + "1" + "}" * DEEP, '"{' * DEEP, "{" * 300_000, "\\" * MB, '"' * MB,
+    "x" * MB, " " * MB, "<tool_call>" * 50_000, "do(" * DEEP, "- a #" + "9" * MB,
+    '{"a": "' + "x" * MB, "```json\n" * 50_000, "9" * 5000, "-" + "1" * 5000, "1." + "0" * 5000,
+    "1e99999", "-1e99999", "NaN", "Infinity", "-Infinity", "nan", "inf", "\ud800", "\udfff",
+    '"\\ud800"', '"\\udc00\\ud800"', "\x00", "\u202e", "🙂" * 10, "null", "true", "[]", "{}", "",
+]
+WRONG_TYPES: list[Any] = [None, 0, -1, 10**5000, 1.5, math.nan, math.inf, True, b"bytes", [], {}, [1, 2],
+                          {"type": "click"}, ("a",), object(), {1, 2}]
+
+# Repeated to fill a text: the openers of every format's markup, call and bracket openers, quotes and
+# escapes, digits, and plain filler. Each was, or could be, rescanned once per repetition.
+FLOOD_TOKENS = (
+    "<answer>", "<think>", "<thinking>", "<conclusion>", "<tool_call>", "</tool_call>", "<planning>",
+    "</planning>", "<self_verification>", "Action:", "Action: tap\n", "```", "```json\n", "CLICK[", "FOO[",
+    "CLICK(", "do(", "a(", "do(a=", 'do(action="Wait", duration="', "finish(", "(", "[", "{", '{"a":', "1,",
+    '"', "'", "\\", '"\\', "9", "9.", "- a #", "#", " ", "\n", "a ", "A_", "e", "é", "🙂",
+)
+# Around the limits: the parsers read 100,000 characters, critic answers and CLI lines 200,000.
+FLOOD_CHARS = (1_000, 20_000, 60_000, 99_000, 100_001, 199_000, 200_001)
+DIGIT_RUNS = (301, 400, 999, 1001, 4300, 4301, 5000, 20_000, 99_000)
+_DIGIT_CHUNK = "".join(random.Random(7).choice("0123456789") for _ in range(97))
+
+
+def flood(rng: random.Random) -> str:
+    """One token repeated to one of `FLOOD_CHARS`, sometimes behind an unclosed quote (inside a
+    string literal brackets do not count towards the nesting limit)."""
+    token = rng.choice(FLOOD_TOKENS)
+    text = token * max(1, rng.choice(FLOOD_CHARS) // len(token))
+    return rng.choice('"\'`') + text if rng.random() < 0.3 else text
+
+
+def digit_run(rng: random.Random) -> str:
+    """A number of one of `DIGIT_RUNS` digits, with a sign, a decimal point or a suffix that makes a
+    parser reject it only at the end."""
+    length = rng.choice(DIGIT_RUNS)
+    run = (rng.choice("123456789") + _DIGIT_CHUNK * (1 + length // len(_DIGIT_CHUNK)))[:length]
+    return rng.choice(["", "", "-", "0.", "1.", "."]) + run + rng.choice(["", "", ".", "x", " seconds", "e5", "e99999", "s"])
+
+
+def random_unicode(rng: random.Random, max_len: int = 200) -> str:
+    return "".join(chr(rng.randrange(0x110000)) for _ in range(rng.randrange(max_len)))
+
+
+def hostile_text(rng: random.Random) -> str:
+    roll = rng.random()
+    if roll < 0.3:
+        return random_unicode(rng)
+    if roll < 0.4:
+        return "".join(rng.choice("{}[]()\"',:#-0123456789.eE\\ \nnatrufl") for _ in range(rng.randrange(300)))
+    if roll < 0.6:
+        return flood(rng)
+    if roll < 0.7:
+        return digit_run(rng)
+    return rng.choice(PATHOLOGICAL)
+
+
+def hostile_number(rng: random.Random) -> str:
+    if rng.random() < 0.4:
+        return digit_run(rng)
+    return rng.choice(["9" * 5000, "-" + "1" * 5000, "1." + "0" * 5000, "1e99999", "NaN", "Infinity",
+                       "-Infinity", "1e-99999", "0x10", "1_000", "".join(rng.choice("0123456789") for _ in range(4400))])
+
+
+def hostile_string_content(rng: random.Random) -> str:
+    roll = rng.random()
+    if roll < 0.2:
+        return digit_run(rng)
+    if roll < 0.4:
+        return flood(rng).replace('"', "'")
+    if roll < 0.8:
+        return rng.choice(["\\ud800", "\\udfff", "\\ud83d", "\\udc00\\ud800", "\ud800", "x" * MB, "x" * 99_000,
+                           "\\" * 5, "\\u0000", "\\x00", '\\"', "\x00"])
+    return random_unicode(rng, 40)
+
+
+def _spans(text: str, pred: Callable[[str], bool]) -> list[tuple[int, int]]:
+    out, start = [], None
+    for i, ch in enumerate(text + " "):
+        if pred(ch) and start is None:
+            start = i
+        elif not pred(ch) and start is not None:
+            out.append((start, i))
+            start = None
+    return out
+
+
+def mutate(rng: random.Random, text: str) -> str:
+    """`text` with one hostile change: a number or a string body replaced, an insertion, a flood
+    before or after it, or a cut."""
+    roll = rng.random()
+    if roll < 0.25:
+        spans = _spans(text, str.isdigit)
+        if spans:
+            i, j = rng.choice(spans)
+            number = hostile_number(rng)
+            return text[:i] + (f'"{number}"' if rng.random() < 0.3 else number) + text[j:]
+    if roll < 0.5 and '"' in text:
+        quotes = [i for i, ch in enumerate(text) if ch == '"']
+        if len(quotes) >= 2:
+            k = rng.randrange(len(quotes) - 1)
+            return text[: quotes[k] + 1] + hostile_string_content(rng) + text[quotes[k + 1]:]
+    if roll < 0.65:
+        return text + flood(rng)  # e.g. a flood of <conclusion> after a valid call
+    if roll < 0.7:
+        return flood(rng) + text
+    if roll < 0.9:
+        at = rng.randrange(len(text) + 1)
+        return text[:at] + hostile_text(rng) + text[at:]
+    return text[: rng.randrange(len(text) + 1)]
+
+
+# ---------------------------------------------------------------- in the action formats and reward columns
+
+
+def random_action(rng: random.Random) -> Action:
+    point = (rng.randint(0, 1000), rng.randint(0, 1000))
+    text = rng.choice(["hello world", "Wi-Fi", "12:30", "café ☕", "", "a b c"])
+    atype = rng.choice(list(ActionType))
+    target = rng.choice([{"point": point}, {"element": rng.randrange(8)}, {"point": point, "element": rng.randrange(8)}])
+    kwargs: dict[str, Any] = {
+        ActionType.CLICK: target, ActionType.LONG_PRESS: target, ActionType.DOUBLE_TAP: target,
+        ActionType.SWIPE: rng.choice([{"direction": rng.choice(DIRECTIONS)}, {"point": point, "end_point": point[::-1]}]),
+        ActionType.DRAG: {"point": point, "end_point": point[::-1]},
+        ActionType.TYPE: {"text": text}, ActionType.ANSWER: {"text": text},
+        ActionType.SYSTEM_BUTTON: {"button": rng.choice(SYSTEM_BUTTONS)}, ActionType.OPEN_APP: {"app": "Settings"},
+        ActionType.WAIT: rng.choice([{}, {"duration": 2.0}]),
+        ActionType.TERMINATE: {"status": rng.choice(TERMINATE_STATUSES)}, ActionType.KEY: {"key": "enter"},
+    }[atype]
+    return Action(type=atype, **kwargs)
+
+
+def valid_output(rng: random.Random, fmt: str) -> str:
+    """A well-formed output of format `fmt` (an action it can write)."""
+    for _ in range(50):
+        action = random_action(rng)
+        if supports(action, fmt):
+            return render(action, fmt)
+    return render(Action(type=ActionType.WAIT), fmt)
+
+
+def model_output(rng: random.Random, fmt: str) -> Any:
+    roll = rng.random()
+    if roll < 0.5:
+        return mutate(rng, valid_output(rng, fmt))
+    if roll < 0.9:
+        return hostile_text(rng)
+    if roll < 0.95:
+        return valid_output(rng, fmt)
+    return rng.choice(WRONG_TYPES)
+
+
+def hostile_box(rng: random.Random) -> Any:
+    return rng.choice([
+        None, [100, 100, 200, 200], [0, 0, 1000, 1000], [5, 5, 5, 5], [200, 200, 100, 100], [1, 2, 3],
+        [math.nan, 0, 1, 1], [0, 0, math.inf, 1], [10**5000, 0, 1, 1], [-(10**400), 0, 10**400, 1],
+        ["a", "b", "c", "d"], ["1", "2", "3", "4"], [None] * 4, [[1], [2], [3], [4]], "0,0,1,1", 5,
+        {"x": 1}, [True, False, True, True], [1e308, 1e308, 1e308, 1e308], [-1e308, -1e308, 1e308, 1e308],
+        {1, 2, 3, 4}, b"\x00\x00\x00\x00", [object()] * 4,
+    ])
+
+
+def hostile_elements(rng: random.Random) -> Any:
+    roll = rng.random()
+    if roll < 0.15:
+        return None
+    if roll < 0.25:
+        return rng.choice([5, "boxes", {"box": [0, 0, 1, 1]}, [[]], [None], [[0, 0, 1, 1]] * 3 + ["x"],
+                           [{"label": "a"}], [{"box": "0 0 1 1"}], [{"box": [0, 0, 1, 1], "label": None}]])
+    return [rng.choice([hostile_box(rng), [100 * i, 0, 100 * i + 50, 50], {"box": hostile_box(rng), "label": "x"}])
+            for i in range(rng.randrange(6))]
+
+
+def dumps_hostile(value: Any) -> str:
+    try:
+        return json.dumps(value, default=repr)
+    except ValueError:  # an integer over Python's 4,300-digit str() limit
+        return "9" * 5000
+
+
+def hostile_json_text(rng: random.Random, valid: Any) -> Any:
+    roll = rng.random()
+    if roll < 0.4:
+        return dumps_hostile(valid)
+    if roll < 0.7:
+        return mutate(rng, dumps_hostile(valid))
+    if roll < 0.9:
+        return hostile_text(rng)
+    return rng.choice(WRONG_TYPES) if rng.random() < 0.5 else valid
