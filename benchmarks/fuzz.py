@@ -35,9 +35,13 @@ import argparse
 import json
 import logging
 import math
+import os
 import random
+import resource
 import signal
+import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -47,37 +51,41 @@ from typing import Any
 
 from click.testing import CliRunner
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # repo root, when run as a script
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # repo root, when run as a script
 
 from benchmarks.hostile_inputs import (  # noqa: E402
-    DEEP,
+    HOSTILE_STEP_COUNTS,
     WRONG_TYPES,
-    dumps_hostile,
+    column,
+    completion,
+    curriculum,
+    decision,
+    decision_with_many_steps,
     hostile_box,
     hostile_elements,
     hostile_json_text,
     hostile_number,
+    hostile_score_line,
     hostile_text,
+    labels,
     model_output,
     mutate,
     random_action,
-    random_unicode,
-    valid_output,
+    reasoning_parts,
+    structured_output,
+    trainer_state,
 )
 from mobileforge.cli.actions import actions as actions_cli  # noqa: E402
 from ops.actions import (  # noqa: E402
     FORMAT_NAMES,
     FORMATS,
-    REASONING_PARTS,
     Action,
     ActionType,
     ParseFailure,
-    ReasoningParts,
     parse_structured,
     parse_with_context,
     render,
-    render_structured,
-    supports,
 )
 from ops.actions.formats import label_echo  # noqa: E402
 from ops.agent.llm import OutputError, parse_json_output  # noqa: E402
@@ -130,32 +138,6 @@ def parse_surface(fmt: str) -> Callable[[random.Random], Callable[[], None]]:
     return case
 
 
-def reasoning_parts(rng: random.Random) -> ReasoningParts:
-    return ReasoningParts(*(rng.choice(["The tap worked.", "Wi-Fi is off", "Open Settings", "café ☕", "x" * 300,
-                                        random_unicode(rng, 30).replace("<", "") or "a"]) for _ in REASONING_PARTS))
-
-
-def structured_output(rng: random.Random) -> Any:
-    """A four-part structured response, with parts dropped, repeated or shuffled, or mutated."""
-    action = Action(type=ActionType.WAIT)
-    for _ in range(50):
-        action = random_action(rng)
-        if supports(action, "mobilewizard"):
-            break
-    parts = reasoning_parts(rng)
-    try:
-        text = render_structured(action, parts)
-    except ValueError:  # a random part the format cannot hold
-        return hostile_text(rng)
-    roll = rng.random()
-    if roll < 0.3:
-        blocks = [f"<{n}>{t}</{n}>" for n, t in zip(REASONING_PARTS, parts.texts(), strict=True)]
-        text = render(action, "mobilewizard", thinking="\n".join(rng.choice(blocks) for _ in range(rng.randrange(7))))
-    if rng.random() < 0.6:
-        text = mutate(rng, text)
-    return text if rng.random() < 0.95 else rng.choice(WRONG_TYPES)
-
-
 def structured_parse_case(rng: random.Random) -> Callable[[], None]:
     text = structured_output(rng) if rng.random() < 0.8 else model_output(rng, "mobilewizard")
 
@@ -180,11 +162,6 @@ def structured_reward_case(rng: random.Random) -> Callable[[], None]:
         if structure not in (0.0, 0.5, 1.0) or not 0.0 <= reasoning <= 1.0:
             raise ContractBroken(f"structure {structure!r}, reasoning {reasoning!r}")
     return call
-
-
-def labels(rng: random.Random) -> list[str]:
-    return [rng.choice(["Wi-Fi", "Bluetooth", "Settings", "OK", "", "a #1", random_unicode(rng, 12)])
-            for _ in range(rng.randrange(12))]
 
 
 def label_echo_case(rng: random.Random) -> Callable[[], None]:
@@ -227,43 +204,6 @@ def score_case(rng: random.Random) -> Callable[[], None]:
     return call
 
 
-def completion(rng: random.Random, fmt: str) -> Any:
-    text = model_output(rng, fmt)
-    return rng.choice([
-        text, [{"role": "assistant", "content": text}], {"role": "assistant", "content": text},
-        [{"role": "assistant", "content": [{"type": "text", "text": text}, {"type": "image", "text": None}]}],
-        [{"role": "assistant", "content": [{"type": "text", "text": None}]}], [{"role": "assistant"}],
-        [{"role": "assistant", "content": None}], [], None, 5, [[[[]]]], DEEP_LIST, [None],
-    ])
-
-
-def _nested_list(depth: int) -> list:
-    value: list = []
-    for _ in range(depth):
-        value = [value]
-    return value
-
-
-DEEP_LIST = _nested_list(DEEP)
-
-
-def column(rng: random.Random, n: int, make: Callable[[], Any]) -> Any:
-    roll = rng.random()
-    if roll < 0.8:
-        return [make() for _ in range(n)]
-    if roll < 0.9:  # ragged
-        return [make() for _ in range(max(0, n + rng.choice([-3, -1, 1, 3])))]
-    return rng.choice([None, [], "column", 5])
-
-
-def trainer_state(max_steps: Any, global_step: Any) -> Any:
-    return type("TrainerState", (), {"max_steps": max_steps, "global_step": global_step})()
-
-
-HOSTILE_STEP_COUNTS = [(10, 10**400), (10**400, 10**401), (2.0, 10**400), (math.nan, 5), (10, math.inf),
-                       (-(10**400), 5), (0, 10**400), (True, False)]
-
-
 def trl_case(rng: random.Random) -> Callable[[], None]:
     fmt = rng.choice(FORMAT_NAMES)
     n = rng.randrange(9)
@@ -292,38 +232,15 @@ def trl_case(rng: random.Random) -> Callable[[], None]:
     return call
 
 
-def _decision(n: int) -> dict[str, Any]:
-    return {"decision": 0, "reason": "Never tapped Save.", "failure_step": n, "task_feasible": True,
-            "step_analysis": {str(i): {"reasonableness": "reasonable", "explanation": "ok"} for i in range(1, n + 1)}}
-
-
-def _decision_with_many_steps(rng: random.Random) -> dict[str, Any]:
-    """A decision analysing thousands of steps, or steps numbered with hundreds of digits."""
-    decision = _decision(1)
-    judgement = decision["step_analysis"]["1"]
-    keys = [str(i) for i in range(rng.choice([2_000, 20_000]))] if rng.random() < 0.5 else \
-        [str(10**rng.choice([300, 1000, 4000]) + i) for i in range(20)]
-    decision["step_analysis"] = dict.fromkeys(keys, judgement)
-    return decision
-
-
-def _curriculum(n: int) -> dict[str, Any]:
-    evaluation = {"task_reasonable": True, "task_completed": True, "confidence_score": 0.9,
-                  "step_quality_analysis": {"total_steps": 3, "reasonable_steps": 2, "trajectory_quality_score": 0.7}}
-    tasks = [{"task_id": f"t{i}", "instruction": "Turn on Wi-Fi.", "step_budget": 4, "core_functionality": "Wi-Fi",
-              "variation_type": "parameter_change"} for i in range(n)]
-    return {"evaluation": evaluation, "generated_tasks": tasks}
-
-
 JSON_SCHEMAS: list[tuple[type, Callable[[random.Random], tuple[Any, dict | None]]]] = [
     (StepDescription, lambda rng: ({"action_description": "Tapped Wi-Fi", "ui_description": "Settings"}, None)),
-    (FinalDecision, lambda rng: (_decision(n := rng.randint(1, 4)), {"n_steps": n})),
+    (FinalDecision, lambda rng: (decision(n := rng.randint(1, 4)), {"n_steps": n})),
     # a context counting more steps than any answer covers: the coverage check must not count to it
-    (FinalDecision, lambda rng: (_decision(rng.randint(1, 4)), {"n_steps": rng.choice([10**6, 10**12, 10**100])})),
-    (FinalDecision, lambda rng: (_decision_with_many_steps(rng), {"n_steps": rng.randint(1, 4)})),
+    (FinalDecision, lambda rng: (decision(rng.randint(1, 4)), {"n_steps": rng.choice([10**6, 10**12, 10**100])})),
+    (FinalDecision, lambda rng: (decision_with_many_steps(rng), {"n_steps": rng.randint(1, 4)})),
     (CorrectiveHintOutput, lambda rng: ({"key_mistake": "x", "what_to_avoid": ["y"], "suggested_approach": ["z"],
                                           "important_insights": [], "hint_summary": "Tap Save."}, None)),
-    (CurriculumOutput, lambda rng: (_curriculum(rng.randint(1, 3)), curriculum_context(1, 3, 10))),
+    (CurriculumOutput, lambda rng: (curriculum(rng.randint(1, 3)), curriculum_context(1, 3, 10))),
 ]
 
 
@@ -349,25 +266,6 @@ GOOD_LINE = json.dumps({"prediction": render(Action(type=ActionType.CLICK, point
                         "target": {"type": "click", "args": {"point": [500, 120]}}, "format": "qwen3vl"}).encode()
 
 
-def hostile_score_line(rng: random.Random) -> bytes:
-    """One line for `mobileforge actions score`: a prediction and target in any format (or canonical
-    objects, or boxes and elements) with hostile parts, or hostile text instead of a line."""
-    fmt = rng.choice(FORMAT_NAMES)
-    record: dict[str, Any] = {"prediction": model_output(rng, fmt), "target": random_action(rng).to_dict(),
-                              "format": fmt}
-    roll = rng.random()
-    if roll < 0.2:
-        record["target_box"] = hostile_box(rng)
-    elif roll < 0.4:
-        record["elements"] = hostile_elements(rng)
-    elif roll < 0.5:
-        record["prediction"] = random_action(rng).to_dict()
-    text = hostile_json_text(rng, {k: v if isinstance(v, str | dict | list | None) else repr(v) for k, v in record.items()})
-    line = text if isinstance(text, str) else dumps_hostile(text)
-    # as a file would hold it: one line, and a lone surrogate as the invalid UTF-8 bytes it encodes to
-    return " ".join(line.splitlines()).encode("utf-8", "surrogatepass")
-
-
 def cli_case(rng: random.Random) -> Callable[[], None]:
     line = hostile_score_line(rng)
 
@@ -381,6 +279,43 @@ def cli_case(rng: random.Random) -> Callable[[], None]:
         for value in out[1].values():
             check_message(str(value))
     return call
+
+
+def score_stream_check(n: int, seed: int) -> bool:
+    """`n` hostile lines, each after a good one, streamed as one file into `mobileforge actions score` in
+    a subprocess; prints what came back and returns whether every line was answered and every good
+    line scored 1.0. Streamed (not written out first): at ~100 KB a hostile line, 10,000 make a GB."""
+    rng = random.Random(seed)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    proc = subprocess.Popen([sys.executable, "-m", "mobileforge.cli.main", "actions", "score"], cwd=REPO, env=env,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    good_at: list[bool] = []  # per non-blank line sent: whether it is a good one
+
+    def feed() -> None:
+        assert proc.stdin is not None
+        for line in (GOOD_LINE, *(piece for _ in range(n) for piece in (hostile_score_line(rng), GOOD_LINE))):
+            proc.stdin.write(line + b"\n")
+            if line.strip():
+                good_at.append(line is GOOD_LINE)
+        proc.stdin.close()
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    assert proc.stdout is not None
+    out = [json.loads(row) for row in proc.stdout]
+    writer.join()
+    proc.wait()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    answered = len(out) == len(good_at)
+    good_scored = sum(good and row.get("reward") == 1.0 for good, row in zip(good_at, out))
+    hostile = [row for good, row in zip(good_at, out) if not good]
+    print(f"actions score on one stream of {len(good_at):,} lines ({n:,} hostile): {len(out):,} answered, "
+          f"{good_scored:,} of {good_at.count(True):,} good lines scored 1.0, hostile lines "
+          f"{sum('reward' in row for row in hostile):,} scored and {sum('error' in row for row in hostile):,} "
+          f"reported, exit {proc.returncode}, {cpu:.1f} s CPU ({1000 * cpu / max(len(good_at), 1):.2f} ms a line)")
+    return answered and good_scored == good_at.count(True)
 
 
 # ---------------------------------------------------------------- runner
@@ -447,18 +382,19 @@ def main() -> None:
     args = parser.parse_args()
     signal.signal(signal.SIGALRM, _alarm)
     logging.getLogger("ops.judging.reward_columns").setLevel(logging.ERROR)  # its per-row warnings are the expected outcome
-    print(f"{'surface':<30} {'inputs':>7} {'crashes':>8} {'>1 s':>5} {'slowest ms':>11}  crash kinds")
+    print(f"{'surface':<30} {'inputs':>7} {'crashes':>8} {'>100 ms':>8} {'slowest ms':>11}  crash kinds")
     total = Tally()
     for name in args.surface or SURFACES:
         tally = run_surface(SURFACES[name], args.n, args.seed)
         kinds = ", ".join(f"{k}×{v}" for k, v in tally.kinds.most_common())
-        print(f"{name:<30} {tally.inputs:>7} {tally.crashes:>8} {tally.slow:>5} {tally.slowest_ms:>11.1f}  {kinds}",
+        print(f"{name:<30} {tally.inputs:>7} {tally.crashes:>8} {tally.slow:>8} {tally.slowest_ms:>11.1f}  {kinds}",
               flush=True)
         for kind, example in tally.examples.items():
             print(f"{'':<30}   {kind}: {example!r}")
         total.crashes += tally.crashes
         total.slow += tally.slow
-    sys.exit(1 if total.crashes or total.slow else 0)
+    streamed_ok = score_stream_check(args.n, args.seed) if "cli:actions_score" in (args.surface or SURFACES) else True
+    sys.exit(1 if total.crashes or total.slow or not streamed_ok else 0)
 
 
 if __name__ == "__main__":

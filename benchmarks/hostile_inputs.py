@@ -13,7 +13,19 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from ops.actions import DIRECTIONS, SYSTEM_BUTTONS, TERMINATE_STATUSES, Action, ActionType, render, supports
+from ops.actions import (
+    DIRECTIONS,
+    FORMAT_NAMES,
+    REASONING_PARTS,
+    SYSTEM_BUTTONS,
+    TERMINATE_STATUSES,
+    Action,
+    ActionType,
+    ReasoningParts,
+    render,
+    render_structured,
+    supports,
+)
 
 MB = 1_000_000
 DEEP = 100_000
@@ -209,3 +221,114 @@ def hostile_json_text(rng: random.Random, valid: Any) -> Any:
     if roll < 0.9:
         return hostile_text(rng)
     return rng.choice(WRONG_TYPES) if rng.random() < 0.5 else valid
+
+
+def reasoning_parts(rng: random.Random) -> ReasoningParts:
+    return ReasoningParts(*(rng.choice(["The tap worked.", "Wi-Fi is off", "Open Settings", "café ☕", "x" * 300,
+                                        random_unicode(rng, 30).replace("<", "") or "a"]) for _ in REASONING_PARTS))
+
+
+def structured_output(rng: random.Random) -> Any:
+    """A four-part structured response, with parts dropped, repeated or shuffled, or mutated."""
+    action = Action(type=ActionType.WAIT)
+    for _ in range(50):
+        action = random_action(rng)
+        if supports(action, "mobilewizard"):
+            break
+    parts = reasoning_parts(rng)
+    try:
+        text = render_structured(action, parts)
+    except ValueError:  # a random part the format cannot hold
+        return hostile_text(rng)
+    roll = rng.random()
+    if roll < 0.3:
+        blocks = [f"<{n}>{t}</{n}>" for n, t in zip(REASONING_PARTS, parts.texts(), strict=True)]
+        text = render(action, "mobilewizard", thinking="\n".join(rng.choice(blocks) for _ in range(rng.randrange(7))))
+    if rng.random() < 0.6:
+        text = mutate(rng, text)
+    return text if rng.random() < 0.95 else rng.choice(WRONG_TYPES)
+
+
+def labels(rng: random.Random) -> list[str]:
+    return [rng.choice(["Wi-Fi", "Bluetooth", "Settings", "OK", "", "a #1", random_unicode(rng, 12)])
+            for _ in range(rng.randrange(12))]
+
+
+def completion(rng: random.Random, fmt: str) -> Any:
+    text = model_output(rng, fmt)
+    return rng.choice([
+        text, [{"role": "assistant", "content": text}], {"role": "assistant", "content": text},
+        [{"role": "assistant", "content": [{"type": "text", "text": text}, {"type": "image", "text": None}]}],
+        [{"role": "assistant", "content": [{"type": "text", "text": None}]}], [{"role": "assistant"}],
+        [{"role": "assistant", "content": None}], [], None, 5, [[[[]]]], DEEP_LIST, [None],
+    ])
+
+
+def _nested_list(depth: int) -> list:
+    value: list = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+DEEP_LIST = _nested_list(DEEP)
+
+
+def column(rng: random.Random, n: int, make: Callable[[], Any]) -> Any:
+    roll = rng.random()
+    if roll < 0.8:
+        return [make() for _ in range(n)]
+    if roll < 0.9:  # ragged
+        return [make() for _ in range(max(0, n + rng.choice([-3, -1, 1, 3])))]
+    return rng.choice([None, [], "column", 5])
+
+
+def trainer_state(max_steps: Any, global_step: Any) -> Any:
+    return type("TrainerState", (), {"max_steps": max_steps, "global_step": global_step})()
+
+
+HOSTILE_STEP_COUNTS = [(10, 10**400), (10**400, 10**401), (2.0, 10**400), (math.nan, 5), (10, math.inf),
+                       (-(10**400), 5), (0, 10**400), (True, False)]
+
+
+def decision(n: int) -> dict[str, Any]:
+    return {"decision": 0, "reason": "Never tapped Save.", "failure_step": n, "task_feasible": True,
+            "step_analysis": {str(i): {"reasonableness": "reasonable", "explanation": "ok"} for i in range(1, n + 1)}}
+
+
+def decision_with_many_steps(rng: random.Random) -> dict[str, Any]:
+    """A decision analysing thousands of steps, or steps numbered with hundreds of digits."""
+    answer = decision(1)
+    judgement = answer["step_analysis"]["1"]
+    many = rng.random() < 0.5
+    keys = [str(i) for i in range(rng.choice([2_000, 20_000]))] if many else \
+        [str(10**rng.choice([300, 1000, 4000]) + i) for i in range(20)]
+    answer["step_analysis"] = dict.fromkeys(keys, judgement)
+    return answer
+
+
+def curriculum(n: int) -> dict[str, Any]:
+    evaluation = {"task_reasonable": True, "task_completed": True, "confidence_score": 0.9,
+                  "step_quality_analysis": {"total_steps": 3, "reasonable_steps": 2, "trajectory_quality_score": 0.7}}
+    tasks = [{"task_id": f"t{i}", "instruction": "Turn on Wi-Fi.", "step_budget": 4, "core_functionality": "Wi-Fi",
+              "variation_type": "parameter_change"} for i in range(n)]
+    return {"evaluation": evaluation, "generated_tasks": tasks}
+
+
+def hostile_score_line(rng: random.Random) -> bytes:
+    """One line for `mobileforge actions score`: a prediction and target in any format (or canonical
+    objects, or boxes and elements) with hostile parts, or hostile text instead of a line."""
+    fmt = rng.choice(FORMAT_NAMES)
+    record: dict[str, Any] = {"prediction": model_output(rng, fmt), "target": random_action(rng).to_dict(),
+                              "format": fmt}
+    roll = rng.random()
+    if roll < 0.2:
+        record["target_box"] = hostile_box(rng)
+    elif roll < 0.4:
+        record["elements"] = hostile_elements(rng)
+    elif roll < 0.5:
+        record["prediction"] = random_action(rng).to_dict()
+    text = hostile_json_text(rng, record)
+    line = text if isinstance(text, str) else dumps_hostile(text)
+    # as a file would hold it: one line, and a lone surrogate as the invalid UTF-8 bytes it encodes to
+    return " ".join(line.splitlines()).encode("utf-8", "surrogatepass")
