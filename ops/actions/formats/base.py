@@ -250,7 +250,7 @@ warnings.filterwarnings("ignore", category=SyntaxWarning, module=re.escape(_SOUR
 
 def find_call(text: str, names: Callable[[str], bool]) -> Call:
     """The first call `NAME(...)` in `text` whose NAME passes `names`."""
-    for match in re.finditer(r"(?<![\w.])([A-Za-z_][\w]*)\s*\(", text):
+    for match in re.finditer(r"(?<![\w.])([A-Za-z_]\w*+)\s*+\(", text):
         if not names(match.group(1)):
             continue
         end = _call_end(text, match.end() - 1)
