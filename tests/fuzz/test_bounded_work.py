@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from mobileforge.cli.actions import actions as actions_cli
 from ops.actions import AUTO, FORMATS, Action, ParseFailure, parse_structured, parse_with_context, render
-from ops.agent.llm import OutputError, parse_json_output
+from ops.agent.llm import MAX_ANSWER_CHARS, OutputError, parse_json_output
 from ops.judging.action_reward import RewardConfig
 from ops.judging.critic.prompts import FinalDecision, StepDescription
 from ops.judging.reasoning_reward import structure_reward
@@ -105,12 +105,16 @@ def test_critic_answers_are_read_within_the_budget(text):
     assert seconds < CPU_BUDGET_S and len(message) < MESSAGE_CHARS
 
 
-def _refusal(answer: str, context: dict) -> str:
+def _refusal_of(answer: str, schema: type, context: dict | None = None) -> str:
     try:
-        parse_json_output(answer, FinalDecision, context)
+        parse_json_output(answer, schema, context)
     except OutputError as exc:
         return str(exc)
     raise AssertionError("the answer was accepted")
+
+
+def _refusal(answer: str, context: dict) -> str:
+    return _refusal_of(answer, FinalDecision, context)
 
 
 @pytest.mark.parametrize("n_steps", [10**6, 10**12, 10**30])
@@ -122,7 +126,7 @@ def test_the_final_decision_checks_coverage_without_counting_to_n_steps(n_steps)
 
 
 def test_the_final_decision_names_a_bounded_excerpt_of_unexpected_steps():
-    analysis = {str(i): {"reasonableness": "reasonable", "explanation": "ok"} for i in range(1, 5_001)}
+    analysis = {str(i): {"reasonableness": "reasonable", "explanation": "ok"} for i in range(1, 2_001)}
     answer = json.dumps({"decision": 1, "reason": "done", "task_feasible": True, "step_analysis": analysis})
     message = _refusal(answer, {"n_steps": 3})
     assert "unexpected [4, 5, 6" in message and len(message) < MESSAGE_CHARS
@@ -168,3 +172,8 @@ def test_actions_score_reports_each_hostile_line_and_scores_every_good_one():
     assert all(len(json.dumps(row)) < MESSAGE_CHARS for row in out[1::2])
     assert "not UTF-8 text" in out[13]["error"] and "nested more than 100 deep" in out[5]["error"]
     assert seconds < CPU_BUDGET_S * len(out)
+
+
+def test_an_answer_longer_than_any_max_tokens_is_refused_naming_the_limit():
+    answer = "x" * MAX_ANSWER_CHARS + json.dumps({"action_description": "a", "ui_description": "b"})
+    assert "over the 200000-character limit" in _refusal_of(answer, StepDescription)
