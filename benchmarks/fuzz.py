@@ -1,17 +1,17 @@
 """Hostile-input fuzzing of every surface that reads model or critic output (issues #26, #41).
 
-Each surface gets `--n` generated inputs (default 10,000; generators in `benchmarks/hostile_inputs.py`):
-random unicode, ~1 MB strings, JSON and brackets nested 100,000 deep, 5,000-digit numbers, NaN/inf,
-wrong types, lone surrogates (raw and as JSON / Python escapes); long repeated tokens (tags left
-open, call and bracket openers, quotes) up to and past each reader's length limit; digit runs of
-300 to 99,000 digits, bare and quoted; and valid outputs of each action format with one of those
-spliced in, appended or prepended. Printed per surface: inputs, crashes (an exception outside the
-surface's error contract, or a result that breaks it: an action holding a lone surrogate, a failure
-message quoting over 1,000 characters of the input), inputs that took over 100 ms of CPU time, and
-the slowest input in CPU ms (CPU time, so that a loaded machine's scheduling is not counted; a
-wall-clock alarm still catches hangs). Last, one file mixing every good and hostile line of the
-`cli:actions_score` surface goes through `mobileforge actions score` in a subprocess: every good
-line must come back scored. The target is 0 crashes and 0 slow inputs.
+Each surface gets `--n` inputs (default 10,000; generators in `benchmarks/hostile_inputs.py`). A
+surface that reads text first takes the sweep `sweep_texts` (every opener before every flood token,
+after nothing and after a valid response left open: 2,952 inputs), then random ones: unicode, ~1 MB
+strings, brackets nested 100,000 deep, digit runs of 300 to 99,000 digits (bare and quoted), long
+repeated tokens, NaN/inf, wrong types, lone surrogates, and valid outputs of each format with one of
+those spliced in, appended or prepended. Printed per surface: inputs, crashes (an exception outside
+the surface's error contract, or a result that breaks it: an action holding a lone surrogate, a
+message quoting over 1,000 characters of the input), inputs over 100 ms of CPU time, and the
+slowest in CPU ms (CPU time: a loaded machine's scheduling is not counted; a wall-clock alarm still
+catches hangs). Last, every hostile line of `cli:actions_score`, each after a good one, is streamed
+through `mobileforge actions score` in a subprocess: every good line must come back scored. The
+target is 0 crashes and 0 slow inputs.
 
 Surfaces and their contracts:
   parse:<format>, parse:auto   ops.actions.parse_with_context → ParsedOutput, never raises
@@ -71,9 +71,11 @@ from benchmarks.hostile_inputs import (  # noqa: E402
     labels,
     model_output,
     mutate,
+    open_output,
     random_action,
     reasoning_parts,
     structured_output,
+    sweep_texts,
     trainer_state,
 )
 from mobileforge.cli.actions import actions as actions_cli  # noqa: E402
@@ -83,6 +85,7 @@ from ops.actions import (  # noqa: E402
     Action,
     ActionType,
     ParseFailure,
+    ReasoningParts,
     parse_structured,
     parse_with_context,
     render,
@@ -105,6 +108,10 @@ MAX_MESSAGE_CHARS = 1000  # a failure's reason quotes an excerpt of the input, n
 
 class ContractBroken(Exception):
     """A surface returned something its contract rules out."""
+
+
+GOOD_TARGET = '{"type": "click", "args": {"point": [500, 120]}}'
+REFERENCE_PARTS = ReasoningParts("The tap worked.", "Wi-Fi is off", "Open Settings", "Tap Wi-Fi")
 
 
 def _utf8_clean(value: Any) -> bool:
@@ -130,17 +137,25 @@ def check_parsed(parsed: Any) -> None:
         check_message(action.reason)
 
 
-def parse_surface(fmt: str) -> Callable[[random.Random], Callable[[], None]]:
-    def case(rng: random.Random) -> Callable[[], None]:
-        text = model_output(rng, "canonical" if fmt == "auto" and rng.random() < 0.3 else
-                            (rng.choice(FORMAT_NAMES) if fmt == "auto" else fmt))
-        return lambda: check_parsed(parse_with_context(text, fmt))
+Case = Callable[[], None]
+
+
+def parse_case(fmt: str) -> Callable[[Any], Case]:
+    return lambda text: lambda: check_parsed(parse_with_context(text, fmt))
+
+
+def parse_surface(fmt: str) -> Callable[[random.Random], Case]:
+    def case(rng: random.Random) -> Case:
+        return parse_case(fmt)(model_output(rng, "canonical" if fmt == "auto" and rng.random() < 0.3 else
+                                            (rng.choice(FORMAT_NAMES) if fmt == "auto" else fmt)))
     return case
 
 
-def structured_parse_case(rng: random.Random) -> Callable[[], None]:
-    text = structured_output(rng) if rng.random() < 0.8 else model_output(rng, "mobilewizard")
+def structured_parse_case(rng: random.Random) -> Case:
+    return structured_parse_check(structured_output(rng) if rng.random() < 0.8 else model_output(rng, "mobilewizard"))
 
+
+def structured_parse_check(text: Any) -> Case:
     def call() -> None:
         parsed = parse_structured(text)
         check_parsed(parsed)
@@ -151,9 +166,11 @@ def structured_parse_case(rng: random.Random) -> Callable[[], None]:
     return call
 
 
-def structured_reward_case(rng: random.Random) -> Callable[[], None]:
-    text, annotation = structured_output(rng), reasoning_parts(rng)
+def structured_reward_case(rng: random.Random) -> Case:
+    return structured_reward_check(structured_output(rng), reasoning_parts(rng))
 
+
+def structured_reward_check(text: Any, annotation: ReasoningParts = REFERENCE_PARTS) -> Case:
     def embed(texts: list[str]) -> list[list[float]]:  # stands in for the sentence model
         return [[float(len(t) % 7), float(t.count("e")), 1.0] for t in texts]
 
@@ -164,7 +181,7 @@ def structured_reward_case(rng: random.Random) -> Callable[[], None]:
     return call
 
 
-def label_echo_case(rng: random.Random) -> Callable[[], None]:
+def label_echo_case(rng: random.Random) -> Case:
     names = labels(rng)
     action = random_action(rng)
     if action.element is not None and names:
@@ -184,7 +201,7 @@ def label_echo_case(rng: random.Random) -> Callable[[], None]:
     return lambda: check_parsed(parse_with_context(text, "label_echo", labels=names))
 
 
-def score_case(rng: random.Random) -> Callable[[], None]:
+def score_case(rng: random.Random) -> Case:
     prediction = rng.choice([random_action(rng), random_action(rng), ParseFailure("bad", "x", "canonical"),
                              None, "click", {"type": "click"}])
     target = random_action(rng) if rng.random() < 0.9 else rng.choice(WRONG_TYPES)
@@ -204,7 +221,15 @@ def score_case(rng: random.Random) -> Callable[[], None]:
     return call
 
 
-def trl_case(rng: random.Random) -> Callable[[], None]:
+def trl_text_case(text: str) -> Case:
+    def call() -> None:
+        out = make_trl_reward("canonical")([text], target_action=[GOOD_TARGET])
+        if len(out) != 1 or not math.isfinite(out[0]):
+            raise ContractBroken(f"rewards {out!r:.200}")
+    return call
+
+
+def trl_case(rng: random.Random) -> Case:
     fmt = rng.choice(FORMAT_NAMES)
     n = rng.randrange(9)
     completions = [completion(rng, fmt) for _ in range(n)]
@@ -244,13 +269,16 @@ JSON_SCHEMAS: list[tuple[type, Callable[[random.Random], tuple[Any, dict | None]
 ]
 
 
-def json_case(rng: random.Random) -> Callable[[], None]:
+def json_case(rng: random.Random) -> Case:
     schema, make = rng.choice(JSON_SCHEMAS)
     valid, context = make(rng)
     text = hostile_json_text(rng, valid)
     if isinstance(text, str) and rng.random() < 0.2:
         text = rng.choice(["Here you go:\n```json\n{}\n```", "Answer: {} Thanks.", "{}"]).replace("{}", text)
+    return json_check(text, schema, context)
 
+
+def json_check(text: Any, schema: type = StepDescription, context: dict | None = None) -> Case:
     def call() -> None:
         try:
             parse_json_output(text, schema, context)
@@ -263,12 +291,18 @@ def json_case(rng: random.Random) -> Callable[[], None]:
 
 
 GOOD_LINE = json.dumps({"prediction": render(Action(type=ActionType.CLICK, point=(500, 120)), "qwen3vl"),
-                        "target": {"type": "click", "args": {"point": [500, 120]}}, "format": "qwen3vl"}).encode()
+                        "target": GOOD_TARGET, "format": "qwen3vl"}).encode()
 
 
-def cli_case(rng: random.Random) -> Callable[[], None]:
-    line = hostile_score_line(rng)
+def cli_case(rng: random.Random) -> Case:
+    return cli_check(hostile_score_line(rng))
 
+
+def cli_text_case(text: str) -> Case:
+    return cli_check(json.dumps({"prediction": text, "target": GOOD_TARGET, "format": "auto"}).encode())
+
+
+def cli_check(line: bytes) -> Case:
     def call() -> None:
         result = CliRunner().invoke(actions_cli, ["score"], input=b"\n".join([GOOD_LINE, line, GOOD_LINE, b""]))
         if result.exception is not None and not isinstance(result.exception, SystemExit):
@@ -339,11 +373,23 @@ def _alarm(signum: int, frame: Any) -> None:
     raise Hang(f"still running after {HANG_S} s")
 
 
-def run_surface(make_case: Callable[[random.Random], Callable[[], None]], n: int, seed: int) -> Tally:
+@dataclass(frozen=True)
+class Surface:
+    """A surface's random inputs and, when it reads text, its swept ones (`sweep_texts`), which come first."""
+
+    random_case: Callable[[random.Random], Case]
+    text_case: Callable[[Any], Case] | None = None
+    prefixes: tuple[str, ...] = ("",)  # what each swept flood follows
+    sweep_chars: int = 99_000  # just under the parsers' 100,000-character limit
+
+
+def run_surface(surface: Surface, n: int, seed: int) -> Tally:
     rng = random.Random(seed)
     tally = Tally()
+    swept = sweep_texts(surface.prefixes, surface.sweep_chars) if surface.text_case else iter(())
     for _ in range(n):
-        call = make_case(rng)
+        text = next(swept, None)
+        call = surface.random_case(rng) if text is None or surface.text_case is None else surface.text_case(text)
         signal.alarm(HANG_S)
         start = time.process_time()  # CPU seconds: the work an input costs, not the machine's load
         try:
@@ -362,15 +408,18 @@ def run_surface(make_case: Callable[[random.Random], Callable[[], None]], n: int
     return tally
 
 
-SURFACES: dict[str, Callable[[random.Random], Callable[[], None]]] = {
-    **{f"parse:{fmt}": parse_surface(fmt) for fmt in [*FORMATS, "auto"]},
-    "parse:label_echo+labels": label_echo_case,
-    "parse:mobilewizard+structured": structured_parse_case,
-    "score_action": score_case,
-    "trl_reward": trl_case,
-    "structured_reward": structured_reward_case,
-    "parse_json_output": json_case,
-    "cli:actions_score": cli_case,
+WIZARD_OPEN = open_output("mobilewizard")
+SURFACES: dict[str, Surface] = {
+    **{f"parse:{fmt}": Surface(parse_surface(fmt), parse_case(fmt), ("", open_output(fmt))) for fmt in FORMATS},
+    "parse:auto": Surface(parse_surface("auto"), parse_case("auto"), ("", WIZARD_OPEN, open_output("qwen3vl"))),
+    "parse:label_echo+labels": Surface(label_echo_case, lambda text: lambda: check_parsed(
+        parse_with_context(text, "label_echo", labels=["Wi-Fi", "a #1"])), ("", "- a #1\n")),
+    "parse:mobilewizard+structured": Surface(structured_parse_case, structured_parse_check, ("", "<think>")),
+    "score_action": Surface(score_case),
+    "trl_reward": Surface(trl_case, trl_text_case, ("", open_output("canonical"))),
+    "structured_reward": Surface(structured_reward_case, structured_reward_check, ("", "<think>")),
+    "parse_json_output": Surface(json_case, json_check, ("", '{"action_description": "'), 199_000),
+    "cli:actions_score": Surface(cli_case, cli_text_case, ("", WIZARD_OPEN)),
 }
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 import math
 import random
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from ops.actions import (
@@ -66,6 +67,29 @@ def flood(rng: random.Random) -> str:
     token = rng.choice(FLOOD_TOKENS)
     text = token * max(1, rng.choice(FLOOD_CHARS) // len(token))
     return rng.choice(OPENERS) + text if rng.random() < 0.4 else text
+
+
+SWEEP_SUFFIXES = ("", 'x")')
+
+
+def sweep_texts(prefixes: Sequence[str], chars: int) -> Iterator[str]:
+    """Every opener (and none) before every flood token repeated to `chars`, after each prefix and
+    before each of `SWEEP_SUFFIXES`: the combinations a random draw rarely makes (issue #41: a quote
+    before a run of `FOO[`, a call left open before a run of `<answer>`, a quoted digit run ending in
+    `x`). A generator: the texts are ~100 KB each."""
+    for prefix in prefixes:
+        for opener in ("", *OPENERS):
+            for token in FLOOD_TOKENS:
+                for suffix in SWEEP_SUFFIXES:
+                    yield prefix + opener + token * (chars // len(token)) + suffix
+
+
+def open_output(fmt: str) -> str:
+    """A click (or, where the format has none, a wait) in format `fmt` without its last closing tag:
+    the start of a response that a flood continues."""
+    click = Action(type=ActionType.CLICK, point=(500, 120))
+    text = render(click if supports(click, fmt) else Action(type=ActionType.WAIT), fmt)
+    return re.sub(r"</\w+>\s*$", "", text)
 
 
 def digit_run(rng: random.Random) -> str:
