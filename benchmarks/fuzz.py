@@ -110,7 +110,7 @@ class ContractBroken(Exception):
     """A surface returned something its contract rules out."""
 
 
-GOOD_TARGET = '{"type": "click", "args": {"point": [500, 120]}}'
+GOOD_TARGET = {"type": "click", "args": {"point": [500, 120]}}
 REFERENCE_PARTS = ReasoningParts("The tap worked.", "Wi-Fi is off", "Open Settings", "Tap Wi-Fi")
 
 
@@ -223,7 +223,7 @@ def score_case(rng: random.Random) -> Case:
 
 def trl_text_case(text: str) -> Case:
     def call() -> None:
-        out = make_trl_reward("canonical")([text], target_action=[GOOD_TARGET])
+        out = make_trl_reward("canonical")([text], target_action=[json.dumps(GOOD_TARGET)])
         if len(out) != 1 or not math.isfinite(out[0]):
             raise ContractBroken(f"rewards {out!r:.200}")
     return call
