@@ -2,7 +2,7 @@
 
 Each surface gets `--n` inputs (default 10,000; generators in `benchmarks/hostile_inputs.py`). A
 surface that reads text first takes the sweep `sweep_texts` (every opener before every flood token,
-after nothing and after a valid response left open: 2,952 inputs), then random ones: unicode, ~1 MB
+after nothing and after a valid response left open: 3,116 inputs), then random ones: unicode, ~1 MB
 strings, brackets nested 100,000 deep, digit runs of 300 to 99,000 digits (bare and quoted), long
 repeated tokens, NaN/inf, wrong types, lone surrogates, and valid outputs of each format with one of
 those spliced in, appended or prepended. Printed per surface: inputs, crashes (an exception outside

@@ -55,7 +55,7 @@ FLOOD_TOKENS = (
 # per character (a fence before 200,000 spaces took 12 s), and inside a string literal brackets do
 # not count towards the nesting limit.
 OPENERS = ("```json\n", "```", "<think>", "<thinking>", "<answer>", "<tool_call>", "<conclusion>", '{"a": "', "do(",
-           'do(action="', "CLICK[", "CLICK(", "Action:", "- a #", '"', "'", "`")
+           'do(action="', 'do(action="Wait", duration="', "CLICK[", "CLICK(", "Action:", "- a #", '"', "'", "`")
 # Around the limits: the parsers read 100,000 characters, critic answers and CLI lines 200,000.
 FLOOD_CHARS = (1_000, 20_000, 60_000, 99_000, 100_001, 199_000, 200_001)
 DIGIT_RUNS = (301, 400, 999, 1001, 4300, 4301, 5000, 20_000, 99_000)

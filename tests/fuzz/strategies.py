@@ -33,7 +33,7 @@ FLOOD_TOKENS = ("<answer>", "<think>", "<conclusion>", "<tool_call>", "<planning
                 "CLICK[", "FOO[", "CLICK(", "do(", "a(", "(", "[", "{", "1,", '"', "'", "\\", "9", "9.", "- a #", " ", "a ")
 FLOOD_CHARS = (5_000, 50_000, 99_000, 100_001, 200_001)
 # Left open before a flood (a scan backtracking over what follows rescans the flood per character).
-OPENERS = ("", "", "```json\n", "<think>", "<tool_call>", '{"a": "', 'do(action="', "CLICK[", '"', "`")
+OPENERS = ("", "", "```json\n", "<think>", "<tool_call>", '{"a": "', 'do(action="Wait", duration="', "CLICK[", '"', "`")
 floods = st.builds(lambda opener, token, chars: opener + token * (chars // len(token)),
                    st.sampled_from(OPENERS), st.sampled_from(FLOOD_TOKENS), st.sampled_from(FLOOD_CHARS))
 digit_runs = st.builds(lambda head, n, tail: head + "9" * n + tail, st.sampled_from(["", "-", "1.", '"']),
