@@ -1,8 +1,9 @@
 """JSON read from untrusted text (model answers, dataset cells) with bounded work.
 
-`check_json_limits` measures length, bracket nesting and digit runs with a few linear,
-C-speed passes before any parser sees the text; `loads` checks and decodes; `find_json` finds
-the first JSON value embedded in prose with bounded rescanning. Past a limit `JSONLimitError`
+`check_json_limits` measures length, bracket nesting and digit runs with a few linear passes
+(regular expressions that cannot backtrack, one loop over the brackets) before any parser sees
+the text; `loads` checks and decodes; `find_json` finds the first JSON value embedded in prose
+with bounded rescanning. Past a limit `JSONLimitError`
 (a `ValueError`) names it, and callers turn it into their own parse failure. Unchecked, a
 5,000-digit number makes `json` raise a bare ValueError, 100,000 nested brackets a
 RecursionError, and a search that retries a decode at every bracket goes quadratic.
@@ -12,8 +13,6 @@ from __future__ import annotations
 
 import json
 import re
-from itertools import accumulate
-from operator import sub
 from collections.abc import Iterator
 from typing import Any
 
@@ -26,7 +25,7 @@ MAX_STARTS = 1000  # brackets `find_json` decodes from before giving up (each co
 # so the scan never backtracks over the rest of the text.
 _STRING = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"?', re.DOTALL)
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
-_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+_OPENERS = frozenset("[{")
 
 
 class JSONLimitError(ValueError):
@@ -37,15 +36,21 @@ class NoJSONFound(ValueError):
     """`find_json` found no value of the wanted type; the message is the last decode error."""
 
 
-def nesting_depth(text: str) -> int:
-    """The deepest bracket nesting any decode starting in `text` could reach (brackets inside
-    string literals do not count; unbalanced closers in prose do not hide later depth)."""
-    brackets = _NOT_BRACKET.sub("", _STRING.sub('""', text))
-    if not brackets:
-        return 0
-    prefix = list(accumulate(map(_STEP.__getitem__, brackets), initial=0))
-    # Most opens minus closes over any stretch: prefix[j] minus the lowest prefix before j.
-    return max(map(sub, prefix, accumulate(prefix, min)))
+def _nested_deeper_than(outside_strings: str, max_depth: int) -> bool:
+    """Whether some stretch of `outside_strings` opens more than `max_depth` brackets than it closes,
+    i.e. a decode starting in it could nest that deep (unbalanced closers in prose do not hide later
+    depth). One pass over the brackets that stops at the first stretch past the limit."""
+    depth = low = 0
+    for bracket in _NOT_BRACKET.sub("", outside_strings):
+        if bracket in _OPENERS:
+            depth += 1
+            if depth - low > max_depth:
+                return True
+        else:
+            depth -= 1
+            if depth < low:
+                low = depth
+    return False
 
 
 def check_json_limits(text: str, *, max_chars: int = MAX_CHARS, max_depth: int = MAX_DEPTH,
@@ -54,12 +59,12 @@ def check_json_limits(text: str, *, max_chars: int = MAX_CHARS, max_depth: int =
     if len(text) > max_chars:
         raise JSONLimitError(f"{len(text)} characters, over the {max_chars}-character limit")
     outside_strings = _STRING.sub('""', text)
-    long_number = re.search(rf"\d{{{max_digits + 1}}}", outside_strings)
+    # Only at the start of a digit run, so that each run is scanned once (not once per digit).
+    long_number = re.search(rf"(?<!\d)\d{{{max_digits + 1}}}", outside_strings)
     if long_number:
-        raise JSONLimitError(f"a number with more than {max_digits} digits at position {long_number.start()}")
-    depth = nesting_depth(text)
-    if depth > max_depth:
-        raise JSONLimitError(f"brackets nested {depth} deep, over the limit of {max_depth}")
+        raise JSONLimitError(f"a number with more than {max_digits} digits")
+    if _nested_deeper_than(outside_strings, max_depth):
+        raise JSONLimitError(f"brackets nested more than {max_depth} deep")
 
 
 def loads(text: str, **limits: int) -> Any:

@@ -26,6 +26,7 @@ _NEXT_SENTENCE = re.compile(r"(?<=\.) (?=On '[^']*', )")  # between the steps of
 _STEP = re.compile(r"On '(?P<screen>[^']*)', (?P<fix>.+)\.", re.S)
 _TYPED = re.compile(r"typing '(?P<text>.*?)'(?: into '[^']*')?", re.S)
 _ANSWERED = re.compile(r"answering '(?P<text>.*)'", re.S)
+MAX_SUMMARY_CHARS = 4000  # a plan of 40 steps on long screen names; a critic's hint summary is one sentence
 
 
 def corrective_summary(screen: str, better: str | None, did: str) -> str:
@@ -46,15 +47,20 @@ def plan_summary(screen: str, fixes: Sequence[tuple[str, str]], did: str) -> str
     return " ".join(corrective_summary(on, fix, did) for on, fix in fixes)
 
 
+def _sentences(summary: str) -> list[str]:
+    """The steps of a plan summary; none for a summary longer than any plan (`MAX_SUMMARY_CHARS`), which
+    is free text: the patterns above backtrack over a long sentence quadratically."""
+    return [] if len(summary) > MAX_SUMMARY_CHARS else _NEXT_SENTENCE.split(summary.strip())
+
+
 def hint_targets(summary: str) -> list[tuple[str, str]]:
     """(screen, element name) of every step of a `plan_summary` whose fix names an element;
     steps that name none (press back, finish the task) and free text give nothing."""
-    sentences = _NEXT_SENTENCE.split(summary.strip())
-    return [(m["screen"], m["name"]) for s in sentences if (m := _SUMMARY.fullmatch(s))]
+    return [(m["screen"], m["name"]) for s in _sentences(summary) if (m := _SUMMARY.fullmatch(s))]
 
 
 def _steps(summary: str) -> list[re.Match]:
-    return [m for s in _NEXT_SENTENCE.split(summary.strip()) if (m := _STEP.fullmatch(s))]
+    return [m for s in _sentences(summary) if (m := _STEP.fullmatch(s))]
 
 
 def hint_actions(summary: str) -> list[tuple[str, str]]:

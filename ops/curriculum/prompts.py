@@ -8,11 +8,13 @@ variation_type, prerequisites) grounded in it.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
 
+from ops.actions.excerpt import excerpt
 from ops.agent.messages import Message, system, user
 
 DEFAULT_MIN_TASKS = 3
@@ -80,10 +82,11 @@ class CurriculumOutput(BaseModel):
             raise ValueError(f"generated_tasks has {len(self.generated_tasks)} tasks; expected {lo} to {hi}")
         for task in self.generated_tasks:
             if task.step_budget > max_steps:
-                raise ValueError(f"task {task.task_id}: step_budget {task.step_budget} exceeds {max_steps}")
-        ids = [t.task_id for t in self.generated_tasks]
-        if len(set(ids)) != len(ids):
-            raise ValueError(f"task_id values repeat: {ids}")
+                raise ValueError(f"task {excerpt(task.task_id)}: step_budget {excerpt(task.step_budget)} "
+                                 f"exceeds {max_steps}")
+        repeated = sorted(task_id for task_id, n in Counter(t.task_id for t in self.generated_tasks).items() if n > 1)
+        if repeated:
+            raise ValueError(f"task_id values repeat: {excerpt(repeated)}")
         return self
 
 

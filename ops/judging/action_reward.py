@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from ops.actions import GRID, Action, ActionType, ParseFailure, ReasoningParts, parse_with_context
 from ops.actions.coords import GRID_1000, CoordFrame
+from ops.actions.excerpt import excerpt
 from ops.actions import POINTED_TYPES
 from ops.judging.reasoning_reward import Embedder, reasoning_reward, structure_reward
 
@@ -213,15 +214,6 @@ def check_box(box: Any, what: str) -> Box:
     if not (x0 <= x1 and y0 <= y1) or not all(math.isfinite(v) for v in (x0, y0, x1, y1)):
         raise RewardInputError(f"{what}: box {excerpt(box)} is not (x0 ≤ x1, y0 ≤ y1)")
     return x0, y0, x1, y1
-
-
-def excerpt(value: Any, limit: int = 80) -> str:
-    """repr of a possibly huge or hostile value, cut to `limit` characters."""
-    try:
-        text = repr(value)
-    except ValueError:  # e.g. an integer over Python's 4,300-digit str() limit
-        text = f"<{type(value).__name__}>"
-    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def _element_box(index: int, elements: Sequence[Sequence[float]] | None) -> Box | None:

@@ -15,9 +15,10 @@ from typing import Any
 
 from ops.actions import REASONING_PARTS, Action, ReasoningParts
 from ops.actions.coords import GRID_1000, CoordFrame
+from ops.actions.excerpt import clipped, excerpt
 from ops.actions.json_limits import loads as bounded_loads
 from ops.judging.action_reward import (DEFAULT_REWARD_CONFIG, Box, Component, RewardBreakdown, RewardConfig,
-                                       RewardInputError, check_box, check_structured_options, excerpt, score_output)
+                                       RewardInputError, check_box, check_structured_options, score_output)
 from ops.judging.reasoning_reward import Embedder
 
 log = logging.getLogger(__name__)
@@ -57,15 +58,18 @@ def completion_text(completion: Any) -> str:
     raise TypeError(f"cannot read completion text from {type(completion).__name__}")
 
 
+MAX_CELL_CHARS = 100_000  # a target action, box or element list; a screen's 200 elements need ~20,000
+
+
 def _json_column(value: Any, what: str) -> Any:
     if value is None or not isinstance(value, str):
         return value
     if value.strip() in ("", "null"):
         return None
     try:
-        return bounded_loads(value)
+        return bounded_loads(value, max_chars=MAX_CELL_CHARS)
     except ValueError as exc:  # not JSON, or past the size/depth/digit limits
-        raise RewardInputError(f"column {what!r} is not JSON: {exc}") from None
+        raise RewardInputError(f"column {what!r} is not JSON: {clipped(str(exc))}") from None
 
 
 def element_labels(value: Any) -> list[str] | None:
@@ -103,14 +107,20 @@ def target_from_column(value: Any) -> Action:
     try:
         return Action.from_dict(data)
     except (ValueError, OverflowError) as exc:  # ActionError, or a number too large for a float
-        raise RewardInputError(f"target_action: {str(exc)[:200]}") from None
+        raise RewardInputError(f"target_action: {clipped(str(exc))}") from None
 
 
 def _progress(trainer_state: Any) -> float:
+    """global_step / max_steps of TRL's trainer state, in [0, 1]; 0 (the first shrinking stage) when
+    the state holds no usable counts. Never raises: counts are Python ints of any size."""
     max_steps, step = getattr(trainer_state, "max_steps", 0), getattr(trainer_state, "global_step", 0)
-    if not all(isinstance(v, int | float) and math.isfinite(v) for v in (max_steps, step)):
+    if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in (max_steps, step)):
         return 0.0
-    return step / max_steps if max_steps > 0 else 0.0
+    try:
+        ratio = step / max_steps if max_steps > 0 else 0.0
+    except OverflowError:  # an int past the float range (over a float, or a quotient that large): far past the end
+        return 1.0 if step > 0 else 0.0
+    return 0.0 if math.isnan(ratio) else min(max(ratio, 0.0), 1.0)
 
 
 class _RowError(Exception):
@@ -193,7 +203,7 @@ def make_trl_reward(
                 _count_failure(exc.reason, str(exc), row)
                 out.append(0.0)
             except Exception as exc:  # noqa: BLE001 — one row must not kill a GRPO step
-                _count_failure(f"unexpected {type(exc).__name__}", f"{type(exc).__name__}: {str(exc)[:200]}", row)
+                _count_failure(f"unexpected {type(exc).__name__}", f"{type(exc).__name__}: {clipped(str(exc))}", row)
                 out.append(0.0)
             else:
                 out.append(breakdown.component(component))

@@ -1,6 +1,16 @@
-"""Schema asset checks run inside materializations; DuckDB sees every experiment."""
+"""Schema asset checks run inside materializations; DuckDB sees every experiment, and leaves out
+(naming it) a stored table that differs from its manifest's digest."""
 
-from resources.catalog import DuckDBCatalog, catalog_views, open_catalog
+import hashlib
+import json
+import warnings
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from resources.catalog import DamagedTableWarning, DuckDBCatalog, catalog_views, open_catalog
+from resources.experiment import PartitionAddress
 from tests.storage.graph import APPS, materialize_experiment
 
 
@@ -56,3 +66,41 @@ def test_catalog_resource_connects_to_the_same_root(instance, io_manager, locati
     materialize_experiment(instance, {"io_manager": io_manager}, "default")
     con = DuckDBCatalog(location=location).connect()
     assert con.execute("SELECT count(*) FROM curriculum_tasks").fetchone() == (len(APPS),)
+
+
+def _damage(path: Path, how: str) -> None:
+    data = bytearray(path.read_bytes())
+    if how == "flip":
+        data[len(data) // 2] ^= 0x01
+    else:
+        del data[len(data) // 2:]
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("how", ["flip", "truncate"])
+def test_the_catalog_skips_a_damaged_table_naming_it_and_keeps_the_rest(instance, io_manager, location, how):
+    resources = {"io_manager": io_manager}
+    materialize_experiment(instance, resources, "default", steps=2, step_budget=5)
+    materialize_experiment(instance, resources, "ablation", steps=3, step_budget=9)
+    damaged = Path(io_manager.partition_dir(dg.AssetKey("exploration_transitions"),
+                                            PartitionAddress("default", "notes"))) / "data.parquet"
+    recorded = json.loads((damaged.parent / "_manifest.json").read_text())["sha256"]
+    _damage(damaged, how)
+
+    with pytest.warns(DamagedTableWarning) as caught:
+        con = open_catalog(location.root_uri)
+    (warning,) = caught
+    message = str(warning.message)
+    assert str(damaged) in message and hashlib.sha256(damaged.read_bytes()).hexdigest()[:12] in message
+    assert recorded[:12] in message and "rematerialize exploration_transitions" in message
+    # the damaged partition is left out; its sibling, the other experiment and the other assets stay queryable
+    rows = con.sql("SELECT experiment, app, count(*) FROM exploration_transitions GROUP BY ALL ORDER BY ALL").fetchall()
+    assert rows == [("ablation", "clock", 3), ("ablation", "notes", 3), ("default", "clock", 2)]
+    assert con.execute('SELECT count(*) FROM "default__curriculum_tasks"').fetchone() == (2,)
+
+
+def test_an_intact_catalog_opens_without_a_warning(instance, io_manager, location):
+    materialize_experiment(instance, {"io_manager": io_manager}, "default")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DamagedTableWarning)
+        assert "curriculum_tasks" in catalog_views(open_catalog(location.root_uri))

@@ -26,6 +26,7 @@ from ops.agent.messages import count_image_placeholders
 from training.inference.echo_constraint import RowEchoConstraint, dash_tokens, row_token_sequences
 from training.inference.typing_constraint import TypedTextConstraint, token_pieces, typable_texts
 from training.models.tiny import TinyQwen2VLProcessor
+from training.models.weight_files import verify_weights
 from training.threads import torch_threads
 
 # Processor classes saved by our own builders, which AutoProcessor cannot resolve by name
@@ -126,6 +127,7 @@ class LocalPolicy(PromptedPolicy):
         self.threads = threads  # torch's CPU threads while generating; None keeps the process's count
         if generation.seed is not None:
             torch.manual_seed(generation.seed)
+        verify_weights(path)  # a damaged weight file is refused by name, not loaded as other weights
         self.processor = load_processor(path)
         self.model = AutoModelForImageTextToText.from_pretrained(path).to(self.device).eval()
         self._dashes = dash_tokens(self.processor.tokenizer) if generation.constrain_echo else frozenset()

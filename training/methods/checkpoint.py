@@ -13,6 +13,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from ops.agent.policy_prompt import PromptStyle
+from training.models.weight_files import weight_files
 
 BASE = "base"  # the method name of the policy being adapted; trained ones carry a registered method's name
 
@@ -52,18 +53,12 @@ class Checkpoint(BaseModel):
                           base=self.version, trained=False, reason=reason, disabled=disabled)
 
 
-WEIGHT_SUFFIXES = (".safetensors", ".bin")
-# not weights: transformers' Trainer pickles its arguments, temporary output_dir included, beside them
-NOT_WEIGHTS = frozenset({"training_args.bin"})
-
-
 def weights_digest(directory: str | Path) -> str:
     """Short sha256 over a model directory's config and weight files (names and bytes), so a
     checkpoint is known by what it holds, not where it lies."""
     root = Path(directory)
     digest = hashlib.sha256()
-    for path in sorted(p for p in root.rglob("*") if p.is_file() and p.name not in NOT_WEIGHTS
-                       and (p.suffix in WEIGHT_SUFFIXES or p.name == "config.json")):
+    for path in weight_files(root):
         digest.update(str(path.relative_to(root)).encode() + b"\0")
         with path.open("rb") as f:
             while chunk := f.read(1 << 20):

@@ -18,6 +18,7 @@ from transformers.integrations import TensorBoardCallback
 from trl.data_utils import prepare_multimodal_messages
 
 
+from training.models.weight_files import verify_weights
 from training.threads import torch_threads
 from training.trainers.logprob_tiles import tiles_fitting
 from training.trainers.lora import ADAPTER_DIR, merge_adapter, parameter_counts
@@ -61,12 +62,14 @@ def deterministic_algorithms(settings: TrainSettings) -> Iterator[None]:
 
 
 def require_local_checkpoint(path: str | Path) -> Path:
-    """The base checkpoint as a local directory; nothing is ever downloaded."""
+    """The base checkpoint as a local directory, its weights checked against its manifest's digests
+    (`verify_weights`); nothing is ever downloaded."""
     path = Path(path)
     if not (path / "config.json").is_file():
         raise FileNotFoundError(
             f"base checkpoint {path} is not a local model directory (config.json missing)"
         )
+    verify_weights(path)
     return path
 
 

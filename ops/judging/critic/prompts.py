@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
 
+from ops.actions.excerpt import excerpt
 from ops.agent.episode import Hint, StepLabel
 from ops.agent.messages import Message, system, user
 
@@ -62,14 +63,10 @@ class FinalDecision(BaseModel):
     def _consistent(self, info: ValidationInfo) -> FinalDecision:
         n_steps = (info.context or {}).get("n_steps")
         steps = set(self.step_analysis)
-        if n_steps is not None and steps != set(range(1, n_steps + 1)):
-            missing = sorted(set(range(1, n_steps + 1)) - steps)
-            extra = sorted(steps - set(range(1, n_steps + 1)))
-            raise ValueError(
-                f"step_analysis must cover steps 1..{n_steps} exactly (missing {missing}, unexpected {extra})"
-            )
+        if n_steps is not None:
+            _check_covers(steps, n_steps)
         if self.failure_step is not None and self.failure_step not in steps:
-            raise ValueError(f"failure_step {self.failure_step} is not one of the analysed steps")
+            raise ValueError(f"failure_step {excerpt(self.failure_step)} is not one of the analysed steps")
         if self.decision == 0 and steps and self.failure_step is None:
             raise ValueError("failure_step is required when decision is 0")
         labelled = {k for k, v in self.step_analysis.items() if v.reasonableness == "reasonable"}
@@ -78,7 +75,8 @@ class FinalDecision(BaseModel):
             ("unreasonable_steps", self.unreasonable_steps, steps - labelled),
         ):
             if listed and set(listed) != expected:
-                raise ValueError(f"{name} {sorted(listed)} disagrees with step_analysis ({sorted(expected)})")
+                raise ValueError(f"{name} {excerpt(sorted(set(listed)))} disagrees with step_analysis "
+                                 f"({excerpt(sorted(expected))})")
         return self
 
     def reasonable_fraction(self) -> float:
@@ -94,6 +92,18 @@ class FinalDecision(BaseModel):
             StepLabel(step=k, reasonable=v.reasonableness == "reasonable", rationale=v.explanation)
             for k, v in sorted(self.step_analysis.items())
         ]
+
+
+def _check_covers(steps: set[int], n_steps: int) -> None:
+    """ValueError unless `steps` is exactly 1..n_steps; work in the size of `steps`, whatever `n_steps` is."""
+    unexpected = sorted(s for s in steps if not 1 <= s <= n_steps)
+    n_missing = n_steps - (len(steps) - len(unexpected))
+    if unexpected or n_missing:
+        # the first missing steps lie among the first len(steps) + 5 numbers
+        missing = [s for s in range(1, min(n_steps, len(steps) + 5) + 1) if s not in steps][:5]
+        more = f" and {n_missing - len(missing)} more" if n_missing > len(missing) else ""
+        raise ValueError(f"step_analysis must cover steps 1..{n_steps} exactly (missing {missing}{more}, "
+                         f"unexpected {excerpt(unexpected)})")
 
 
 class CorrectiveHintOutput(BaseModel):
