@@ -29,6 +29,8 @@ loads the definitions, so `mobileforge run` and `dagster dev` started with it bo
                          holds labels like a to-do "Buy milk" that the deny list would stop)
 - MOBILEFORGE_ADB_HOST / MOBILEFORGE_ADB_PORT (default 127.0.0.1:5037), MOBILEFORGE_ADB_SERIALS
   (comma-separated; default: every device the adb server lists)
+- MOBILEFORGE_LEASE_DATABASE_URL  a PostgreSQL URL: device leases hold across hosts (else a file lock
+  per device on this host); MOBILEFORGE_DEVICE_WAIT_S how long a step holding no device waits for one
 """
 
 import os
@@ -41,6 +43,7 @@ from resources.policy import PolicyResource
 from resources.storage import ArtifactStore, ParquetIOManager, StorageLocation
 
 PROFILES = ("local", "production")
+LEASE_DATABASE = "MOBILEFORGE_LEASE_DATABASE_URL"
 ENVIRONMENTS = ("simulator", "adb", "adb-simulator")
 
 
@@ -84,9 +87,13 @@ def environment_for(simulator: SimulatorResource) -> SimulatorResource | AdbDevi
     port = os.environ.get("MOBILEFORGE_ADB_PORT", "5037")
     if not port.isdigit():
         raise ValueError(f"MOBILEFORGE_ADB_PORT={port!r}: expected a port number")
+    wait = os.environ.get("MOBILEFORGE_DEVICE_WAIT_S", "0")
+    if not wait.replace(".", "", 1).isdigit():
+        raise ValueError(f"MOBILEFORGE_DEVICE_WAIT_S={wait!r}: expected seconds")
     devices = dict(adb_host=os.environ.get("MOBILEFORGE_ADB_HOST", "127.0.0.1"), adb_port=int(port),
                    serials=[s.strip() for s in os.environ.get("MOBILEFORGE_ADB_SERIALS", "").split(",") if s.strip()],
-                   world_seed=simulator.world_seed)
+                   world_seed=simulator.world_seed, device_wait_s=float(wait),
+                   lease_database_env=LEASE_DATABASE if os.environ.get(LEASE_DATABASE) else None)
     if kind == "adb-simulator":
         return AdbDeviceResource(**devices, simulator=True, settle_s=0.0, retry_delay_s=0.05, guard=False)
     apps = os.environ.get("MOBILEFORGE_ADB_APPS")

@@ -10,10 +10,13 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING
 
+import os
+
 import dagster as dg
 from pydantic import Field, PrivateAttr
 
-from ops.environments.device_pool import DevicePool, lock_directory
+from ops.environments.device_pool import DevicePool, LeasedEnvironment
+from ops.environments.leases import HostLeases, Leases, lock_directory
 from ops.environments.safety_guard import DENY_LABELS, GuardConfig, SafetyGuard
 from ops.environments.simulator import SimEnvironment
 from phonesim.adb.commands import app_version
@@ -52,9 +55,9 @@ class SimulatorResource(dg.ConfigurableResource):
 
 
 class AdbDeviceResource(dg.ConfigurableResource):
-    """Android devices over adb, one episode per device at a time across processes, each checked
-    for health before use (`ops.environments.device_pool`); a safety guard on every action unless switched off
-    (docs/devices.md)."""
+    """Android devices over adb, one episode per device at a time across processes (and across hosts with
+    `lease_database_env`), each checked for health before use (`ops.environments.device_pool`); a safety
+    guard on every action unless switched off (docs/devices.md)."""
 
     serials: list[str] = Field(default_factory=list,
                                description="Device serials to use; empty: every device the adb server lists.")
@@ -81,6 +84,20 @@ class AdbDeviceResource(dg.ConfigurableResource):
         "Element labels (text or content-desc, whole words) the guard blocks."))
     guard_deny_action_types: list[str] = Field(default_factory=list, description=(
         "Canonical action types the guard blocks outright, e.g. ['long_press']."))
+
+    lease_database_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", description=(
+        "Environment variable holding a PostgreSQL URL (never the URL itself: it may carry a password): device "
+        "leases are then rows there and hold across hosts (ops.environments.postgres_leases); unset: a file lock "
+        "per device, which holds among the processes of one host. With several hosts, adb_host must name the adb "
+        "server as every host reaches it, since the lease is keyed by host:port/serial."))
+    lease_ttl_s: float = Field(default=30.0, gt=0, description=(
+        "Database leases: seconds a lease lives without a heartbeat (renewed every third of it); a killed "
+        "holder's devices are free again after at most this long."))
+    lease_host: str | None = Field(default=None, description=(
+        "Database leases: the host name recorded with each lease; default: this machine's."))
+    device_wait_s: float = Field(default=0.0, ge=0, description=(
+        "How long a step that holds no device waits for one to free up before failing with NoDeviceFree (other "
+        "runs or hosts may hold them all); 0 fails at once, as a single-host run wants."))
 
     _pool: DevicePool | None = PrivateAttr(default=None)
     _size: tuple[int, int] | None = PrivateAttr(default=None)
@@ -110,14 +127,27 @@ class AdbDeviceResource(dg.ConfigurableResource):
             dump_timeout_s=self.dump_timeout_s, dump_retries=self.dump_retries, settle_s=self.settle_s,
             retry_delay_s=self.retry_delay_s, guard=guard))
 
+    def leases(self) -> Leases:
+        """The device leases: PostgreSQL rows when `lease_database_env` is set, else file locks on this host."""
+        if self.lease_database_env is None:
+            return HostLeases(lock_directory(self.adb_host, self.adb_port))
+        dsn = os.environ.get(self.lease_database_env)
+        if not dsn:
+            raise ValueError(f"lease_database_env: the environment variable {self.lease_database_env} is not set "
+                             "(it should hold the lease database's PostgreSQL URL)")
+        from ops.environments.postgres_leases import PostgresLeases  # psycopg2 only when configured
+
+        return PostgresLeases(dsn, ttl_s=self.lease_ttl_s, host=self.lease_host)
+
     def pool(self) -> DevicePool:
         """The device pool of this process (built on first use)."""
         if self._pool is None:
             self._pool = DevicePool(self.device_serials, lambda serial: self._env(serial).health(), self._env,
-                                    lock_directory(self.adb_host, self.adb_port))
+                                    self.leases(), key=lambda serial: f"{self.adb_host}:{self.adb_port}/{serial}",
+                                    wait_s=self.device_wait_s)
         return self._pool
 
-    def make_env(self) -> AdbEnvironment:
+    def make_env(self) -> LeasedEnvironment:
         """An environment on a free, healthy device; `NoDeviceFree` when every device is busy
         (another episode, here or in another run), unhealthy or gone."""
         return self.pool().acquire()
