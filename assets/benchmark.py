@@ -23,6 +23,7 @@ from training.methods.checkpoint import BASE, Checkpoint
 from training.methods.registry import METHODS
 from ops.evaluation.androidworld import evaluate_on_androidworld
 from ops.evaluation.plots import pass_at_k_chart
+from resources.deployment import DEVICES
 from resources.experiment import experiment_of, experiment_partitions, lineage_metadata
 from resources.environment import SimulatorResource
 from resources.policy import PolicyResource
@@ -112,7 +113,7 @@ def _androidworld(config: BenchmarkConfig):
     return aw_config, load_env(aw_config)
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name="evaluation", code_version="benchmark-9",
+@dg.asset(partitions_def=experiment_partitions, group_name="evaluation", code_version="benchmark-9", pool=DEVICES,
           ins={asset: asset_in(asset) for asset in ("base_policy", *(method.asset for method in BENCHMARKED))},
           description="One row per benchmark episode (policy x task x attempt) on held-out templates (or unseen "
                       "instances of the curriculum's): success, progress, false complete, side effects, overdue.")

@@ -18,6 +18,7 @@ from assets.metadata import tidy
 from ops.judging.critic.calibration import calibrate_rejudged, calibrate_rollout_critic
 from ops.judging.critic.llm_critic import LLMCritic
 from ops.judging.critic.rejudge import rejudge
+from resources.deployment import LLM_ENDPOINT
 from resources.experiment import experiment_of, experiment_partitions, lineage_metadata
 from resources.llm import LLMResource
 from resources.storage import StorageLocation
@@ -33,6 +34,7 @@ def _labels(step_analysis: str) -> list[bool]:
 
 
 @dg.asset(partitions_def=experiment_partitions, group_name="interaction", code_version="calibration-2",
+          pool=LLM_ENDPOINT,
           description="One report (not a table): a critic's decision agreement, false-success and false-failure "
                       "rates against the simulator's judge, or 'critic = ground truth, not measured' when its "
                       "decision is the judge's.")

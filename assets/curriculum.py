@@ -15,6 +15,7 @@ from ops.curriculum import (
 )
 from ops.exploration.explorer import trajectories, transitions_from_rows
 from ops.data.schemas import from_rows
+from resources.deployment import LLM_ENDPOINT
 from resources.experiment import APPS_OF_EXPERIMENT, experiment_partitions, lineage_metadata
 from resources.environment import SimulatorResource
 from resources.llm import LLMResource
@@ -32,7 +33,7 @@ class CurriculumAssetConfig(dg.Config):
     max_llm_trajectories: int | None = Field(default=None, ge=1, description="LLM path: mine only the first N trajectories.")
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name="discovery", code_version="curriculum-3",
+@dg.asset(partitions_def=experiment_partitions, group_name="discovery", code_version="curriculum-3", pool=LLM_ENDPOINT,
           automation_condition=dg.AutomationCondition.eager(),
           ins={"exploration_traces": dg.AssetIn(partition_mapping=APPS_OF_EXPERIMENT)},
           description="One row per executable task x = (instruction, budget, functionality, variation, "

@@ -11,6 +11,7 @@ from ops.exploration.explorer import ExplorationConfig, Transition, explore_app,
 from ops.exploration.goals import llm_goals
 from ops.data.schemas import from_rows
 from phonesim.apps import load_apps
+from resources.deployment import DEVICES
 from resources.experiment import experiment_app_partitions, lineage_metadata
 from resources.environment import SimulatorResource
 from resources.llm import LLMResource
@@ -47,7 +48,7 @@ def transition_rows(app: str, transitions: list[Transition]) -> list[dict]:
     } for t in transitions]
 
 
-@dg.asset(partitions_def=exploration_partitions, code_version="exploration-1", group_name="discovery",
+@dg.asset(partitions_def=exploration_partitions, code_version="exploration-1", group_name="discovery", pool=DEVICES,
           description="One row per explored transition of one app: before/after screens, action, target element, "
                       "one-line summary.")
 def exploration_traces(context: dg.AssetExecutionContext, config: ExplorationAssetConfig,

@@ -35,6 +35,7 @@ from ops.agent.policy_prompt import PromptStyle
 from ops.data.schemas import empty
 from ops.samples.step_samples import with_hint_free_copies
 from ops.remedial.teachers import PolicyTeacher, SolverTeacher, Teacher
+from resources.deployment import LLM_ENDPOINT
 from resources.environment import SimulatorResource
 from resources.experiment import experiment_partitions, lineage_metadata
 from resources.llm import LLMResource
@@ -87,6 +88,7 @@ def _teacher_checkpoint(teacher: PolicyResource) -> Checkpoint:
 
 
 @dg.asset(partitions_def=experiment_partitions, group_name="learning", code_version="remedial-4", op_tags=priority_tags("remedial_trajectories"),
+          pool=LLM_ENDPOINT,
           description="One row per step sample of a remedial trajectory: a failed attempt's steps before the "
                       "critic's failing step plus a teacher's completion, replayed and verified "
                       "(MobileWizard §3.4.4).")

@@ -26,6 +26,7 @@ from ops.evaluation.plots import sr_histogram_chart, success_by_attempt_chart
 from ops.agent.policy_prompt import writes_structured_reasoning
 from ops.rollout.progress import CountdownLog
 from ops.rollout.engine import RolloutConfig, RolloutSummary, attempts_to_run, run_rollouts
+from resources.deployment import DEVICES
 from resources.experiment import config_key, experiment_of, experiment_partitions, lineage_metadata
 from ops.judging.critic.hint_settings import CorrectiveHintSettings
 from resources.environment import SimulatorResource
@@ -85,7 +86,7 @@ def roll_out(shard: RolloutShard, policy: PortableResource[PolicyResource],
         "rollout_steps": dg.AssetOut(description="One row per step: screenshot, prompt, raw output, action."),
         "critic_feedback": dg.AssetOut(description="One row per attempt's hierarchical critic feedback: decision, step labels, hint."),
     },
-    partitions_def=experiment_partitions, group_name="interaction", code_version="rollouts-10",
+    partitions_def=experiment_partitions, group_name="interaction", code_version="rollouts-10", pool=DEVICES,
 )
 def rollouts(context: dg.AssetExecutionContext, config: RolloutAssetConfig, curriculum_tasks: pl.DataFrame,
              base_policy: Checkpoint, simulator: SimulatorResource, policy: PolicyResource, llm: LLMResource,
