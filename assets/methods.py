@@ -135,7 +135,7 @@ def method_asset(method: Method) -> dg.AssetsDefinition:
                                         clock, lineage, disabled=True)
         options = method.options(**{name: getattr(config, name) for name in method.options.model_fields})
         with tempfile.TemporaryDirectory() as tmp:
-            services = AssetTrainingServices(context, Path(tmp), method.name)
+            services = AssetTrainingServices(context, Path(tmp), method.name, placement)
             result = method.train(MethodRun(inputs, config.preset, config.overrides, options, services, method.settings))
             extra = {name: value if isinstance(value, (str, int, float)) else dg.MetadataValue.json(value)
                      for name, value in result.details.items()}

@@ -78,7 +78,7 @@ def train(run: MethodRun) -> MethodResult:
                             (inputs["rollout_attempts"], inputs["rollout_steps"], inputs["critic_feedback"]), rounds,
                             base_dir=services.weights_dir(start), workdir=services.workdir,
                             finish_response=finish_response(services.prompt_style), act=act, attempt=attempt,
-                            log=services.warn, progress=services.progress,
+                            log=services.warn, progress=services.progress, train=services.train_sft,
                             remedial=conform(inputs["remedial_trajectories"], "training_samples")
                             if options.remedial else None)
     if result.report is None:
