@@ -9,6 +9,8 @@ environment variables so no secret or host lives in the code:
 - MOBILEFORGE_POLICY_CHECKPOINT  the weights the served policy runs (a model directory), so the
                              trainers can adapt it; also read by the local profile (the base to adapt)
 - MOBILEFORGE_SCREEN_SIZE    simulator screens, WIDTHxHEIGHT (default 1080x2400)
+- MOBILEFORGE_POLICY_DEVICE  torch device of a model the project runs, e.g. cuda:0 (default cpu); both profiles
+- MOBILEFORGE_POLICY_ENGINE  what serves trained checkpoints of an endpoint policy: project (default) or vllm
 - MOBILEFORGE_POLICY_THREADS torch CPU threads of a model the project runs (default 1; 0: torch's
                              default, every core: for a larger model on CPU); both profiles
 - MOBILEFORGE_CRITIC_MODEL   litellm model of the critic/curriculum VLM
@@ -119,11 +121,13 @@ def resources_for(profile: str | None = None) -> dict[str, Any]:
     if profile not in PROFILES:
         raise ValueError(f"MOBILEFORGE_PROFILE={profile!r}: expected one of {PROFILES}")
     threads = _policy_threads(os.environ.get("MOBILEFORGE_POLICY_THREADS"))
+    device = os.environ.get("MOBILEFORGE_POLICY_DEVICE", "cpu")
     if profile == "local":
         location = StorageLocation(root=os.environ.get("MOBILEFORGE_STORAGE_ROOT"))
         # the tiny policy answers in a few dozen tokens
         policy = PolicyResource(kind="local", max_new_tokens=48, batch_size=32,
-                                checkpoint=os.environ.get("MOBILEFORGE_POLICY_CHECKPOINT"), torch_threads=threads)
+                                checkpoint=os.environ.get("MOBILEFORGE_POLICY_CHECKPOINT"), torch_threads=threads,
+                                device=device)
         # half-size screens: the embedded policy reads the element list; screenshots serve the
         # critic, fork detection and the UI, and cost 4x less to render and store
         simulator = SimulatorResource(screen_width=540, screen_height=1200)
@@ -140,7 +144,8 @@ def resources_for(profile: str | None = None) -> dict[str, Any]:
                                 api_base=os.environ.get("MOBILEFORGE_POLICY_API_BASE"),
                                 api_key_env=os.environ.get("MOBILEFORGE_POLICY_API_KEY_ENV"),
                                 prompt_style=os.environ.get("MOBILEFORGE_POLICY_STYLE", "qwen3vl"),
-                                checkpoint=os.environ.get("MOBILEFORGE_POLICY_CHECKPOINT"), torch_threads=threads)
+                                checkpoint=os.environ.get("MOBILEFORGE_POLICY_CHECKPOINT"), torch_threads=threads,
+                                device=device, engine=os.environ.get("MOBILEFORGE_POLICY_ENGINE", "project"))
         llm = LLMResource(model=_env("MOBILEFORGE_CRITIC_MODEL"),
                           api_base=os.environ.get("MOBILEFORGE_CRITIC_API_BASE"),
                           api_key_env=os.environ.get("MOBILEFORGE_CRITIC_API_KEY_ENV"))
