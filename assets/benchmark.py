@@ -9,6 +9,7 @@ from pydantic import Field, model_validator
 from assets.benchmark_workers import PolicyEpisodes, evaluate, evaluate_all
 from assets.metadata import chart_md, md_table, tidy
 from assets.methods import asset_in
+from assets.placement import pool_tags
 from ops.evaluation.benchmark import (
     MINED_SEEDS,
     first_apps,
@@ -113,7 +114,8 @@ def _androidworld(config: BenchmarkConfig):
     return aw_config, load_env(aw_config)
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name="evaluation", code_version="benchmark-9", pool=DEVICES,
+@dg.asset(partitions_def=experiment_partitions, group_name="evaluation", code_version="benchmark-9",
+          pool=DEVICES, op_tags=pool_tags(DEVICES),
           ins={asset: asset_in(asset) for asset in ("base_policy", *(method.asset for method in BENCHMARKED))},
           description="One row per benchmark episode (policy x task x attempt) on held-out templates (or unseen "
                       "instances of the curriculum's): success, progress, false complete, side effects, overdue.")

@@ -15,6 +15,7 @@ import polars as pl
 from pydantic import Field
 
 from assets.metadata import tidy
+from assets.placement import pool_tags
 from ops.judging.critic.calibration import calibrate_rejudged, calibrate_rollout_critic
 from ops.judging.critic.llm_critic import LLMCritic
 from ops.judging.critic.rejudge import rejudge
@@ -34,7 +35,7 @@ def _labels(step_analysis: str) -> list[bool]:
 
 
 @dg.asset(partitions_def=experiment_partitions, group_name="interaction", code_version="calibration-2",
-          pool=LLM_ENDPOINT,
+          pool=LLM_ENDPOINT, op_tags=pool_tags(LLM_ENDPOINT),
           description="One report (not a table): a critic's decision agreement, false-success and false-failure "
                       "rates against the simulator's judge, or 'critic = ground truth, not measured' when its "
                       "decision is the judge's.")

@@ -5,6 +5,7 @@ import polars as pl
 from pydantic import Field
 
 from assets.metadata import counts, md_table, tidy
+from assets.placement import pool_tags
 from ops.curriculum import (
     LLMCurriculumConfig,
     SimCurriculumConfig,
@@ -33,7 +34,8 @@ class CurriculumAssetConfig(dg.Config):
     max_llm_trajectories: int | None = Field(default=None, ge=1, description="LLM path: mine only the first N trajectories.")
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name="discovery", code_version="curriculum-3", pool=LLM_ENDPOINT,
+@dg.asset(partitions_def=experiment_partitions, group_name="discovery", code_version="curriculum-3",
+          pool=LLM_ENDPOINT, op_tags=pool_tags(LLM_ENDPOINT),
           automation_condition=dg.AutomationCondition.eager(),
           ins={"exploration_traces": dg.AssetIn(partition_mapping=APPS_OF_EXPERIMENT)},
           description="One row per executable task x = (instruction, budget, functionality, variation, "

@@ -123,7 +123,7 @@ def method_asset(method: Method) -> dg.AssetsDefinition:
 
     @dg.asset(name=method.asset, partitions_def=experiment_partitions, group_name=GROUP,
               code_version=f"{method.name}-{method.code_version}",
-              op_tags={"dagster/priority": str(method.priority), **trainer_tags(placement, DEPLOYMENT.gpu_resource)},
+              op_tags={"dagster/priority": str(method.priority), **trainer_tags(placement, DEPLOYMENT)},
               pool=trainer_pool(placement),
               ins={name: asset_in(name) for name in method.reads}, required_resource_keys=RESOURCES,
               description=f"One checkpoint (not a table), {method.source}: {method.summary}")

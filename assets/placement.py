@@ -12,15 +12,28 @@ from resources.deployment import GPUS, Deployment, MethodPlacement, load_deploym
 DEPLOYMENT: Deployment = load_deployment()
 
 
-def trainer_tags(placement: MethodPlacement, gpu_resource: str) -> dict[str, str]:
-    """The op tags of a trainer step: its GPUs (and CPU/memory) as the k8s pod's resources and the ECS
-    container's resource requirements; nothing for a trainer on its step's CPU."""
+POOL_LABEL = "mobileforge/pool"
+
+
+def pool_tags(pool: str) -> dict[str, str]:
+    """The op tags of a step in `pool`: its pod labelled with the pool (Dagster enforces the pool's limit;
+    the label lets a cluster's operators and node affinities see it)."""
+    return {"dagster-k8s/config": json.dumps({"pod_template_spec_metadata": {"labels": {POOL_LABEL: pool}}})}
+
+
+def trainer_tags(placement: MethodPlacement, deployment: Deployment) -> dict[str, str]:
+    """The op tags of a trainer step: its GPUs (and CPU/memory) as the k8s pod's resources, on the CUDA
+    image, and as the ECS container's resource requirements; nothing for a trainer on its step's CPU."""
     requests = {key: value for key, value in (("cpu", placement.cpu), ("memory", placement.memory)) if value}
-    limits = {gpu_resource: str(placement.gpus)} if placement.gpus else {}
+    limits = {deployment.gpu_resource: str(placement.gpus)} if placement.gpus else {}
     if not requests and not limits:
         return {}
-    k8s = {"container_config": {"resources": {**({"requests": requests} if requests else {}),
-                                              **({"limits": {**requests, **limits}} if limits else {})}}}
+    container = {"resources": {**({"requests": requests} if requests else {}),
+                               **({"limits": {**requests, **limits}} if limits else {})}}
+    if placement.gpus:
+        container["image"] = deployment.k8s.gpu_image
+    k8s = {"container_config": container,
+           **({"pod_template_spec_metadata": {"labels": {POOL_LABEL: GPUS}}} if placement.gpus else {})}
     tags = {"dagster-k8s/config": json.dumps(k8s)}
     if placement.gpus:
         tags["ecs/container_overrides"] = json.dumps(

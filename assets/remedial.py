@@ -22,6 +22,7 @@ from pydantic import Field
 from assets.learning import annotation_metadata, reasoning_annotator
 from assets.methods import priority_tags
 from assets.metadata import md_table, tidy
+from assets.placement import pool_tags
 from ops.samples.annotated_samples import annotate_samples
 from training.methods.checkpoint import Checkpoint, weights_digest
 from ops.remedial.corrective_teaching import (ScriptedPolicy, TeachingReport, failed_attempts, remedial_feedback,
@@ -87,8 +88,8 @@ def _teacher_checkpoint(teacher: PolicyResource) -> Checkpoint:
                       method="base")
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name="learning", code_version="remedial-4", op_tags=priority_tags("remedial_trajectories"),
-          pool=LLM_ENDPOINT,
+@dg.asset(partitions_def=experiment_partitions, group_name="learning", code_version="remedial-4",
+          op_tags={**priority_tags("remedial_trajectories"), **pool_tags(LLM_ENDPOINT)}, pool=LLM_ENDPOINT,
           description="One row per step sample of a remedial trajectory: a failed attempt's steps before the "
                       "critic's failing step plus a teacher's completion, replayed and verified "
                       "(MobileWizard §3.4.4).")

@@ -15,6 +15,7 @@ import polars as pl
 from pydantic import Field
 
 from assets.metadata import chart_md, counts, md_table, thumbnail_md, tidy
+from assets.placement import pool_tags
 from assets.worker_pool import run_in_workers
 from ops.data.attempt_store import ParquetAttemptStore, collect_tables
 from training.methods.checkpoint import Checkpoint
@@ -86,7 +87,8 @@ def roll_out(shard: RolloutShard, policy: PortableResource[PolicyResource],
         "rollout_steps": dg.AssetOut(description="One row per step: screenshot, prompt, raw output, action."),
         "critic_feedback": dg.AssetOut(description="One row per attempt's hierarchical critic feedback: decision, step labels, hint."),
     },
-    partitions_def=experiment_partitions, group_name="interaction", code_version="rollouts-10", pool=DEVICES,
+    partitions_def=experiment_partitions, group_name="interaction", code_version="rollouts-10",
+    pool=DEVICES, op_tags=pool_tags(DEVICES),
 )
 def rollouts(context: dg.AssetExecutionContext, config: RolloutAssetConfig, curriculum_tasks: pl.DataFrame,
              base_policy: Checkpoint, simulator: SimulatorResource, policy: PolicyResource, llm: LLMResource,

@@ -58,8 +58,36 @@ class MethodPlacement(BaseModel):
         return ACCELERATE_DIR / f"{name}.yaml"
 
 
+class K8sSettings(BaseModel):
+    """Where the k8s executor's pods run and what they read; names of secrets and config maps, never values."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    image: str = Field(default="mobileforge:latest", description="The code location's image (deploy/Dockerfile).")
+    gpu_image: str = Field(default="mobileforge:cuda", description=(
+        "The image of steps that request GPUs (deploy/Dockerfile.cuda: CUDA torch, vLLM)."))
+    namespace: str = Field(default="mobileforge", description="Namespace of the run and step jobs.")
+    service_account: str = Field(default="dagster", description="Service account of the run and step pods.")
+    instance_config_map: str = Field(default="dagster-instance", description=(
+        "Config map holding the instance's dagster.yaml (the Helm chart's <release>-instance)."))
+    postgres_password_secret: str = Field(default="dagster-postgresql-secret", description=(
+        "Secret with the instance database's password (the Helm chart's)."))
+    dagster_home: str = Field(default="/opt/dagster/dagster_home", description="DAGSTER_HOME in the pods.")
+    env_config_maps: list[str] = Field(default_factory=lambda: ["dagster-pipeline-env"], description=(
+        "Config maps whose keys become environment variables of every pod."))
+    env_secrets: list[str] = Field(default_factory=lambda: ["mobileforge-secrets"], description=(
+        "Secrets whose keys become environment variables of every pod: the lease database URL, storage and "
+        "model endpoint credentials (deploy/README in docs/deploy.md lists the keys)."))
+    image_pull_policy: Literal["Always", "IfNotPresent", "Never"] = Field(default="IfNotPresent")
+
+
 class Deployment(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+    executor: Literal["local", "k8s", "ecs"] = Field(default="local", description=(
+        "Where steps run: 'local' (processes of the run, as `mobileforge run` on one machine), 'k8s' (a pod per "
+        "step, dagster-k8s's k8s_job_executor), 'ecs' (a task per step, dagster-aws's ecs_executor)."))
+    k8s: K8sSettings = Field(default_factory=K8sSettings)
 
     runs: int = Field(default=2, ge=1, le=1000, description=(
         "Runs of one stage launched at once (one per core on the 2-core machine the defaults were measured on)."))
