@@ -19,8 +19,6 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-import httpx
-
 VLLM_SERVE = ("vllm", "serve", "{weights}", "--served-model-name", "{name}", "--host", "127.0.0.1",
               "--port", "{port}", "--dtype", "auto", "--max-model-len", "16384")
 PLACEHOLDERS = ("{weights}", "{name}", "{port}")
@@ -46,6 +44,8 @@ def load_lora_adapter(api_base: str, name: str, path: Path, api_key: str | None 
                       timeout_s: float = 120.0) -> None:
     """Load the adapter at `path` into the vLLM server at `api_base` (…/v1) under `name`; a clear
     error when the server refuses (no --enable-lora, runtime updates off, a path it cannot read)."""
+    import httpx  # only where a policy acts through vLLM: the graph loads without it
+
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     response = httpx.post(f"{api_base.rstrip('/')}/load_lora_adapter", json={"lora_name": name, "lora_path": str(path)},
                           headers=headers, timeout=timeout_s)
@@ -66,6 +66,8 @@ def served_checkpoint(template: Sequence[str], weights: Path, name: str, startup
     """A server for the full checkpoint at `weights` started from `template` (see `render_command`) for the
     block's duration; its base URL (…/v1). A server that exits or does not list `name` in time raises,
     with the last lines it printed."""
+    import httpx
+
     port = _free_port()
     command = render_command(template, weights, name, port)
     log = Path(os.environ.get("TMPDIR", "/tmp")) / f"mobileforge-vllm-{port}.log"
