@@ -12,7 +12,7 @@ import dagster as dg
 from resources.deployment import Deployment, load_deployment
 from resources.experiment import EXPERIMENT_DIMENSION
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def default_instance() -> dg.DagsterInstance:
