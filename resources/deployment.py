@@ -10,7 +10,6 @@ local defaults, which are what `mobileforge run` on one machine always did.
 - `methods`: per training method, the GPUs its step requests (k8s resource limits, ECS resource
   requirements) and the accelerate config (training/trainers/accelerate/) its trainer runs under, with
   one process per GPU.
-- `shards`: how many steps the rollouts and the benchmark are split into (pods / tasks in a cluster).
 """
 
 from __future__ import annotations
@@ -77,7 +76,7 @@ class K8sSettings(BaseModel):
         "Config maps whose keys become environment variables of every pod."))
     env_secrets: list[str] = Field(default_factory=lambda: ["mobileforge-secrets"], description=(
         "Secrets whose keys become environment variables of every pod: the lease database URL, storage and "
-        "model endpoint credentials (deploy/README in docs/deploy.md lists the keys)."))
+        "model endpoint credentials (docs/deploy.md lists the keys)."))
     image_pull_policy: Literal["Always", "IfNotPresent", "Never"] = Field(default="IfNotPresent")
 
 
@@ -96,12 +95,6 @@ class Deployment(BaseModel):
     methods: dict[str, MethodPlacement] = Field(default_factory=dict, description=(
         "Training method name -> its placement; a method not named trains on its step's CPU."))
     gpu_resource: str = Field(default="nvidia.com/gpu", description="The Kubernetes extended resource of a GPU.")
-    rollout_shards: int = Field(default=1, ge=1, le=1024, description=(
-        "Steps the rollouts are split into (each resumes its own tasks' attempts); 1: one step, which splits "
-        "its tasks over rollouts.workers processes."))
-    benchmark_shards: int = Field(default=1, ge=1, le=1024, description=(
-        "Steps the benchmark's policies are split into; 1: one step, which evaluates benchmark_results.workers "
-        "policies at once."))
 
     def method(self, name: str) -> MethodPlacement:
         return self.methods.get(name, MethodPlacement())
