@@ -24,27 +24,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.adb_bench import workload  # noqa: E402  (the solver plans of train-split templates)
 from ops.environments.adb import AdbEnvConfig, AdbEnvironment, DeviceApp  # noqa: E402
 from ops.environments.simulator import SimEnvironment  # noqa: E402
 from ops.agent.episode import PolicyRequest, TaskSpec  # noqa: E402
-from phonesim import instantiate, solve, templates  # noqa: E402
 from phonesim.adb import AdbServer  # noqa: E402
 from phonesim.apps import load_apps  # noqa: E402
 
 SIZE = (540, 1200)  # the local profile's screens
-
-
-def workload(n_tasks: int) -> list[tuple[TaskSpec, list]]:
-    out = []
-    for template in templates(split="train")[:n_tasks]:
-        instance = instantiate(template.id, 0)
-        try:
-            plan = solve(instance.make_phone(), instance)
-        except RuntimeError:
-            continue
-        out.append((TaskSpec(task_id=instance.id, instruction=instance.instruction, step_budget=instance.step_budget,
-                             app=instance.apps[0], template_id=template.id, seed=0), plan))
-    return out
 
 
 def seconds_per_step(env, tasks: list[tuple[TaskSpec, list]]) -> tuple[float, list]:

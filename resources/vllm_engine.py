@@ -12,12 +12,13 @@ optional dependency (the `gpu` extra): nothing here imports it.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+
+from training.methods.launched import free_port
 
 VLLM_SERVE = ("vllm", "serve", "{weights}", "--served-model-name", "{name}", "--host", "127.0.0.1",
               "--port", "{port}", "--dtype", "auto", "--max-model-len", "16384")
@@ -55,12 +56,6 @@ def load_lora_adapter(api_base: str, name: str, path: Path, api_key: str | None 
                            "VLLM_ALLOW_RUNTIME_LORA_UPDATING=True, and the adapter on a path it can read")
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @contextmanager
 def served_checkpoint(template: Sequence[str], weights: Path, name: str, startup_timeout_s: float) -> Iterator[str]:
     """A server for the full checkpoint at `weights` started from `template` (see `render_command`) for the
@@ -68,7 +63,7 @@ def served_checkpoint(template: Sequence[str], weights: Path, name: str, startup
     with the last lines it printed."""
     import httpx
 
-    port = _free_port()
+    port = free_port()
     command = render_command(template, weights, name, port)
     log = Path(os.environ.get("TMPDIR", "/tmp")) / f"mobileforge-vllm-{port}.log"
     with log.open("w") as output:

@@ -20,7 +20,7 @@ from pipelines.run.observer import LineObserver
 from pipelines.start_point import StagePart
 from resources.experiment import register_experiment
 from tests.support.ecs_agent import LocalEcsAgent
-from tests.support.postgres import _free_port
+from tests.support.postgres import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 CLUSTER = "mobileforge"
@@ -28,7 +28,7 @@ CLUSTER = "mobileforge"
 
 @pytest.fixture
 def moto_ecs(monkeypatch):
-    port = _free_port()
+    port = free_port()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
     for name, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",

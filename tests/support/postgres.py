@@ -27,7 +27,7 @@ def postgres_bindir() -> Path | None:
     return Path(candidates[-1]).parent if candidates else None
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
@@ -85,6 +85,6 @@ def start_postgres() -> PostgresServer:
         user = "postgres"
         pwd.getpwnam(user)  # KeyError when the package did not create it
         os.chown(directory, pwd.getpwnam(user).pw_uid, pwd.getpwnam(user).pw_gid)
-    server = PostgresServer(bindir, directory, _free_port(), user)
+    server = PostgresServer(bindir, directory, free_port(), user)
     server.start()
     return server

@@ -43,7 +43,8 @@ class Launch:
         return [*placement, "--num_processes", str(self.processes), "--main_process_port", str(port)]
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A free TCP port on the loopback (for a launch's rendezvous, a server started for a while)."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
@@ -52,7 +53,7 @@ def _free_port() -> int:
 def launch_command(launch: Launch, kind: Kind, method: str, config: Path, base: Path, dataset: Path, out: Path,
                    report: Path) -> list[str]:
     """The `accelerate launch` command line of one training run."""
-    return [sys.executable, "-m", "accelerate.commands.launch", *launch.flags(_free_port()),
+    return [sys.executable, "-m", "accelerate.commands.launch", *launch.flags(free_port()),
             "-m", "training.methods.launch", kind, *(["--method", method] if kind == "sft" else []),
             "--config", str(config), "--base", str(base), "--dataset", str(dataset), "--out", str(out),
             "--report", str(report)]
