@@ -31,6 +31,7 @@ loads the definitions, so `mobileforge run` and `dagster dev` started with it bo
                          holds labels like a to-do "Buy milk" that the deny list would stop)
 - MOBILEFORGE_ADB_HOST / MOBILEFORGE_ADB_PORT (default 127.0.0.1:5037), MOBILEFORGE_ADB_SERIALS
   (comma-separated; default: every device the adb server lists)
+- MOBILEFORGE_ADB_SERVERS  a device farm: further adb servers, host:port,... (one per host)
 - MOBILEFORGE_LEASE_DATABASE_URL  a PostgreSQL URL: device leases hold across hosts (else a file lock
   per device on this host); MOBILEFORGE_DEVICE_WAIT_S how long a step holding no device waits for one
 """
@@ -94,6 +95,7 @@ def environment_for(simulator: SimulatorResource) -> SimulatorResource | AdbDevi
         raise ValueError(f"MOBILEFORGE_DEVICE_WAIT_S={wait!r}: expected seconds")
     devices = dict(adb_host=os.environ.get("MOBILEFORGE_ADB_HOST", "127.0.0.1"), adb_port=int(port),
                    serials=[s.strip() for s in os.environ.get("MOBILEFORGE_ADB_SERIALS", "").split(",") if s.strip()],
+                   adb_servers=[s.strip() for s in os.environ.get("MOBILEFORGE_ADB_SERVERS", "").split(",") if s.strip()],
                    world_seed=simulator.world_seed, device_wait_s=float(wait),
                    lease_database_env=LEASE_DATABASE if os.environ.get(LEASE_DATABASE) else None)
     if kind == "adb-simulator":
