@@ -48,7 +48,9 @@ _SCHEMA_LOCK = 72_517_203  # an advisory lock id: two first users must not both 
 class PostgresLeases:
     """The leases of one holder (a process), in the database at `dsn` (a libpq URL or key=value string)."""
 
-    def __init__(self, dsn: str, *, ttl_s: float = 30.0, host: str | None = None) -> None:
+    def __init__(self, dsn: str, *, ttl_s: float = 30.0, host: str | None = None, heartbeat: bool = True) -> None:
+        """`heartbeat=False` leaves renewal to the caller (`renew`): a holder that never renews is one that
+        hangs, whose leases expire after `ttl_s`."""
         if ttl_s <= 0:
             raise ValueError(f"lease time to live must be positive, got {ttl_s}")
         self.ttl_s = ttl_s
@@ -65,7 +67,8 @@ class PostgresLeases:
             cursor.execute(SCHEMA)
         self._stop = threading.Event()
         self._heartbeat = threading.Thread(target=self._beat, name="device-lease-heartbeat", daemon=True)
-        self._heartbeat.start()
+        if heartbeat:
+            self._heartbeat.start()
 
     def try_acquire(self, device: str) -> bool:
         with self._lock, self._connection, self._connection.cursor() as cursor:
@@ -149,7 +152,8 @@ class PostgresLeases:
 
     def close(self) -> None:
         self._stop.set()
-        self._heartbeat.join(timeout=5)
+        if self._heartbeat.is_alive():
+            self._heartbeat.join(timeout=5)
         for device in list(self._held):
             self.release(device)
         self._connection.close()

@@ -32,7 +32,7 @@ def default_instance() -> dg.DagsterInstance:
         return instance
 
 
-# Pools are enforced per step; a pool without a limit (none is ever left so: apply_pool_limits) is unlimited.
+# Pools are enforced per step (op granularity); their limits are set by apply_pool_limits.
 LOCAL_SETTINGS = "telemetry:\n  enabled: false\nconcurrency:\n  pools:\n    granularity: op\n"
 
 
