@@ -11,6 +11,7 @@ from pydantic import Field, model_validator
 from assets.benchmark_workers import PolicyEpisodes, evaluate, evaluate_all
 from assets.metadata import chart_md, md_table, tidy
 from assets.methods import asset_in
+from assets.placement import pool_tags
 from ops.evaluation.benchmark import (
     MINED_SEEDS,
     first_apps,
@@ -29,6 +30,7 @@ from ops.evaluation.plots import pass_at_k_chart
 from ops.evaluation.user_suite import load_user_tasks
 from ops.judging.judges import CriticJudge, verdict_critic
 from resources.experiment import experiment_of, experiment_partitions
+from resources.deployment import DEVICES
 from resources.environment import SimulatorResource
 from resources.judging import episode_judge, llm_critic
 from resources.llm import LLMResource
@@ -140,6 +142,7 @@ def _first_apps(templated: list, world_seed: int, storage: StorageLocation, warn
 
 
 @dg.asset(partitions_def=experiment_partitions, group_name="evaluation", code_version="benchmark-10",
+          pool=DEVICES, op_tags=pool_tags(DEVICES),
           ins={asset: asset_in(asset) for asset in ("base_policy", *(method.asset for method in BENCHMARKED))},
           description="One row per benchmark episode (policy x task x attempt) on held-out templates (or unseen "
                       "instances of the curriculum's): success, progress, false complete, side effects, overdue.")

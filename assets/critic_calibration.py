@@ -15,12 +15,14 @@ import polars as pl
 from pydantic import Field
 
 from assets.metadata import md_table, tidy
+from assets.placement import pool_tags
 from ops.judging.critic.calibration import agreement_by_kind, calibrate_rejudged, calibrate_rollout_critic
 from ops.judging.judges import JUDGE_CRITICS
 from ops.judging.critic.llm_critic import LLMCritic
 from ops.judging.critic.rejudge import rejudge
 from ops.config_bounds import MAX_WORKERS
 from resources.experiment import experiment_of, experiment_partitions
+from resources.deployment import LLM_ENDPOINT
 from resources.llm import LLMResource
 from resources.storage import StorageLocation
 
@@ -51,6 +53,7 @@ def by_task_type_md(rollout_attempts: pl.DataFrame, curriculum_tasks: pl.DataFra
 
 
 @dg.asset(partitions_def=experiment_partitions, group_name="interaction", code_version="calibration-3",
+          pool=LLM_ENDPOINT, op_tags=pool_tags(LLM_ENDPOINT),
           description="One report (not a table): a critic's decision agreement, false-success and false-failure "
                       "rates against the simulator's judge, or 'critic = ground truth, not measured' when its "
                       "decision is the judge's.")

@@ -5,11 +5,13 @@ import polars as pl
 from pydantic import Field
 
 from assets.metadata import counts, md_table, tidy
+from assets.placement import pool_tags
 from ops.curriculum import LLMCurriculumConfig, coverage, deduplicate, mine_with_llm
 from ops.exploration.explorer import trajectories, transitions_from_rows
 from ops.data.schemas import from_rows
 from ops.config_bounds import MAX_ATTEMPTS, MAX_COUNT
 from resources.experiment import APPS_OF_EXPERIMENT, experiment_partitions
+from resources.deployment import LLM_ENDPOINT
 from resources.environment import SimulatorResource
 from resources.llm import LLMResource
 
@@ -28,6 +30,7 @@ class CurriculumAssetConfig(dg.Config):
 
 
 @dg.asset(partitions_def=experiment_partitions, group_name="discovery", code_version="curriculum-3",
+          pool=LLM_ENDPOINT, op_tags=pool_tags(LLM_ENDPOINT),
           automation_condition=dg.AutomationCondition.eager(),
           ins={"exploration_traces": dg.AssetIn(partition_mapping=APPS_OF_EXPERIMENT)},
           description="One row per executable task x = (instruction, budget, functionality, variation, "

@@ -7,10 +7,12 @@ import polars as pl
 from pydantic import Field
 
 from assets.metadata import counts, md_table, thumbnail_md, tidy
+from assets.placement import pool_tags
 from ops.exploration.explorer import ExplorationConfig, Transition, explore_app, offline_goals, trajectories
 from ops.exploration.goals import llm_goals
 from ops.data.schemas import from_rows
 from ops.config_bounds import MAX_ATTEMPTS, MAX_COUNT, MAX_PARALLEL
+from resources.deployment import DEVICES
 from resources.experiment import experiment_app_partitions
 from resources.environment import SimulatorResource
 from resources.llm import LLMResource
@@ -48,6 +50,7 @@ def transition_rows(app: str, transitions: list[Transition]) -> list[dict]:
 
 
 @dg.asset(partitions_def=exploration_partitions, code_version="exploration-1", group_name="discovery",
+          pool=DEVICES, op_tags=pool_tags(DEVICES),
           description="One row per explored transition of one app: before/after screens, action, target element, "
                       "one-line summary.")
 def exploration_traces(context: dg.AssetExecutionContext, config: ExplorationAssetConfig,

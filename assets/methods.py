@@ -13,6 +13,7 @@ import polars as pl
 from pydantic import Field, ValidationError, create_model, model_validator
 
 from assets.metadata import chart_md, tidy
+from assets.placement import DEPLOYMENT, trainer_pool, trainer_tags
 from assets.training_services import AssetTrainingServices
 from ops.evaluation.cpu_clock import CpuClock
 from ops.evaluation.plots import training_curves_chart
@@ -115,12 +116,15 @@ def asset_in(asset: str) -> dg.AssetIn:
 
 
 def method_asset(method: Method) -> dg.AssetsDefinition:
-    """The Dagster asset that trains `method` and stores its checkpoint."""
+    """The Dagster asset that trains `method` and stores its checkpoint, on the GPUs its placement
+    requests (resources.deployment), under `accelerate launch` when it asks for several processes."""
     config_class = asset_config_class(method)
+    placement = DEPLOYMENT.method(method.name)
 
     @dg.asset(name=method.asset, partitions_def=experiment_partitions, group_name=GROUP,
               code_version=f"{method.name}-{method.code_version}",
-              op_tags={"dagster/priority": str(method.priority)},
+              op_tags={"dagster/priority": str(method.priority), **trainer_tags(placement, DEPLOYMENT)},
+              pool=trainer_pool(placement),
               ins={name: asset_in(name) for name in method.reads}, required_resource_keys=RESOURCES,
               description=f"One checkpoint (not a table), {method.source}: {method.summary}")
     def checkpoint(context: dg.AssetExecutionContext, config: config_class, **inputs: Any) -> Checkpoint:
@@ -130,7 +134,7 @@ def method_asset(method: Method) -> dg.AssetsDefinition:
                                         clock, disabled=True)
         options = method.options(**{name: getattr(config, name) for name in method.options.model_fields})
         with tempfile.TemporaryDirectory() as tmp:
-            services = AssetTrainingServices(context, Path(tmp), method.name)
+            services = AssetTrainingServices(context, Path(tmp), method.name, placement)
             result = method.train(MethodRun(inputs, config.preset, config.overrides, options, services, method.settings))
             extra = {name: value if isinstance(value, (str, int, float)) else dg.MetadataValue.json(value)
                      for name, value in result.details.items()}

@@ -22,6 +22,7 @@ from pydantic import Field
 from assets.learning import annotation_metadata, reasoning_annotator
 from assets.methods import priority_tags
 from assets.metadata import md_table, tidy
+from assets.placement import pool_tags
 from ops.samples.annotated_samples import annotate_samples
 from ops.config_bounds import MAX_COUNT
 from training.methods.checkpoint import Checkpoint, weights_digest
@@ -33,6 +34,7 @@ from ops.rollout.progress import CountdownLog
 from ops.agent.policy_prompt import PromptStyle
 from ops.data.schemas import empty
 from ops.samples.step_samples import with_hint_free_copies
+from resources.deployment import LLM_ENDPOINT
 from resources.environment import SimulatorResource
 from resources.judging import rollout_critic
 from ops.remedial.teachers import PolicyTeacher, Teacher
@@ -89,7 +91,8 @@ def _teacher_checkpoint(teacher: PolicyResource) -> Checkpoint:
                       method="base")
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name="learning", code_version="remedial-4", op_tags=priority_tags("remedial_trajectories"),
+@dg.asset(partitions_def=experiment_partitions, group_name="learning", code_version="remedial-4",
+          op_tags={**priority_tags("remedial_trajectories"), **pool_tags(LLM_ENDPOINT)}, pool=LLM_ENDPOINT,
           description="One row per step sample of a remedial trajectory: a failed attempt's steps before the "
                       "critic's failing step plus a teacher's completion, replayed and verified "
                       "(MobileWizard §3.4.4).")

@@ -15,6 +15,7 @@ import polars as pl
 from pydantic import Field
 
 from assets.metadata import chart_md, counts, md_table, thumbnail_md, tidy
+from assets.placement import pool_tags
 from assets.worker_pool import run_in_workers
 from ops.data.attempt_store import ParquetAttemptStore, collect_tables
 from ops.config_bounds import MAX_ATTEMPTS, MAX_COUNT, MAX_PARALLEL, MAX_TEMPERATURE, MAX_WORKERS
@@ -27,6 +28,7 @@ from ops.evaluation.plots import sr_histogram_chart, success_by_attempt_chart
 from ops.agent.policy_prompt import writes_structured_reasoning
 from ops.rollout.progress import CountdownLog
 from ops.rollout.engine import RolloutConfig, RolloutSummary, attempts_to_run, run_rollouts
+from resources.deployment import DEVICES
 from resources.experiment import config_key, experiment_of, experiment_partitions
 from ops.judging.critic.hint_settings import CorrectiveHintSettings
 from resources.environment import SimulatorResource
@@ -92,6 +94,7 @@ def roll_out(shard: RolloutShard, policy: PortableResource[PolicyResource],
         "critic_feedback": dg.AssetOut(description="One row per attempt's hierarchical critic feedback: decision, step labels, hint."),
     },
     partitions_def=experiment_partitions, group_name="interaction", code_version="rollouts-10",
+    pool=DEVICES, op_tags=pool_tags(DEVICES),
 )
 def rollouts(context: dg.AssetExecutionContext, config: RolloutAssetConfig, curriculum_tasks: pl.DataFrame,
              base_policy: Checkpoint, simulator: SimulatorResource, policy: PolicyResource, llm: LLMResource,

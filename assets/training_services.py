@@ -20,7 +20,9 @@ from resources.experiment import experiment_of
 from resources.experiment_names import check_segment
 from resources.policy import PolicyResource
 from resources.storage import ArtifactStore, StorageLocation
+from resources.deployment import MethodPlacement
 from training.methods.checkpoint import Checkpoint
+from training.methods.launched import Launch, train_launched
 
 STATE_DIR = "_state"  # an experiment's small state files (e.g. AdaGRPO's failure history), beside its tables
 
@@ -28,7 +30,8 @@ STATE_DIR = "_state"  # an experiment's small state files (e.g. AdaGRPO's failur
 class AssetTrainingServices:
     """What a method asks of the pipeline, served from one asset step's context and resources."""
 
-    def __init__(self, context: dg.AssetExecutionContext, workdir: Path, method: str):
+    def __init__(self, context: dg.AssetExecutionContext, workdir: Path, method: str,
+                 placement: MethodPlacement | None = None):
         resources = context.resources
         self.context, self.workdir, self.method = context, workdir, method
         self.experiment, self.run_id = experiment_of(context), context.run_id
@@ -40,6 +43,8 @@ class AssetTrainingServices:
         self.world_seed = self.environment.world_seed
         self.screen_size = (self.environment.screen_width, self.environment.screen_height)
         self.prompt_style = self.policy.prompt_style
+        placement = placement or MethodPlacement()
+        self.launch = Launch(placement.process_count, placement.accelerate_file()) if placement.launched else None
 
     def weights_dir(self, checkpoint: Checkpoint) -> Path:
         return self.artifact_store.local_path(checkpoint.uri)
@@ -95,3 +100,20 @@ class AssetTrainingServices:
 
     def progress(self, progress) -> None:
         self.context.log.info(f"{self.method} training: {progress}")
+
+    def train_sft(self, base, dataset, out, settings, *, method):
+        if self.launch is not None:
+            return train_launched(self.launch, "sft", method, base, dataset, out, settings, self.log)
+        from training.trainers.sft import train_sft
+
+        return train_sft(base, dataset, out, settings, method=method, progress=self.progress)
+
+    def train_hifpo(self, base, dataset, out, settings, *, remedial=None):
+        if self.launch is not None:
+            if remedial is not None:
+                raise ValueError("hifpo_checkpoint.remedial: the remedial epoch trains in one process; a launched "
+                                 "trainer (the deployment's gpus / processes for hifpo) does not run it yet")
+            return train_launched(self.launch, "hifpo", "hifpo", base, dataset, out, settings, self.log)
+        from training.methods.hifpo.trainer import train_hifpo
+
+        return train_hifpo(base, dataset, out, settings, progress=self.progress, remedial=remedial)

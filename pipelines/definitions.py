@@ -11,11 +11,13 @@ from assets.learning import fork_pairs, step_datasets
 from assets.methods import METHOD_ASSETS
 from assets.remedial import remedial_trajectories
 from assets.rollouts import rollouts
+from assets.placement import DEPLOYMENT
 from pipelines.checks import schema_check
 from pipelines.lost_work import WORK_COUNTS, lost_work_check
 from pipelines.resources import resources_for
 from pipelines.sensors import app_updates
 from pipelines.ui_runs import experiment_tag_of_ui_runs
+from resources.deployment import Deployment
 from resources.experiment import (
     APP_DIMENSION,
     DEFAULT_EXPERIMENT,
@@ -52,10 +54,29 @@ TRAINING_PRELOAD = ["pipelines.definitions", *dict.fromkeys(module for method in
 
 def _stage_job(name: str, assets: list[dg.AssetsDefinition], description: str,
                executor: dg.ExecutorDefinition = dg.in_process_executor):
-    """A job over `assets` and their checks. In-process by default: their steps run one after the
-    other anyway, and a process per step would re-import torch for each."""
+    """A job over `assets` and their checks. Locally in-process by default: their steps run one after the
+    other anyway, and a process per step would re-import torch for each. In a cluster (the deployment's
+    `executor`), a pod or task per step."""
     return dg.define_asset_job(name, selection=dg.AssetSelection.assets(*assets), description=description,
-                               executor_def=executor)
+                               executor_def=cluster_executor(DEPLOYMENT) or executor)
+
+
+def cluster_executor(deployment: Deployment) -> dg.ExecutorDefinition | None:
+    """The executor of every stage in a cluster: dagster-k8s's (a pod per step, the step's op tags adding
+    GPUs and labels) or dagster-aws's ECS one (a task per step); None on one machine."""
+    if deployment.executor == "k8s":
+        from dagster_k8s import k8s_job_executor
+
+        k8s = deployment.k8s
+        return k8s_job_executor.configured({
+            "job_namespace": k8s.namespace, "env_secrets": list(k8s.env_secrets),
+            "env_config_maps": list(k8s.env_config_maps), "service_account_name": k8s.service_account,
+            "image_pull_policy": k8s.image_pull_policy}, name="k8s_job_executor")
+    if deployment.executor == "ecs":
+        from dagster_aws.ecs import ecs_executor
+
+        return ecs_executor
+    return None
 
 
 # The stages of an experiment, in data-flow order; `mobileforge run` launches them in this order

@@ -10,6 +10,8 @@ environment variables so no secret or host lives in the code; the model names an
 - MOBILEFORGE_POLICY_CHECKPOINT  the weights the served policy runs (a model directory), so the
                              trainers can adapt it; also read by the local profile (the base to adapt)
 - MOBILEFORGE_SCREEN_SIZE    simulator screens, WIDTHxHEIGHT (default 1080x2400)
+- MOBILEFORGE_POLICY_DEVICE  torch device of a model the project runs, e.g. cuda:0 (default cpu); both profiles
+- MOBILEFORGE_POLICY_ENGINE  what serves trained checkpoints of an endpoint policy: project (default) or vllm
 - MOBILEFORGE_POLICY_THREADS torch CPU threads of a model the project runs (default 1; 0: torch's
                              default, every core: for a larger model on CPU); both profiles
 - MOBILEFORGE_CRITIC_MODEL   litellm model of the critic/curriculum VLM
@@ -34,6 +36,9 @@ loads the definitions, so `mobileforge run` and `dagster dev` started with it bo
                          holds labels like a to-do "Buy milk" that the deny list would stop)
 - MOBILEFORGE_ADB_HOST / MOBILEFORGE_ADB_PORT (default 127.0.0.1:5037), MOBILEFORGE_ADB_SERIALS
   (comma-separated; default: every device the adb server lists)
+- MOBILEFORGE_ADB_SERVERS  a device farm: further adb servers, host:port,... (one per host)
+- MOBILEFORGE_LEASE_DATABASE_URL  a PostgreSQL URL: device leases hold across hosts (else a file lock
+  per device on this host); MOBILEFORGE_DEVICE_WAIT_S how long a step holding no device waits for one
 """
 
 import os
@@ -48,6 +53,7 @@ from resources.policy import PolicyResource
 from resources.storage import ArtifactStore, ParquetIOManager, StorageLocation
 
 PROFILES = ("local", "production")
+LEASE_DATABASE = "MOBILEFORGE_LEASE_DATABASE_URL"
 ENVIRONMENTS = ("simulator", "adb", "adb-simulator")
 
 
@@ -104,9 +110,14 @@ def environment_for(simulator: SimulatorResource) -> SimulatorResource | AdbDevi
     port = os.environ.get("MOBILEFORGE_ADB_PORT", "5037")
     if not port.isdigit():
         raise ValueError(f"MOBILEFORGE_ADB_PORT={port!r}: expected a port number")
+    wait = os.environ.get("MOBILEFORGE_DEVICE_WAIT_S", "0")
+    if not wait.replace(".", "", 1).isdigit():
+        raise ValueError(f"MOBILEFORGE_DEVICE_WAIT_S={wait!r}: expected seconds")
     devices = dict(adb_host=os.environ.get("MOBILEFORGE_ADB_HOST", "127.0.0.1"), adb_port=int(port),
                    serials=[s.strip() for s in os.environ.get("MOBILEFORGE_ADB_SERIALS", "").split(",") if s.strip()],
-                   world_seed=simulator.world_seed)
+                   adb_servers=[s.strip() for s in os.environ.get("MOBILEFORGE_ADB_SERVERS", "").split(",") if s.strip()],
+                   world_seed=simulator.world_seed, device_wait_s=float(wait),
+                   lease_database_env=LEASE_DATABASE if os.environ.get(LEASE_DATABASE) else None)
     if kind == "adb-simulator":
         return AdbDeviceResource(**devices, simulator=True, settle_s=0.0, retry_delay_s=0.05, guard=False)
     apps_file, apps = os.environ.get("MOBILEFORGE_APPS_FILE"), os.environ.get("MOBILEFORGE_ADB_APPS")
@@ -136,11 +147,13 @@ def resources_for(profile: str | None = None) -> dict[str, Any]:
     if profile not in PROFILES:
         raise ValueError(f"MOBILEFORGE_PROFILE={profile!r}: expected one of {PROFILES}")
     threads = _policy_threads(os.environ.get("MOBILEFORGE_POLICY_THREADS"))
+    device = os.environ.get("MOBILEFORGE_POLICY_DEVICE", "cpu")
     if profile == "local":
         location = StorageLocation(root=os.environ.get("MOBILEFORGE_STORAGE_ROOT"))
         # the tiny policy answers in a few dozen tokens
         policy = PolicyResource(kind="local", max_new_tokens=48, batch_size=32,
-                                checkpoint=os.environ.get("MOBILEFORGE_POLICY_CHECKPOINT"), torch_threads=threads)
+                                checkpoint=os.environ.get("MOBILEFORGE_POLICY_CHECKPOINT"), torch_threads=threads,
+                                device=device)
         # half-size screens: the embedded policy reads the element list; screenshots serve the
         # critic, fork detection and the UI, and cost 4x less to render and store
         simulator = SimulatorResource(screen_width=540, screen_height=1200)
@@ -158,7 +171,8 @@ def resources_for(profile: str | None = None) -> dict[str, Any]:
                                 api_base=_optional_env("MOBILEFORGE_POLICY_API_BASE"),
                                 api_key_env=_optional_env("MOBILEFORGE_POLICY_API_KEY_ENV"),
                                 prompt_style=os.environ.get("MOBILEFORGE_POLICY_STYLE", "qwen3vl"),
-                                checkpoint=os.environ.get("MOBILEFORGE_POLICY_CHECKPOINT"), torch_threads=threads)
+                                checkpoint=os.environ.get("MOBILEFORGE_POLICY_CHECKPOINT"), torch_threads=threads,
+                                device=device, engine=os.environ.get("MOBILEFORGE_POLICY_ENGINE", "project"))
         llm = LLMResource(model=_env("MOBILEFORGE_CRITIC_MODEL"),
                           api_base=_optional_env("MOBILEFORGE_CRITIC_API_BASE"),
                           api_key_env=_optional_env("MOBILEFORGE_CRITIC_API_KEY_ENV"))

@@ -3,6 +3,7 @@ OpenAI-compatible endpoint twin; both come back as an `ops.agent.episode.Policy`
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,11 +18,13 @@ from ops.agent.llm import LLMConfig
 from ops.agent.policy import EndpointPolicy, PromptedPolicy
 from ops.agent.policy_prompt import PromptStyle
 from resources.storage import ArtifactStore
+from resources.vllm_engine import PLACEHOLDERS, VLLM_SERVE, is_adapter, load_lora_adapter, served_checkpoint
 
 if TYPE_CHECKING:
     from training.inference.local_policy import GenerationSettings
 
 _ENDPOINT_ONLY = ("model", "api_base", "api_key_env")
+Engine = Literal["project", "vllm"]
 
 
 class PolicyResource(dg.ConfigurableResource):
@@ -81,11 +84,25 @@ class PolicyResource(dg.ConfigurableResource):
     max_retries: int = Field(
         default=3, ge=0, le=MAX_ATTEMPTS, description="kind=endpoint: retries on transport errors, 5xx, 429, timeouts."
     )
+    engine: Engine = Field(default="project", description=(
+        "kind=endpoint: what serves the trained checkpoints (the base is always the configured server). "
+        "'project': the project's own transformers server (training.inference.server), the CPU default; "
+        "'vllm': a LoRA adapter checkpoint is loaded into the base's vLLM server at run time, a full one gets a "
+        "vLLM server of its own from vllm_command (resources.vllm_engine)."))
+    vllm_command: list[str] = Field(default_factory=lambda: list(VLLM_SERVE), description=(
+        "engine=vllm: the command serving a full trained checkpoint, with {weights}, {name} and {port} filled "
+        "in; add e.g. --tensor-parallel-size N for a model over N GPUs."))
+    vllm_startup_s: float = Field(default=900.0, gt=0, description=(
+        "engine=vllm: seconds a checkpoint's vLLM server may take to list its model before the step fails."))
 
     @model_validator(mode="after")
     def _fields_fit_kind(self) -> PolicyResource:
         if self.kind == "endpoint" and not self.model:
             raise ValueError("model: required when kind is 'endpoint'")
+        if self.engine == "vllm" and self.kind != "endpoint":
+            raise ValueError("engine: 'vllm' serves trained checkpoints beside a served base; set kind: endpoint")
+        if self.engine == "vllm" and not all(p in " ".join(self.vllm_command) for p in PLACEHOLDERS):
+            raise ValueError(f"vllm_command: must contain {', '.join(PLACEHOLDERS)}")
         if self.kind == "local":
             for name in _ENDPOINT_ONLY:
                 if getattr(self, name) is not None:
@@ -119,8 +136,10 @@ class PolicyResource(dg.ConfigurableResource):
         kind=local: the checkpoint's weights run in-process on `device`, with this resource's
         decoding settings and constraints. kind=endpoint: the base checkpoint is the configured
         server's model; any other checkpoint (trained from it) is served by the project
-        (`training.inference.server`, transformers on `device`) for as long as the context lasts,
-        so every policy of a run is asked the same way. `temperature` overrides the configured one,
+        (`training.inference.server`, transformers on `device`) or, with engine='vllm', by vLLM
+        (`resources.vllm_engine`: an adapter loaded into the base's server, a full checkpoint on a
+        server of its own) for as long as the context lasts, so every policy of a run is asked the
+        same way. `temperature` overrides the configured one,
         `seed` the configured torch seed; `version` (default: the configured one, else the
         checkpoint's version plus its decoding tag) names the attempts it makes, so attempts
         decoded one way never resume another's; `conditions` (e.g. a digest of the rollout
@@ -139,6 +158,18 @@ class PolicyResource(dg.ConfigurableResource):
         if checkpoint.uri is None:
             raise ValueError(f"checkpoint {checkpoint.version}: no weights to load (policy.checkpoint is not set)")
         weights = artifact_store.local_path(checkpoint.uri)
+        if self.kind == "endpoint" and self.engine == "vllm":
+            name = checkpoint.version.replace(":", "-")
+            if is_adapter(weights):
+                load_lora_adapter(self.api_base or "", name, weights,
+                                  os.environ.get(self.api_key_env) if self.api_key_env else None)
+                yield EndpointPolicy(self._llm_config(f"openai/{name}", self.api_base, temperature, self.api_key_env),
+                                     self.prompt_style, version=version)
+                return
+            with served_checkpoint(self.vllm_command, weights, name, self.vllm_startup_s) as base_url:
+                yield EndpointPolicy(self._llm_config(f"openai/{name}", base_url, temperature, None),
+                                     self.prompt_style, version=version)
+            return
         if self.kind == "endpoint":
             from training.inference.server import ChatServer  # torch only when used
 

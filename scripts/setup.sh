@@ -4,6 +4,15 @@
 # of machine; letting another package pull torch would fetch a multi-GB CUDA build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# PostgreSQL (Debian's package) for the tests of the deployment: Dagster's instance storage and the device
+# leases on a real server, which the tests start themselves in a temporary directory
+if ! command -v pg_ctl >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+    else
+        echo "setup: PostgreSQL is not installed (apt-get install postgresql): tests/deploy skips what needs it" >&2
+    fi
+fi
 PY="${PYTHON:-python3.11}"
 command -v "$PY" >/dev/null 2>&1 || PY=python3
 [ -x .venv/bin/python ] || "$PY" -m venv .venv

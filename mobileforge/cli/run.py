@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from mobileforge.cli.run_config import experiment_config, read_config_file
+from mobileforge.cli.run_config import experiment_config, parse_overrides, read_config_file
 
 
 def print_benchmark(io_manager, experiment: str, k: int) -> None:
@@ -109,8 +109,14 @@ def run_log_path(experiment: str) -> Path:
 @click.option("--fork", "fork", default=None, metavar="PARENT",
               help="With --from: first copy into EXPERIMENT what experiment PARENT stored for what the run "
                    "reads, and its staged episodes (resumed where still valid), e.g. an ablation of training.")
-def run(experiment: str, config_file: str | None, overrides: tuple[str, ...], rebuild_shared: bool,
-        from_stage: str | None, fork: str | None) -> None:
+@click.option("--resource", "resource_overrides", multiple=True, metavar="RESOURCE.FIELD=VALUE",
+              help="Set one field of a resource for this run, e.g. --resource policy.device=cuda:0 or "
+                   "--resource policy.engine=vllm (repeatable; MOBILEFORGE_POLICY_DEVICE does the first too).")
+@click.option("--deployment", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Deployment settings (YAML, resources/deployment.py): run concurrency, pool limits, GPUs and "
+                   "accelerate configs per training method; default $MOBILEFORGE_DEPLOYMENT, else the local ones.")
+def run(experiment: str, config_file: str | None, overrides: tuple[str, ...], rebuild_shared: bool, from_stage: str | None,
+        fork: str | None, resource_overrides: tuple[str, ...], deployment: str | None) -> None:
     """Materialize exploration → curriculum → rollouts → training → benchmark for EXPERIMENT.
 
     Each stage is a run of a named job of the `mobileforge` code location (policy, discovery,
@@ -129,7 +135,11 @@ def run(experiment: str, config_file: str | None, overrides: tuple[str, ...], re
         except ValueError as error:
             raise click.BadParameter(str(error), param_hint="--fork") from None
     config, applied = experiment_config(experiment, read_config_file(config_file), overrides)
+    if deployment is not None:  # before the graph loads here and in the code location, which inherit it
+        os.environ["MOBILEFORGE_DEPLOYMENT"] = str(Path(deployment).resolve())
     resources = ablation_resources(experiment)  # resource settings (e.g. the policy's prompt style)
+    for name, fields in parse_overrides(resource_overrides, "--resource").items():
+        resources.setdefault(name, {}).update(fields)
     applied += [f"{name}.{field}={json.dumps(value)}" for name, fields in resources.items()
                 for field, value in fields.items()]
     problems = config_problems(config, load_snapshot())  # without importing the graph: well under a second

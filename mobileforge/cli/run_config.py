@@ -76,18 +76,18 @@ def read_config_file(path: str | Path | None) -> Any:
     return load_yaml(text, str(path), "--config")
 
 
-def parse_overrides(pairs: tuple[str, ...]) -> dict[str, dict[str, Any]]:
-    """`asset.field=value` pairs (value parsed as YAML) into {asset: {field: value}}."""
+def parse_overrides(pairs: tuple[str, ...], option: str = "--set") -> dict[str, dict[str, Any]]:
+    """`asset.field=value` pairs of `option` (value parsed as YAML) into {asset: {field: value}}."""
     config: dict[str, dict[str, Any]] = {}
     for pair in pairs:
         target, sep, raw = pair.partition("=")
         asset, dot, field = target.partition(".")
         if not sep or not dot or not asset or not field:
-            raise click.BadParameter(f"{pair[:80]!r}: expected ASSET.FIELD=VALUE", param_hint="--set")
+            raise click.BadParameter(f"{pair[:80]!r}: expected NAME.FIELD=VALUE", param_hint=option)
         if len(raw) > MAX_VALUE_CHARS:
             raise click.BadParameter(f"{target[:80]}: a value of {len(raw)} characters, over {MAX_VALUE_CHARS}",
-                                     param_hint="--set")
-        config.setdefault(asset, {})[field] = load_yaml(raw, repr(pair[:120]), "--set")
+                                     param_hint=option)
+        config.setdefault(asset, {})[field] = load_yaml(raw, repr(pair[:120]), option)
     return config
 
 

@@ -1,4 +1,5 @@
-"""The Dagster instance `mobileforge run` uses: the persistent one under $DAGSTER_HOME."""
+"""The Dagster instance `mobileforge run` uses: the persistent one under $DAGSTER_HOME, with the
+concurrency pools' limits of the deployment settings (resources.deployment)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 
 import dagster as dg
 
+from resources.deployment import Deployment, load_deployment
 from resources.experiment import EXPERIMENT_DIMENSION
 
 REPO = Path(__file__).resolve().parents[2]
@@ -15,7 +17,8 @@ REPO = Path(__file__).resolve().parents[2]
 # The settings the project writes into its own $DAGSTER_HOME: no usage telemetry (it runs offline);
 # the run launcher whose health check lets run monitoring (Dagster's daemon, which `dagster dev` runs)
 # mark a run failed when its worker process is gone; a run that never reports its worker is failed
-# after START_TIMEOUT_SECONDS (a run worker imports the graph first: a minute on a loaded machine).
+# after START_TIMEOUT_SECONDS (a run worker imports the graph first: a minute on a loaded machine);
+# concurrency pools enforced per step (op granularity), their limits set by apply_pool_limits.
 START_TIMEOUT_SECONDS = 600
 INSTANCE_SETTINGS = f"""telemetry:
   enabled: false
@@ -27,8 +30,22 @@ run_monitoring:
   start_timeout_seconds: {START_TIMEOUT_SECONDS}
   poll_interval_seconds: 30
   max_resume_run_attempts: 0
+concurrency:
+  pools:
+    granularity: op
 """
-EARLIER_SETTINGS = ("telemetry:\n  enabled: false\n",)  # what earlier versions wrote: replaced, a user's file is kept
+# what earlier versions wrote: replaced by INSTANCE_SETTINGS; a user's own file is kept
+EARLIER_SETTINGS = ("telemetry:\n  enabled: false\n", """telemetry:
+  enabled: false
+run_launcher:
+  module: pipelines.run.monitored_launcher
+  class: MonitoredRunLauncher
+run_monitoring:
+  enabled: true
+  start_timeout_seconds: 600
+  poll_interval_seconds: 30
+  max_resume_run_attempts: 0
+""")
 
 
 def dagster_home() -> Path:
@@ -50,7 +67,8 @@ def instance_exists() -> bool:
 
 
 def default_instance() -> dg.DagsterInstance:
-    """The persistent instance under $DAGSTER_HOME, defaulting to the project's own folder."""
+    """The persistent instance under $DAGSTER_HOME, defaulting to the project's own folder, with the
+    deployment's pool limits."""
     home = dagster_home()
     home.mkdir(parents=True, exist_ok=True)
     settings = home / "dagster.yaml"
@@ -62,4 +80,17 @@ def default_instance() -> dg.DagsterInstance:
         instance = dg.DagsterInstance.get()
         instance.get_runs(limit=1)  # storages create their tables on first use
         instance.get_dynamic_partitions(EXPERIMENT_DIMENSION)
+        apply_pool_limits(instance, load_deployment())
         return instance
+
+
+def apply_pool_limits(instance: dg.DagsterInstance, deployment: Deployment) -> dict[str, int]:
+    """Set each pool's limit on the instance (Dagster keeps them in its storage, where
+    `dagster instance concurrency set` writes them too); the limits that changed."""
+    changed = {}
+    for pool, limit in deployment.pools.items():
+        info = instance.event_log_storage.get_concurrency_info(pool)
+        if info.slot_count != limit:
+            instance.event_log_storage.set_concurrency_slots(pool, limit)
+            changed[pool] = limit
+    return changed

@@ -22,14 +22,12 @@ from dagster.version import __version__ as dagster_version
 from pipelines.run.instance import REPO
 from pipelines.run.observer import Observer
 from pipelines.start_point import StagePart
+from resources.deployment import load_deployment
 
 WORKSPACE_FILE = REPO / "workspace.yaml"
 
 
 LOCATION = "mobileforge"  # the code location workspace.yaml names
-
-
-MAX_CONCURRENT_RUNS = 2  # runs of one stage at once (one per core)
 
 
 POLL_SECONDS = 0.5
@@ -154,13 +152,14 @@ def code_location_runner(instance: dg.DagsterInstance, workspace_file: Path = WO
 def run_stage(runner: CodeLocationRunner, part: StagePart,
               partitions: list[str | dg.MultiPartitionKey | None], run_config: dict[str, Any],
               observer: Observer) -> None:
-    """Launch one run of `part` per partition (at most MAX_CONCURRENT_RUNS at once) and wait for all."""
+    """Launch one run of `part` per partition (at most the deployment's `runs` at once) and wait for all."""
     job = part.job
+    max_concurrent_runs = load_deployment().runs
     pending, active = list(partitions), []
     failures: list[str] = []
     try:
         while pending or active:
-            while pending and len(active) < MAX_CONCURRENT_RUNS:
+            while pending and len(active) < max_concurrent_runs:
                 try:
                     run_id = runner.launch(part, pending.pop(0), run_config)
                 except DagsterUserCodeProcessError as error:  # e.g. config the code location rejects

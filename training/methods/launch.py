@@ -117,6 +117,7 @@ def _run(
     dataset: Path,
     out: Path,
     dry_run: bool,
+    report_path: Path | None = None,
 ) -> None:
     config = build_config(kind, {**read_config_file(config_path), **parse_overrides(sets)})
     if kind == "hifpo":
@@ -141,6 +142,10 @@ def _run(
             click.echo(json.dumps(_summary(run, config, out, substituted), indent=2))
         return
     report = train(base, dataset, out, config)
+    if report.manifest_path is not None and report_path is not None:  # read back by the step that launched it
+        from training.methods.launched import write_report
+
+        write_report(report, report_path)
     if report.manifest_path is not None:  # the main process reports
         last = {name: points[-1][1] for name, points in report.curves.items() if points}
         click.echo(
@@ -189,6 +194,8 @@ def _common(fn):
             help="Directory the trained checkpoint and manifest.json are written to.",
         ),
         click.option("--dry-run", is_flag=True, help="Build everything, print a summary, do not train."),
+        click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path),
+                     help="Write the main process's training report (JSON) here (training.methods.launched)."),
     ]
     for option in reversed(options):
         fn = option(fn)
@@ -202,23 +209,23 @@ def main() -> None:
 
 @main.command()
 @_common
-def hifpo(config_path, sets, base, dataset, out, dry_run) -> None:
+def hifpo(config_path, sets, base, dataset, out, dry_run, report_path) -> None:
     """HiFPO: step-level GRPO with the adaptive GUI action reward."""
-    _run("hifpo", "hifpo", config_path, sets, base, dataset, out, dry_run)
+    _run("hifpo", "hifpo", config_path, sets, base, dataset, out, dry_run, report_path)
 
 
 @main.command()
 @click.option(
     "--method",
-    type=click.Choice(["sft", "rft", "grsd"]),
+    type=click.Choice(["sft", "rft", "grsd", "hint_sft", "no_hint_sft"]),
     default="sft",
     show_default=True,
     help="What the SFT samples are (recorded in the manifest).",
 )
 @_common
-def sft(method, config_path, sets, base, dataset, out, dry_run) -> None:
+def sft(method, config_path, sets, base, dataset, out, dry_run, report_path) -> None:
     """SFT on step samples with responses (RFT rounds, GRSD fork-point samples)."""
-    _run("sft", method, config_path, sets, base, dataset, out, dry_run)
+    _run("sft", method, config_path, sets, base, dataset, out, dry_run, report_path)
 
 
 if __name__ == "__main__":

@@ -26,6 +26,8 @@ from training.methods.checkpoint import Checkpoint
 from training.trainers.settings import Preset, TrainSettings
 
 if TYPE_CHECKING:  # torch and TRL load with the trainers, only when a method trains
+    from datasets import Dataset
+
     from training.trainers.runs import TrainProgress, TrainReport
 
 NO_WEIGHTS = "the start checkpoint has no weights to train from: set policy.checkpoint to the weights the endpoint serves"
@@ -88,6 +90,14 @@ class TrainingServices(Protocol):
 
     def progress(self, progress: TrainProgress) -> None:
         """Where the trainer reports step/total, loss and reward while it trains."""
+
+    def train_sft(self, base: Path, dataset: Dataset, out: Path, settings: TrainSettings, *,
+                  method: str) -> TrainReport:
+        """SFT where the step is placed: in this process, or under `accelerate launch` on its GPUs."""
+
+    def train_hifpo(self, base: Path, dataset: Dataset, out: Path, settings: TrainSettings, *,
+                    remedial: Dataset | None = None) -> TrainReport:
+        """HiFPO's GRPO where the step is placed, as `train_sft`."""
 
 
 @dataclass(frozen=True)

@@ -292,7 +292,8 @@ def train_and_save(run: PreparedRun, *, method: str, out_dir: Path, config: Trai
     save_full_model(trainer.save_model, run.base_checkpoint, out_dir, config,
                     main_process=trainer.accelerator.is_main_process)
     curves = curves_from_history(outcome.log_history, run.curve_keys) | outcome.curves
-    metrics = {k: v for k, v in outcome.metrics.items() if isinstance(v, (int, float))} | counts
+    metrics = {k: v for k, v in outcome.metrics.items() if isinstance(v, (int, float))} | counts \
+        | {"processes": trainer.accelerator.num_processes}
     manifest_path = None
     if trainer.accelerator.is_main_process:
         trainer.processing_class.save_pretrained(str(out_dir))

@@ -148,6 +148,8 @@ class TrainSettings(BaseModel):
             "model_init_kwargs": model_init,
             "disable_tqdm": True,
             "dataloader_pin_memory": torch.cuda.is_available(),
+            # without a GPU, processes started by `accelerate launch` then join one CPU (gloo) process group
+            "use_cpu": not torch.cuda.is_available(),
         }
 
     @classmethod

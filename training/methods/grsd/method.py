@@ -8,7 +8,6 @@ from training.trainers.sft_config import SFTTrainConfig
 
 
 def train(run: MethodRun) -> MethodResult:
-    from training.trainers.sft import train_sft
     from training.trainers.step_datasets import build_step_dataset, grsd_samples
 
     start, services = base_start(run), run.services
@@ -17,8 +16,8 @@ def train(run: MethodRun) -> MethodResult:
     samples = grsd_samples(run.inputs["fork_pairs"], run.inputs["rollout_steps"])
     if samples.height == 0:
         return MethodResult.unchanged(start, "no fork pairs: no task had both a successful and a failed attempt")
-    report = train_sft(services.weights_dir(start), build_step_dataset(samples, require_response=True),
-                       services.workdir / "grsd", run.settings(), method="grsd", progress=services.progress)
+    report = services.train_sft(services.weights_dir(start), build_step_dataset(samples, require_response=True),
+                                services.workdir / "grsd", run.settings(), method="grsd")
     return MethodResult(start, report=report)
 
 

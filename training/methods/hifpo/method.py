@@ -22,7 +22,6 @@ class HiFPOOptions(BaseModel):
 def train(run: MethodRun) -> MethodResult:
     from datasets import Dataset
 
-    from training.methods.hifpo.trainer import train_hifpo
     from training.trainers.step_datasets import build_step_dataset
 
     start, services, steps = base_start(run), run.services, run.inputs["step_datasets"]
@@ -36,8 +35,8 @@ def train(run: MethodRun) -> MethodResult:
     if run.options.remedial:  # an empty dataset: the trainer trains without the last epoch and records why
         rows = conform(run.inputs["remedial_trajectories"], "training_samples")
         remedial = build_step_dataset(rows) if rows.height else Dataset.from_list([])
-    report = train_hifpo(services.weights_dir(start), build_step_dataset(steps), services.workdir / "hifpo", settings,
-                         progress=services.progress, remedial=remedial)
+    report = services.train_hifpo(services.weights_dir(start), build_step_dataset(steps), services.workdir / "hifpo",
+                                  settings, remedial=remedial)
     if "remedial_epoch" in report.details:
         services.log(f"hifpo remedial epoch: {report.details['remedial_epoch']}")
     # history alignment: validation reward per round, triggers, steps rewritten / labels kept, duplicates

@@ -80,7 +80,7 @@ def train(run: MethodRun) -> MethodResult:
                             base_dir=services.weights_dir(start), workdir=services.workdir,
                             finish_response=finish_response(services.prompt_style), act=act, attempt=attempt,
                             variants=services.task_variants(options.variant_seed_offset),
-                            log=services.warn, progress=services.progress,
+                            log=services.warn, progress=services.progress, train=services.train_sft,
                             remedial=conform(inputs["remedial_trajectories"], "training_samples")
                             if options.remedial else None)
     if result.report is None:

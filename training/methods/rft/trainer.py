@@ -61,7 +61,8 @@ def run_rft_rounds(pool: Sequence[TaskSpec], first_round: RolloutTables, config:
                    variants: TaskVariants,
                    log: Callable[[str], None] = print,
                    progress: Callable[[TrainProgress], None] | None = None,
-                   remedial: pl.DataFrame | None = None) -> RFTResult:
+                   remedial: pl.DataFrame | None = None,
+                   train: Callable[..., TrainReport] | None = None) -> RFTResult:
     """Run `config.rounds` rounds of rejection fine-tuning from the checkpoint in `base_dir`.
 
     Round 1 learns from `first_round` (the curriculum's rollouts). Round r > 1 has `variants` build
@@ -77,6 +78,10 @@ def run_rft_rounds(pool: Sequence[TaskSpec], first_round: RolloutTables, config:
     and since every round here trains the base afresh on everything so far, the last round's run
     on all successes plus the remedial rows is that epoch.
     """
+    def sft(base, dataset, out, settings, *, method):  # `train` (where the step is placed), else in this process
+        return train(base, dataset, out, settings, method=method) if train is not None else \
+            train_sft(base, dataset, out, settings, method=method, progress=progress)
+
     attempts, steps, feedback = first_round
     remedial = remedial if remedial is not None and remedial.height else None
     tasks: list[TaskSpec] = list(pool)
@@ -108,11 +113,11 @@ def run_rft_rounds(pool: Sequence[TaskSpec], first_round: RolloutTables, config:
         collected.append(samples)
         if remedial is not None and r == config.rounds:
             break  # the final run below trains this round with the remedial rows
-        result.report = train_sft(base_dir, build_step_dataset(pl.concat(collected), require_response=True),
-                                  workdir / f"rft_r{r}", config.sft, method="rft", progress=progress)
+        result.report = sft(base_dir, build_step_dataset(pl.concat(collected), require_response=True),
+                            workdir / f"rft_r{r}", config.sft, method="rft")
         checkpoint = result.report.checkpoint
     if remedial is not None:
         result.rounds.append({"round": "remedial", "samples": remedial.height})
-        result.report = train_sft(base_dir, build_step_dataset(pl.concat([*collected, remedial]), require_response=True),
-                                  workdir / "rft_remedial", config.sft, method="rft", progress=progress)
+        result.report = sft(base_dir, build_step_dataset(pl.concat([*collected, remedial]), require_response=True),
+                            workdir / "rft_remedial", config.sft, method="rft")
     return result

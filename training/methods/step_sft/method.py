@@ -17,7 +17,6 @@ def sft_on(samples_of: Callable[[MethodRun], pl.DataFrame], name: str) -> Callab
     """A method's `train`: SFT from the base on the step samples `samples_of` picks."""
 
     def train(run: MethodRun) -> MethodResult:
-        from training.trainers.sft import train_sft
         from training.trainers.step_datasets import build_step_dataset
 
         start, services = base_start(run), run.services
@@ -26,8 +25,8 @@ def sft_on(samples_of: Callable[[MethodRun], pl.DataFrame], name: str) -> Callab
         samples = samples_of(run)
         if samples.height == 0:
             return MethodResult.unchanged(start, "the step dataset is empty: every task was filtered out")
-        report = train_sft(services.weights_dir(start), build_step_dataset(samples, require_response=True),
-                           services.workdir / name, run.settings(), method=name, progress=services.progress)
+        report = services.train_sft(services.weights_dir(start), build_step_dataset(samples, require_response=True),
+                                    services.workdir / name, run.settings(), method=name)
         return MethodResult(start, report=report, details={"samples_with_hint": int(samples["has_hint"].sum())})
 
     return train
