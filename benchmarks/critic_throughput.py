@@ -29,7 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # repo root, when 
 
 from PIL import Image  # noqa: E402
 
-from ops.agent.llm import JSONRequest, LLMCallError, LLMClient, LLMConfig  # noqa: E402
+from ops.agent.llm import JSONRequest, LLMClient, LLMConfig  # noqa: E402
+from ops.agent.llm_errors import LLMCallError  # noqa: E402
 from ops.judging.critic.prompts import CriticStep, FinalDecision, build_final_decision_prompt
 
 ROOT = Path(__file__).resolve().parents[1]

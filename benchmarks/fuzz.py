@@ -22,7 +22,7 @@ Surfaces and their contracts:
   trl_reward                   ops.judging.reward_columns.make_trl_reward batches (hostile trainer
                                states included) → one finite float per completion
   structured_reward            ops.judging.reasoning_reward structure / reasoning rewards → 0, 0.5, 1 / [0, 1]
-  parse_json_output            ops.agent.llm.parse_json_output → a model or OutputError
+  parse_json_output            ops.agent.llm_answers.parse_json_output → a model or OutputError
   cli:actions_score            `mobileforge actions score` on a good line, a hostile one, a good one →
                                three JSON lines, both good lines scored 1.0
 
@@ -91,7 +91,7 @@ from ops.actions import (  # noqa: E402
     render,
 )
 from ops.actions.formats import label_echo  # noqa: E402
-from ops.agent.llm import OutputError, parse_json_output  # noqa: E402
+from ops.agent.llm_answers import OutputError, parse_json_output  # noqa: E402
 from ops.curriculum.prompts import CurriculumOutput, curriculum_context  # noqa: E402
 from ops.judging.action_reward import RewardConfig, RewardInputError, score_action  # noqa: E402
 from ops.judging.critic.prompts import CorrectiveHintOutput, FinalDecision, StepDescription  # noqa: E402

@@ -22,63 +22,36 @@ could reuse after an old one is collected).
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 import os
 import random
 import re
-import socket
-import ssl
 import statistics
-import sys
 import threading
 import time
 from collections import Counter
 from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
-from itertools import islice
 from typing import Any, Generic, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
-from ops.actions.excerpt import EXCERPT_CHARS, clipped
-from ops.actions.json_limits import JSONLimitError, NoJSONFound, check_json_limits, find_json
 from ops.agent.messages import Message
+
+from ops.agent.llm_answers import OutputError, parse_json_output, repair_message
+from ops.agent.llm_errors import (ErrorKind, LLMCallError, describe_request_failure, exception_chain, loaded_class,
+                                  retry_after_s, status_of)
 
 # litellm otherwise downloads its model cost map at import; keep every run offline.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 T = TypeVar("T", bound=BaseModel)
+
+
 R = TypeVar("R")
 
+
 NO_AUTH_KEY = "EMPTY"  # what keyless OpenAI-compatible servers (vLLM) accept as a key
-
-
-class ErrorKind(str, Enum):
-    TRANSPORT = "transport"  # connection failure, 5xx or 429, still failing after the retries
-    TIMEOUT = "timeout"  # no answer within the per-request timeout, after the retries
-    REJECTED = "rejected"  # a 4xx the server will repeat (bad request, auth, unknown model)
-    INVALID_JSON = "invalid_json"  # no JSON value in the answer, even after the repair round
-    SCHEMA = "schema"  # JSON that does not fit the output model, even after the repair round
-    UNEXPECTED = "unexpected"  # anything else the client library raised (an answer it cannot read, a bug)
-
-
-class LLMCallError(Exception):
-    """A call that failed for good; `kind` says how, `raw_text` keeps the last answer if any."""
-
-    def __init__(self, kind: ErrorKind, message: str, *, attempts: int = 0, raw_text: str | None = None) -> None:
-        super().__init__(f"{kind.value}: {message}")
-        self.kind = kind
-        self.message = message
-        self.attempts = attempts
-        self.raw_text = raw_text
-        self.key: str | None = None  # set by batch calls to the request's key
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-able record of the failure, for tables and run metadata."""
-        return {"kind": self.kind.value, "message": self.message, "attempts": self.attempts,
-                "key": self.key, "raw_text": self.raw_text}
 
 
 @dataclass(frozen=True)
@@ -190,96 +163,11 @@ class JSONRequest:
     key: str | None = None  # caller's id, copied onto the result's error
 
 
-class OutputError(ValueError):
-    """An answer that is not usable JSON for the requested model (before repair)."""
-
-    def __init__(self, kind: ErrorKind, message: str) -> None:
-        super().__init__(message)
-        self.kind = kind
-
-
-# Possessive whitespace: backtracking into it would rescan the rest of an unclosed fence once per
-# whitespace character (12 s for a fence opened before 200,000 spaces).
-_FENCE = re.compile(r"```(?:json|JSON)?\s*+(.*?)```", re.DOTALL)
-MAX_ANSWER_CHARS = 200_000  # ~50,000 tokens: far past any answer's max_tokens; longer text is not read
-MAX_FENCES = 8  # fenced blocks tried as a whole before searching the text for a JSON value
-
-
-def extract_json(text: str) -> Any:
-    """The JSON value in a model answer: the whole text, a fenced block, or the first JSON
-    object/array embedded in prose. Raises `OutputError(INVALID_JSON)` when there is none, and
-    when the answer is not text or is past the limits on length, nesting and digits
-    (`ops.actions.json_limits`, `MAX_ANSWER_CHARS`), which are checked before anything is decoded."""
-    if not isinstance(text, str):
-        raise OutputError(ErrorKind.INVALID_JSON, f"the answer is {type(text).__name__}, not text")
-    stripped = text.strip()
-    if not stripped:
-        raise OutputError(ErrorKind.INVALID_JSON, "the answer is empty")
-    try:
-        check_json_limits(text, max_chars=MAX_ANSWER_CHARS)
-    except JSONLimitError as exc:
-        raise OutputError(ErrorKind.INVALID_JSON, f"the answer cannot be read as JSON: {exc}") from None
-    candidates = [stripped] + [m.group(1).strip() for m in islice(_FENCE.finditer(text), MAX_FENCES)]
-    for candidate in candidates:
-        try:
-            return json.loads(candidate)
-        except (ValueError, RecursionError):  # not JSON; or Python's own limits, as a backstop
-            continue
-    try:
-        return find_json(text, (dict, list))
-    except (NoJSONFound, JSONLimitError):
-        raise OutputError(ErrorKind.INVALID_JSON, "no JSON object found in the answer") from None
-
-
-def _describe_validation_error(exc: ValidationError, limit: int = 8) -> str:
-    """The first `limit` errors, each naming where and what, clipped (an answer's keys can be long)."""
-    parts = []
-    for err in exc.errors(include_url=False, include_input=False)[:limit]:
-        loc = ".".join(str(p) for p in err["loc"]) or "(root)"
-        parts.append(f"{clipped(loc, EXCERPT_CHARS)}: {clipped(err['msg'])}")
-    more = exc.error_count() - limit
-    return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
-
-
-def parse_json_output(text: str, schema: type[T], context: Mapping[str, Any] | None = None) -> T:
-    """Extract and validate; raises `OutputError` with kind INVALID_JSON or SCHEMA, and nothing
-    else, for any `text`."""
-    data = extract_json(text)
-    try:
-        return schema.model_validate(data, context=dict(context) if context else None)
-    except ValidationError as exc:
-        raise OutputError(ErrorKind.SCHEMA, _describe_validation_error(exc)) from None
-    except (ValueError, TypeError, RecursionError, OverflowError) as exc:  # raised by a validator itself
-        raise OutputError(ErrorKind.SCHEMA, f"{type(exc).__name__}: {clipped(str(exc))}") from None
-
-
-def repair_message(error: OutputError) -> str:
-    return (
-        f"Your previous answer could not be used: {error}. "
-        "Reply again with only the corrected JSON object, including every required field."
-    )
-
-
 def _litellm() -> Any:
     import litellm
 
     litellm.suppress_debug_info = True  # no "Give Feedback" banners in logs
     return litellm
-
-
-def _status_of(exc: BaseException) -> int | None:
-    status = getattr(exc, "status_code", None)
-    return status if isinstance(status, int) else None
-
-
-def _retry_after_s(exc: BaseException) -> float | None:
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
-    value = headers.get("retry-after") if headers is not None else None
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
-        return None
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -297,62 +185,12 @@ def replace_lone_surrogates(value: Any) -> Any:
     return value
 
 
-def _loaded_class(module: str, name: str) -> tuple[type, ...]:
-    """`module.name` as a one-class tuple for isinstance if `module` is already imported, else ():
-    no exception can be an instance of a class nobody imported. Keeps openai and httpx (seconds
-    of import) out of processes that never make a call."""
-    loaded = sys.modules.get(module)
-    return (getattr(loaded, name),) if loaded is not None else ()
-
-
-def _exception_chain(exc: BaseException) -> list[BaseException]:
-    chain: list[BaseException] = []
-    link: BaseException | None = exc
-    while link is not None and link not in chain:
-        chain.append(link)
-        link = link.__cause__ or link.__context__
-    return chain
-
-
-def _cause_of(link: BaseException) -> str | None:
-    """What went wrong, for the exceptions below HTTP that litellm wraps (as "HTTP 500")."""
-    if isinstance(link, ConnectionRefusedError):
-        return "connection refused"
-    if isinstance(link, socket.gaierror):
-        return "DNS lookup failed"
-    if isinstance(link, ssl.SSLError | ssl.CertificateError):
-        return "TLS error"
-    if isinstance(link, (TimeoutError, *_loaded_class("openai", "APITimeoutError"))):
-        return "timed out"
-    if isinstance(link, ConnectionResetError | ConnectionAbortedError | BrokenPipeError):
-        return "connection closed by the server"
-    if isinstance(link, UnicodeEncodeError):
-        return "the request is not encodable as UTF-8"
-    if isinstance(link, json.JSONDecodeError):
-        return "the server's answer is not JSON"
-    return None
-
-
-def describe_request_failure(exc: BaseException, endpoint: str | None = None) -> str:
-    """One line saying why a request failed: the cause below HTTP (connection refused, DNS,
-    TLS, timeout, ...) when there is one, else the HTTP status the server really sent, else
-    that no usable answer came. (litellm reports all three as "HTTP 500".)"""
-    chain = _exception_chain(exc)
-    where = f" ({endpoint})" if endpoint else ""
-    for link in chain:
-        cause = _cause_of(link)
-        if cause:
-            return f"{cause}{where}: {type(link).__name__}: {str(link)[:200]}"
-    # litellm's own exceptions carry a status even when no server sent one; httpx's is real.
-    http_status_error = _loaded_class("httpx", "HTTPStatusError")
-    status = next((link.response.status_code for link in chain if isinstance(link, http_status_error)), None)
-    if status is not None:
-        return f"HTTP {status}{where}: {str(exc)[:300]}"
-    return f"no usable answer{where}: {str(exc)[:300]}"
-
-
 _LOOP_LOCK = threading.Lock()
+
+
 _LOOP: asyncio.AbstractEventLoop | None = None
+
+
 _LOOP_THREAD: threading.Thread | None = None
 
 
@@ -406,12 +244,12 @@ class LLMClient:
         litellm = self._litellm
         if isinstance(exc, (asyncio.TimeoutError, litellm.Timeout)):
             return ErrorKind.TIMEOUT
-        status = _status_of(exc)
+        status = status_of(exc)
         if status is not None and 400 <= status < 500 and status not in (408, 429):
             return ErrorKind.REJECTED
-        if any(isinstance(link, UnicodeEncodeError) for link in _exception_chain(exc)):
+        if any(isinstance(link, UnicodeEncodeError) for link in exception_chain(exc)):
             return ErrorKind.REJECTED  # sending it again cannot help
-        if isinstance(exc, (*_loaded_class("openai", "APIError"), ConnectionError)):  # litellm's subclass openai's
+        if isinstance(exc, (*loaded_class("openai", "APIError"), ConnectionError)):  # litellm's subclass openai's
             return ErrorKind.TRANSPORT
         return ErrorKind.UNEXPECTED
 
@@ -419,7 +257,7 @@ class LLMClient:
         cfg = self.config
         delay = min(cfg.backoff_max_s, cfg.backoff_initial_s * 2 ** (attempt - 1))
         delay *= random.uniform(0.5, 1.0)  # jitter keeps a crowd of retries from landing together
-        hinted = _retry_after_s(exc)
+        hinted = retry_after_s(exc)
         return min(cfg.backoff_max_s, max(delay, hinted)) if hinted is not None else delay
 
     async def _request(self, messages: Sequence[Message]) -> Completion:

@@ -12,7 +12,8 @@ from collections.abc import Sequence
 
 from ops.actions import ParsedOutput, parse_structured, parse_with_context
 from ops.agent.episode import Hint, Observation, PolicyOutput, PolicyRequest
-from ops.agent.llm import LLMCallError, LLMClient, LLMConfig
+from ops.agent.llm import LLMClient, LLMConfig
+from ops.agent.llm_errors import LLMCallError
 from ops.agent.messages import Message, fill_image_placeholders, messages_to_json
 from ops.agent.policy_prompt import OUTPUT_FORMATS, PromptStyle, build_policy_prompt, element_label, writes_structured_reasoning
 from ops.agent.reasoning_memory import ReasoningMemory

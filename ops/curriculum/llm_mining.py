@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ops.curriculum.model import CurriculumTask, Trajectory, trajectory_app, trajectory_id
-from ops.agent.llm import JSONRequest, JSONResult, LLMCallError, LLMClient
+from ops.agent.llm import JSONRequest, JSONResult, LLMClient
+from ops.agent.llm_errors import LLMCallError
 from ops.curriculum.prompts import (
     DEFAULT_MAX_STEPS,
     DEFAULT_MAX_TASKS,

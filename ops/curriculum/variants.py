@@ -21,7 +21,8 @@ from typing import Protocol
 from pydantic import BaseModel, Field
 
 from ops.agent.episode import TaskSpec
-from ops.agent.llm import JSONRequest, LLMCallError, LLMClient
+from ops.agent.llm import JSONRequest, LLMClient
+from ops.agent.llm_errors import LLMCallError
 
 MAX_WRITTEN_PER_TASK = 3  # variants the LLM writes per task
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from ops.agent.episode import Observation
 from ops.agent.episode import Anchor
 from ops.exploration.explorer import GoalGenerator
-from ops.agent.llm import LLMCallError, LLMClient
+from ops.agent.llm import LLMClient
+from ops.agent.llm_errors import LLMCallError
 from ops.exploration.prompts import ExplorationGoals, build_exploration_goal_prompt
 
 

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from mobileforge.cli.actions import actions as actions_cli
 from ops.actions import AUTO, FORMATS, Action, ParseFailure, parse_structured, parse_with_context, render
-from ops.agent.llm import MAX_ANSWER_CHARS, OutputError, parse_json_output
+from ops.agent.llm_answers import MAX_ANSWER_CHARS, OutputError, parse_json_output
 from ops.judging.action_reward import RewardConfig
 from ops.judging.critic.prompts import FinalDecision, StepDescription
 from ops.judging.reasoning_reward import structure_reward

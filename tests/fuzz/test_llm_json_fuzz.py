@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ops.agent.llm import ErrorKind, OutputError, extract_json, parse_json_output
+from ops.agent.llm_answers import OutputError, extract_json, parse_json_output
+from ops.agent.llm_errors import ErrorKind
 from ops.judging.critic.prompts import CorrectiveHintOutput, FinalDecision, StepDescription
 from tests.fuzz.strategies import DEEP, MB, mutated, snippets, wrong_types
 

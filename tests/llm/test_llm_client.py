@@ -9,7 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ops.agent.llm import ErrorKind, JSONRequest, LLMCallError, LLMConfig, OutputError, extract_json
+from ops.agent.llm import JSONRequest, LLMConfig
+from ops.agent.llm_answers import OutputError, extract_json
+from ops.agent.llm_errors import ErrorKind, LLMCallError
 from ops.judging.critic.prompts import FinalDecision, StepDescription, build_step_description_prompt
 from tests.support.images import solid_png
 from tests.support.openai_server import RecordedRequest, Reply, fixed, sequence

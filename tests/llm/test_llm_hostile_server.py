@@ -12,7 +12,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from ops.agent.llm import ErrorKind, JSONRequest, JSONResult, LLMCallError, LLMClient, LLMConfig
+from ops.agent.llm import JSONRequest, JSONResult, LLMClient, LLMConfig
+from ops.agent.llm_errors import ErrorKind, LLMCallError
 from ops.judging.critic.prompts import StepDescription
 from tests.support.openai_server import RecordedRequest, Reply
 

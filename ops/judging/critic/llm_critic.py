@@ -21,7 +21,8 @@ from typing import Any
 from ops.actions import Action
 from ops.judging.critic.visualize import before_after_panel, last_screens, to_png
 from ops.agent.episode import AttemptRecord, CriticFeedback, StepLabel, StepRecord
-from ops.agent.llm import JSONRequest, JSONResult, LLMCallError, LLMClient
+from ops.agent.llm import JSONRequest, JSONResult, LLMClient
+from ops.agent.llm_errors import LLMCallError
 from ops.judging.critic.prompts import (
     CorrectiveHintOutput,
     CriticStep,
@@ -60,7 +61,7 @@ class CriticError(RuntimeError):
     """An LLM call of the critic failed for good; the attempt has no feedback.
 
     `attempt_id` is `<task_id>#<attempt>`, `stage` one of `STAGES`, `kind` the
-    `ops.agent.llm.ErrorKind` value, `step` the 0-based step of a failed description call.
+    `ops.agent.llm_errors.ErrorKind` value, `step` the 0-based step of a failed description call.
     """
 
     def __init__(self, attempt_id: str, stage: str, error: LLMCallError, step: int | None = None) -> None:

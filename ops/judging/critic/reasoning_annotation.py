@@ -27,7 +27,8 @@ from ops.judging.critic.llm_critic import action_log
 from ops.agent.hint_marks import describe_step_action
 from ops.judging.critic.visualize import step_context_panel, to_png
 from ops.agent.episode import StepLabel, StepRecord, TaskSpec
-from ops.agent.llm import JSONRequest, LLMCallError, LLMClient
+from ops.agent.llm import JSONRequest, LLMClient
+from ops.agent.llm_errors import LLMCallError
 from ops.judging.critic.annotation_prompts import ReasoningAnnotationOutput, build_reasoning_annotation_prompt
 from ops.agent.policy_prompt import element_label
 from ops.judging.action_reward import tokens
