@@ -195,7 +195,7 @@ class AdbDeviceResource(dg.ConfigurableResource):
 
     def device_serials(self) -> list[str]:
         """The devices to hand out, by id (`_locate`): the configured ones, else every server's ready ones."""
-        from ops.environments.adb import connected_serials
+        from ops.environments.adb_client import connected_serials
 
         if self.serials:
             return list(self.serials)

@@ -31,19 +31,19 @@
 
 from __future__ import annotations
 
-import base64
 import json
 import re
-import shlex
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import adbutils
-from adbutils.errors import AdbError, AdbTimeout
+from adbutils.errors import AdbError
 
 from ops.environments.a11y_tree import HierarchyError, parse_hierarchy, select_elements
-from ops.actions import GRID, Action, ActionType
+from ops.environments.adb_client import BoundedClient
+from ops.environments.adb_input import BUTTON_KEYCODES, AdbInput
+from ops.actions import GRID, Action
 from ops.agent.episode import Anchor, EnvStep, GroundTruth, Observation, TaskSpec
 from ops.environments.device_pool import health_problem
 from ops.environments.infrastructure import DeviceError, DeviceLost
@@ -53,10 +53,6 @@ if TYPE_CHECKING:
     from ops.environments.simulator import SimEnvironment
 
 DUMP_PATH = "/sdcard/window_dump.xml"
-ADB_KEYBOARD = "com.android.adbkeyboard"
-BUTTON_KEYCODES = {"back": 4, "home": 3, "enter": 66, "recent": 187, "menu": 82}
-KEY_KEYCODES = {"back": 4, "escape": 4, "esc": 4, "home": 3, "enter": 66, "backspace": 67, "del": 67,
-                "delete": 67, "space": 62, "tab": 61}
 DUMP_FAILURES = ("ERROR", "null root node", "could not get idle state")
 _FOCUS = re.compile(r"mCurrentFocus=Window\{\S+ \S+ (?P<package>[^\s/]+)/(?P<activity>[^\s}]+)\}")
 _SIZE = re.compile(r"(?:Override|Physical) size: (\d+)x(\d+)")
@@ -65,6 +61,8 @@ REPLAY = "replay"  # key of an exploration snapshot: {"replay": {"app": ..., "ac
 
 
 @dataclass(frozen=True)
+
+
 class DeviceApp:
     """An app on the device: the name tasks use, its package, its launcher label."""
 
@@ -75,6 +73,8 @@ class DeviceApp:
 
 
 @dataclass(frozen=True)
+
+
 class AdbEnvConfig:
     """One device and how to drive it. Timeouts are seconds; every adb call has one."""
 
@@ -105,38 +105,9 @@ class AdbEnvConfig:
                              f"got {self.long_press_ms}")
 
 
-class _DirectConnection(adbutils.AdbConnection):
-    """A connection that fails when no server listens, where adbutils would run `adb start-server`
-    (which would start a real adb server on the simulator's port)."""
-
-    def _safe_connect(self):
-        return self._create_socket()
-
-
-class _BoundedClient(adbutils.AdbClient):
-    """adbutils' client with every socket timeout capped (its transports default to 600 s), asking
-    the server's version once instead of before every transport (a connection each time)."""
-
-    def __init__(self, host: str, port: int, timeout_cap: float) -> None:
-        super().__init__(host=host, port=port)
-        self.timeout_cap = timeout_cap
-        self._version: int | None = None
-
-    def server_version(self) -> int:
-        if self._version is None:
-            self._version = super().server_version()
-        return self._version
-
-    def make_connection(self, timeout: float | None = None) -> adbutils.AdbConnection:
-        try:
-            connection = _DirectConnection(self.host, self.port)
-        except TimeoutError:
-            raise AdbTimeout("connect to adb server timeout") from None
-        connection.conn.settimeout(min(timeout or self.timeout_cap, self.timeout_cap))
-        return connection
-
-
 @dataclass
+
+
 class DeviceStats:
     """Counts of what it took to observe: retries tell how flaky a device is."""
 
@@ -149,6 +120,8 @@ class DeviceStats:
 
 
 @dataclass
+
+
 class _Shell:
     code: int
     stdout: bytes
@@ -159,14 +132,14 @@ class _Shell:
         return (self.stdout + self.stderr).decode("utf-8", errors="replace")
 
 
-class AdbEnvironment:
+class AdbEnvironment(AdbInput):
     """One Android device over adb; create one per concurrent episode (one per device)."""
 
     def __init__(self, config: AdbEnvConfig) -> None:
         self.config = config
         self.serial = config.serial
         self.stats = DeviceStats()
-        self._client = _BoundedClient(config.host, config.port,
+        self._client = BoundedClient(config.host, config.port,
                                       max(config.command_timeout_s, config.dump_timeout_s))
         self._device = adbutils.AdbDevice(self._client, serial=config.serial)
         self._by_name = {key.lower(): app for app in config.apps for key in (app.name, app.label, app.package)
@@ -183,6 +156,7 @@ class AdbEnvironment:
         self._prefix: list[Action] = []  # actions since that launch, targets resolved to points
 
     # --- adb plumbing -----------------------------------------------------------------------------
+
     def _failure(self, what: str, exc: Exception) -> DeviceError:
         """`DeviceLost` when the server no longer lists the device, else `DeviceError`."""
         try:
@@ -246,6 +220,7 @@ class AdbEnvironment:
         return found.package if found else None
 
     # --- Environment ---------------------------------------------------------------------------------
+
     def reset(self, task: TaskSpec) -> Observation:
         self._observation, self._last_xml, self._acted = None, None, False
         self._launched, self._prefix = None, []
@@ -365,6 +340,7 @@ class AdbEnvironment:
         return self._judge.ground_truth(task, answer, terminated, n_steps)
 
     # --- ExplorableEnvironment ------------------------------------------------------------------------
+
     def launch(self, app: str) -> Observation:
         """Start `app` from a clean state: `pm clear` and launch (served simulator: a fresh phone)."""
         self._observation, self._last_xml = None, None
@@ -411,6 +387,7 @@ class AdbEnvironment:
         return health_problem(lambda command: self._shell(command).text)
 
     # --- observation -------------------------------------------------------------------------------
+
     def _dump(self) -> str:
         """`uiautomator dump` + pull, retried on failure and on a stale result."""
         config, last_error, stale_left = self.config, "", self.config.stale_retries
@@ -447,123 +424,12 @@ class AdbEnvironment:
         package, activity = match.group("package"), match.group("activity")
         return package, package + activity if activity.startswith(".") else activity
 
-    # --- actions -----------------------------------------------------------------------------------
-    def _pixels(self, point: tuple[float, float]) -> tuple[int, int]:
-        width, height = self.size
-        return (min(round(point[0] * width / GRID), width - 1), min(round(point[1] * height / GRID), height - 1))
-
-    def _target(self, action: Action) -> tuple[int, int] | str:
-        """Pixel point of a pointed action, or the reason it has none."""
-        if action.element is not None:
-            elements = self._observation.elements if self._observation else []
-            if action.element >= len(elements):
-                return f"element {action.element} out of range (0..{len(elements) - 1})"
-            x1, y1, x2, y2 = elements[action.element]["bounds"]
-            return (x1 + x2) // 2, (y1 + y2) // 2
-        if action.point is None:
-            return "no target point"
-        return self._pixels(action.point)
-
-    def _run(self, command: str) -> EnvStep:
-        result = self._shell(command)
-        if result.code != 0:
-            return EnvStep(False, f"`{command.split(' ', 1)[0]}` exited {result.code}: {result.text.strip()[:200]}")
-        return EnvStep(True)
-
-    def _act(self, action: Action) -> EnvStep:
-        t = action.type
-        if t in (ActionType.CLICK, ActionType.LONG_PRESS, ActionType.DOUBLE_TAP):
-            target = self._target(action)
-            if isinstance(target, str):
-                return EnvStep(False, target)
-            x, y = target
-            if t == ActionType.LONG_PRESS:
-                return self._run(f"input swipe {x} {y} {x} {y} {self.config.long_press_ms}")
-            return self._run(f"input tap {x} {y}" + (f"; input tap {x} {y}" if t == ActionType.DOUBLE_TAP else ""))
-        if t == ActionType.TYPE:
-            return self._type(action)
-        if t in (ActionType.SWIPE, ActionType.DRAG):
-            return self._swipe(action)
-        if t == ActionType.SYSTEM_BUTTON:
-            return self._run(f"input keyevent {BUTTON_KEYCODES[action.button]}")
-        if t == ActionType.KEY:
-            key = action.key.strip()
-            if key.lower() in KEY_KEYCODES:
-                return self._run(f"input keyevent {KEY_KEYCODES[key.lower()]}")
-            if len(key) == 1 and key.isascii():
-                return self._run(f"input text {shlex.quote(key)}")
-            return EnvStep(False, f"unknown key {action.key!r}")
-        if t == ActionType.OPEN_APP:
-            package = self._package(action.app)
-            if package is None:
-                return EnvStep(False, f"unknown app {action.app!r}")
-            return self._run(self._launch_command(package))
-        if t in (ActionType.ANSWER, ActionType.TERMINATE):
-            if self.config.simulator:  # the judge reads them from the phone's state
-                self._control("record", action.to_dict())
-            return EnvStep(True)
-        if t == ActionType.WAIT:
-            time.sleep(min(action.duration if action.duration is not None else self.config.wait_s,
-                           self.config.max_wait_s))
-            return EnvStep(True)
-        return EnvStep(False, f"unsupported action type {t.value}")
-
-    def _type(self, action: Action) -> EnvStep:
-        if action.point is not None or action.element is not None:
-            focus = self._act(Action(type=ActionType.CLICK, point=action.point, element=action.element))
-            if not focus.ok:
-                return EnvStep(False, f"could not focus target: {focus.reason}")
-        text = action.text
-        if not text:
-            return EnvStep(True)
-        if text.isascii() and "%s" not in text:
-            return self._run(f"input text {shlex.quote(text.replace(' ', '%s'))}")
-        if not self._has_unicode_ime():
-            return EnvStep(False, f"text {text!r} needs the ADBKeyboard IME ({ADB_KEYBOARD}) installed and enabled; "
-                                  "`input text` types ASCII only")
-        encoded = base64.b64encode(text.encode("utf-8")).decode("ascii")
-        return self._run(f"am broadcast -a ADB_INPUT_B64 --es msg {encoded}")
-
-    def _has_unicode_ime(self) -> bool:
-        if self._unicode_ime is None:
-            listed = self._shell(f"pm list packages {ADB_KEYBOARD}").text
-            self._unicode_ime = f"package:{ADB_KEYBOARD}" in listed.split()
-        return self._unicode_ime
-
-    def _swipe(self, action: Action) -> EnvStep:
-        duration = self.config.swipe_ms
-        if action.direction is None:
-            (x1, y1), (x2, y2) = self._pixels(action.point), self._pixels(action.end_point)
-        else:
-            start = self._target(action) if (action.point is not None or action.element is not None) else None
-            if isinstance(start, str):
-                return EnvStep(False, start)
-            box = self._scroll_box()
-            if start is None:
-                start = ((box[0] + box[2]) // 2, (box[1] + box[3]) // 2)
-            # 0.6 of the scrolling area per swipe, the simulator's page step
-            dx, dy = {"up": (0, -1), "down": (0, 1), "left": (-1, 0), "right": (1, 0)}[action.direction]
-            span = int(0.6 * ((box[2] - box[0]) if dx else (box[3] - box[1])) / 2)
-            (x1, y1), (x2, y2) = ((start[0] - dx * span, start[1] - dy * span),
-                                  (start[0] + dx * span, start[1] + dy * span))
-        verb = "draganddrop" if action.type == ActionType.DRAG else "swipe"
-        return self._run(f"input {verb} {x1} {y1} {x2} {y2} {duration}")
-
-    def _scroll_box(self) -> tuple[int, int, int, int]:
-        """Bounds of the largest scrollable element, else the whole screen."""
-        elements = self._observation.elements if self._observation else []
-        scrollable = [e["bounds"] for e in elements if e.get("scrollable")]
-        if scrollable:
-            return tuple(max(scrollable, key=lambda b: (b[2] - b[0]) * (b[3] - b[1])))  # type: ignore[return-value]
-        width, height = self.size
-        return (0, 0, width, height)
 
 
-def connected_serials(host: str = "127.0.0.1", port: int = 5037, timeout_s: float = 10.0) -> list[str]:
-    """Serials of the devices the adb server lists as ready (state `device`)."""
-    client = _BoundedClient(host, port, timeout_s)
-    try:
-        return [info.serial for info in client.list() if info.state == "device"]
-    except (AdbError, OSError) as exc:
-        raise DeviceLost("*", f"adb server {host}:{port} unreachable ({exc})") from exc
+
+
+
+
+
+
 
