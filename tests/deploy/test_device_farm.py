@@ -13,7 +13,7 @@ from ops.judging.critic.programmatic import ProgrammaticCritic
 from ops.rollout.engine import RolloutConfig, run_rollouts
 from phonesim.adb import AdbServer
 from resources.environment import AdbDeviceResource
-from tests.adb.test_infrastructure_failures import PullingPolicy, _task
+from tests.ops.environments.test_infrastructure_failures import PullingPolicy, _task
 from tests.support.postgres import free_port
 
 SIZE = (540, 1200)

@@ -11,7 +11,7 @@ import re
 from hypothesis import strategies as st
 
 from ops.actions import REASONING_PARTS, Action, ActionType, ReasoningParts, render, render_structured, supports
-from tests.actions.action_strategies import actions
+from tests.ops.actions.action_strategies import actions
 
 DEEP = 100_000
 MB = 1_000_000

@@ -16,7 +16,7 @@ from ops.actions import FORMAT_NAMES, Action, ParseFailure, render
 from ops.judging.reasoning_reward import reasoning_reward, structure_reward
 from ops.judging.action_reward import RewardConfig, RewardInputError, score_action
 from ops.judging.reward_columns import ANNOTATION_COLUMNS, make_trl_reward
-from tests.actions.action_strategies import actions
+from tests.ops.actions.action_strategies import actions
 from tests.fuzz.strategies import (
     DEEP,
     NUMBERS,

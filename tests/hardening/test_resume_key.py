@@ -10,7 +10,7 @@ from dataclasses import replace
 from ops.rollout.engine import attempts_to_run
 from resources.policy import PolicyResource
 from resources.storage import StorageLocation
-from tests.storage.test_storage_integrity import _attempt
+from tests.resources.storage.test_storage_integrity import _attempt
 
 
 def test_a_changed_sampling_seed_resumes_none_of_the_episodes_a_greedy_policy_resumes_all(tmp_path):

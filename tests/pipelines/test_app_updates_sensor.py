@@ -9,6 +9,7 @@ import pytest
 from pipelines.sensors import app_updates
 from resources.environment import AdbDeviceResource, SimulatorResource
 from resources.experiment import APP_DIMENSION, DEFAULT_EXPERIMENT, EXPERIMENT_DIMENSION, sync_app_partitions
+from tests.support.adb_server import server  # noqa: F401  (fixture: the served simulator)
 
 
 @pytest.fixture

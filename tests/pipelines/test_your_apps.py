@@ -254,7 +254,7 @@ def test_the_critic_measured_against_the_served_simulators_ground_truth(run, ser
     """Replays every staged attempt (rollouts, RFT's second round, the benchmark) on a served simulator of the
     same brands and judges its final state; prints the critic's agreement per task type (docs/devices.md)."""
     from ops.judging.critic.calibration import agreement_by_kind
-    from tests.adb.replay import replay_all
+    from tests.pipelines.replay import replay_all
 
     _, brands = served
     standin = run["standin"]

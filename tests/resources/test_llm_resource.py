@@ -7,6 +7,7 @@ from pydantic import ValidationError
 
 from ops.judging.critic.prompts import StepDescription
 from resources.llm import LLMResource
+from tests.support.fixtures import no_external_network, serve  # noqa: F401  (fixtures)
 from tests.support.openai_server import fixed
 
 

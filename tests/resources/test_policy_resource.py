@@ -12,6 +12,7 @@ from training.methods.checkpoint import Checkpoint
 from ops.agent.policy import EndpointPolicy
 from resources.policy import PolicyResource
 from training.inference.local_policy import LocalPolicy
+from tests.support.fixtures import no_external_network, tiny_checkpoint  # noqa: F401  (fixtures)
 from tests.support.observations import make_observation
 from tests.support.openai_server import OpenAICompatibleServer, fixed
 

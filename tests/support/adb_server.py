@@ -1,5 +1,8 @@
 """A served simulator on a free localhost port, adbutils clients for it, the adb binary adbutils
-ships, and a raw socket for what no client sends (malformed and hostile requests)."""
+ships, and a raw socket for what no client sends (malformed and hostile requests).
+
+Shared by the server's tests (tests/phonesim/adb) and the client side's (tests/ops/environments,
+tests/pipelines): their conftest.py (or module) imports the fixtures it uses from here."""
 
 import os
 import socket

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from mobileforge.cli.actions import actions
 from ops.actions import Action, render
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 QWEN_CLICK = render(Action(type="click", point=(540, 82)), "qwen3vl", thinking="t", conclusion="c")
 
 

@@ -1,4 +1,4 @@
-"""Fixtures of the viewer tests: a small store (tests/viewer/small_store.py), the viewer served by
+"""Fixtures of the viewer tests: a small store (tests/mobileforge/viewer/small_store.py), the viewer served by
 uvicorn on a free port, and Debian's chromium for the browser test (scripts/setup.sh installs it)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 
 from mobileforge.viewer.server import serving_in_background
 from resources.storage import StorageLocation
-from tests.viewer.small_store import build_small_store
+from tests.mobileforge.viewer.small_store import build_small_store
 
 CHROMIUM = "/usr/bin/chromium"
 

@@ -17,7 +17,7 @@ from mobileforge.viewer.episodes import episode_url
 from mobileforge.viewer.overlay import action_overlay
 from mobileforge.viewer.store import EpisodeKey, ViewerStore
 from resources.viewer_links import ATTEMPTS_PAGE, BENCHMARK_PAGE, FORKS_PAGE, VIEWER_URL_ENV, viewer_link
-from tests.viewer.small_store import HELD_OUT, K, ROLLOUT_VERSION, TRAIN_TEMPLATES
+from tests.mobileforge.viewer.small_store import HELD_OUT, K, ROLLOUT_VERSION, TRAIN_TEMPLATES
 
 WIFI = "settings.connect_wifi#0"
 

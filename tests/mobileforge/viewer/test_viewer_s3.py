@@ -12,8 +12,8 @@ from starlette.testclient import TestClient
 from mobileforge.viewer.app import create_app
 from mobileforge.viewer.store import ViewerStore
 from resources.storage import StorageLocation
-from tests.storage.test_storage_s3 import BUCKET, s3_endpoint  # noqa: F401  (fixture)
-from tests.viewer.small_store import ROLLOUT_VERSION
+from tests.resources.storage.test_storage_s3 import BUCKET, s3_endpoint  # noqa: F401  (fixture)
+from tests.mobileforge.viewer.small_store import ROLLOUT_VERSION
 
 WIFI = "settings.connect_wifi#0"
 PAGES = [

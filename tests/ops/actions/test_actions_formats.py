@@ -4,7 +4,7 @@ examples: test_format_examples.py)."""
 from __future__ import annotations
 
 import pytest
-from action_strategies import ACTIONS_BY_TYPE, actions, texts
+from tests.ops.actions.action_strategies import ACTIONS_BY_TYPE, actions, texts
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

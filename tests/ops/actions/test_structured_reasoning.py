@@ -20,7 +20,7 @@ from ops.actions import (
 from ops.actions.coords import screen_pixels
 from ops.actions.formats.base import MAX_OUTPUT_CHARS
 from ops.actions.formats.reasoning import read_layout, render_reasoning
-from tests.actions.action_strategies import actions
+from tests.ops.actions.action_strategies import actions
 
 PARTS = ReasoningParts(
     self_verification="The Settings app opened, as intended.",

@@ -1,35 +1,15 @@
-"""Fixtures for the LLM client tests: a local OpenAI-compatible server and clients bound to it."""
+"""Fixtures for the LLM client tests: a local OpenAI-compatible server (`serve`, tests/support/fixtures.py),
+clients bound to it, and the network guard."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 
 from ops.agent.llm import LLMClient, LLMConfig
-from tests.support.network import loopback_only
-from tests.support.openai_server import Behaviour, OpenAICompatibleServer
-
-
-@pytest.fixture(autouse=True)
-def no_external_network() -> Iterator[None]:
-    with loopback_only() as attempts:
-        yield
-    assert attempts == [], f"external network access attempted: {attempts}"
-
-
-@pytest.fixture
-def serve() -> Iterator[Callable[[Behaviour], OpenAICompatibleServer]]:
-    servers: list[OpenAICompatibleServer] = []
-
-    def start(behaviour: Behaviour) -> OpenAICompatibleServer:
-        server = OpenAICompatibleServer(behaviour).start()
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        server.stop()
+from tests.support.fixtures import no_external_network, serve  # noqa: F401  (fixtures)
+from tests.support.openai_server import OpenAICompatibleServer
 
 
 @pytest.fixture

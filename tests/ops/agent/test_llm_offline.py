@@ -12,7 +12,7 @@ import pytest
 
 from tests.support.network import ExternalNetworkAccess, loopback_only
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 SCRIPT = """
 from tests.support.network import loopback_only

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ops.curriculum import SimCurriculumConfig, SimCurriculumResult, mine_simulator_tasks
-from tests.curriculum.traces import SCREEN, explored
+from tests.ops.curriculum.traces import SCREEN, explored
 
 # Contacts templates whose BFS solutions take well under a second (create/edit take ~10 s each).
 FAST_CONTACTS_TEMPLATES = ("contacts.favorite", "contacts.query_phone", "contacts.query_birthday")

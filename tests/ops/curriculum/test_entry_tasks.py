@@ -16,8 +16,8 @@ from ops.curriculum.model import GoalState
 from ops.agent.hint_marks import hint_targets
 from ops.environments.simulator import SimEnvironment
 from phonesim.phone import Phone
-from tests.curriculum.attempts import attempt, walk
-from tests.curriculum.traces import SCREEN, explored
+from tests.ops.curriculum.attempts import attempt, walk
+from tests.ops.curriculum.traces import SCREEN, explored
 
 
 def _mine(app: str):

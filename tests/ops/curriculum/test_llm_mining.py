@@ -14,17 +14,10 @@ from ops.curriculum import CurriculumTask, LLMCurriculumConfig, mine_with_llm, t
 from ops.curriculum.llm_mining import CurriculumLLMError, trajectory_screenshots
 from ops.agent.llm import LLMClient, LLMConfig
 from ops.data.schemas import VARIATION_TYPES
-from tests.support.network import loopback_only
+from tests.support.fixtures import no_external_network  # noqa: F401  (autouse fixture)
 from tests.support.openai_server import OpenAICompatibleServer, RecordedRequest, Reply
 
 BROKEN_GOAL = "BROKEN exploration goal"
-
-
-@pytest.fixture(autouse=True)
-def no_external_network() -> Iterator[None]:
-    with loopback_only() as attempts:
-        yield
-    assert attempts == [], f"external network access attempted: {attempts}"
 
 
 def _text(request: RecordedRequest) -> str:

@@ -15,7 +15,7 @@ from ops.environments.simulator import SimEnvironment
 from phonesim.apps import load_apps
 from phonesim.solver import solve
 from phonesim.tasks import all_templates, instantiate, templates
-from tests.curriculum.traces import SCREEN
+from tests.ops.curriculum.traces import SCREEN
 
 
 def _visited(paths) -> dict[str, set[tuple[str, str]]]:

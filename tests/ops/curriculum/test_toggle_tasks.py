@@ -13,8 +13,8 @@ from ops.curriculum.model import GoalState
 from ops.curriculum.state_tasks import toggle_tasks
 from ops.agent.hint_marks import hint_targets
 from ops.environments.simulator import SimEnvironment
-from tests.curriculum.attempts import attempt, walk
-from tests.curriculum.traces import SCREEN
+from tests.ops.curriculum.attempts import attempt, walk
+from tests.ops.curriculum.traces import SCREEN
 
 
 def _toggles(curriculum) -> dict[str, CurriculumTask]:

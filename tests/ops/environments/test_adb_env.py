@@ -16,7 +16,7 @@ from ops.environments.simulator import SimEnvironment
 from phonesim import instantiate
 from phonesim.apps import load_apps
 from phonesim.solver import shortest_path
-from tests.adb.conftest import SIZE
+from tests.support.adb_server import SIZE
 
 APPS = tuple(DeviceApp(name, app.package, app.label) for name, app in load_apps().items())
 

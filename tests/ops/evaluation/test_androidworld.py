@@ -1,5 +1,5 @@
 """The AndroidWorld suite as a benchmark, against a STAND-IN for `android_world`
-(tests/adb/android_world_standin: the real package needs an emulator). The stand-in implements
+(tests/ops/evaluation/android_world_standin: the real package needs an emulator). The stand-in implements
 exactly the interfaces ops/evaluation/androidworld.py uses, with android_world's signatures."""
 
 import re

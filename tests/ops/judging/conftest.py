@@ -8,16 +8,9 @@ import pytest
 
 from ops.judging.critic.llm_critic import LLMCritic
 from ops.agent.llm import LLMClient, LLMConfig
-from tests.critic.scripted import CriticScript
-from tests.support.network import loopback_only
+from tests.ops.judging.scripted import CriticScript
+from tests.support.fixtures import no_external_network  # noqa: F401  (autouse fixture)
 from tests.support.openai_server import OpenAICompatibleServer
-
-
-@pytest.fixture(autouse=True)
-def no_external_network() -> Iterator[None]:
-    with loopback_only() as attempts:
-        yield
-    assert attempts == [], f"external network access attempted: {attempts}"
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import math
 from types import SimpleNamespace
 
 import pytest
-from action_strategies import actions
+from tests.ops.actions.action_strategies import actions
 from hypothesis import given, settings
 from pydantic import ValidationError
 

@@ -15,7 +15,7 @@ from pipelines.resources import resources_for
 from resources.experiment import experiment_partitions, register_experiment
 from resources.llm import LLMResource
 from resources.storage import StorageLocation
-from tests.critic.scripted import CLICK_ELEMENT, CLICK_POINT, TERMINATE, CriticScript, decision_json, make_attempt
+from tests.ops.judging.scripted import CLICK_ELEMENT, CLICK_POINT, TERMINATE, CriticScript, decision_json, make_attempt
 from tests.support.openai_server import OpenAICompatibleServer
 
 # (task, attempt) -> the simulator judge's verdict; the scripted LLM critic says success to all

@@ -13,7 +13,7 @@ from ops.actions import ParseFailure, parse
 from ops.judging.critic.llm_critic import NO_AFTER_SCREEN_NOTE, CriticError
 from ops.judging.critic.visualize import MARKER
 from ops.agent.episode import Hint, StepLabel
-from tests.critic.scripted import (
+from tests.ops.judging.scripted import (
     CLICK_ELEMENT,
     CLICK_POINT,
     HINT,

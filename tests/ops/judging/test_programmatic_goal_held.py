@@ -7,7 +7,7 @@ from ops.judging.critic.programmatic import ProgrammaticCritic
 from ops.agent.episode import TaskSpec
 from phonesim.phone import Phone
 from phonesim.tasks import instantiate
-from tests.critic.test_programmatic_hints import _attempt
+from tests.ops.judging.test_programmatic_hints import _attempt
 
 
 def test_steps_after_a_toggle_reached_its_goal_are_marked_goal_held():

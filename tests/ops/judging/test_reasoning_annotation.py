@@ -15,7 +15,7 @@ from ops.agent.llm import LLMClient, LLMConfig
 from ops.judging.critic.annotation_prompts import ANNOTATION_SYSTEM
 from ops.environments.simulator import SimEnvironment, template_task_spec
 from phonesim.tasks import instantiate
-from tests.critic.scripted import decode_image, make_attempt
+from tests.ops.judging.scripted import decode_image, make_attempt
 from tests.support.openai_server import OpenAICompatibleServer, RecordedRequest, Reply
 
 ANSWER = {"self_verification": "Settings opened as intended.", "screen_analysis": "Network & internet is listed.",

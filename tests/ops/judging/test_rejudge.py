@@ -11,7 +11,7 @@ from ops.data.attempt_store import ParquetAttemptStore, load_attempt
 from ops.judging.critic.llm_critic import CriticError
 from ops.judging.critic.rejudge import rejudge
 from ops.agent.episode import AttemptRecord, CriticFeedback, StepLabel
-from tests.critic.scripted import (
+from tests.ops.judging.scripted import (
     CLICK_ELEMENT,
     CLICK_POINT,
     TERMINATE,

@@ -6,7 +6,7 @@ from ops.data.attempt_store import ParquetAttemptStore
 from ops.judging.critic.programmatic import ProgrammaticCritic
 from ops.rollout.engine import RolloutConfig, run_rollouts
 from ops.environments.simulator import SimEnvironment
-from tests.rollout.test_rollout import sim_tasks
+from tests.ops.rollout.test_rollout import sim_tasks
 from tests.support.scripted_policy import RandomClickPolicy
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ from phonesim.tasks import instantiate
 from tests.support.scripted_policy import RandomClickPolicy
 
 TEMPLATES = ["settings.airplane_on", "contacts.favorite", "settings.connect_wifi"]
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def sim_tasks() -> list[TaskSpec]:
@@ -139,7 +139,7 @@ def test_policy_that_keeps_failing_aborts_with_stored_work_kept(tmp_path):
 
 def test_killed_run_resumes_losing_at_most_in_flight_attempts(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    child = subprocess.Popen([sys.executable, "-m", "tests.rollout.run_rollouts_child", str(tmp_path)],
+    child = subprocess.Popen([sys.executable, "-m", "tests.ops.rollout.run_rollouts_child", str(tmp_path)],
                              cwd=REPO, env=env)
     store = ParquetAttemptStore.from_uri(str(tmp_path))
     deadline = time.time() + 120

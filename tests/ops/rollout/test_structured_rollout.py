@@ -13,7 +13,7 @@ from ops.agent.reasoning_memory import ReasoningMemory, StepOutcome
 from ops.rollout.engine import RolloutConfig, run_rollouts
 from ops.data.schemas import validate, with_optional_columns
 from ops.agent.step_outcome import verified_outcome
-from tests.rollout.test_rollout import sim_tasks, small_env
+from tests.ops.rollout.test_rollout import sim_tasks, small_env
 from tests.support.scripted_policy import RandomClickPolicy, StructuredClickPolicy
 
 

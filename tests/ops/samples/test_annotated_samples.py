@@ -13,7 +13,7 @@ from ops.judging.reward_columns import ANNOTATION_COLUMNS
 from ops.rollout.engine import RolloutConfig, run_rollouts
 from ops.data.schemas import validate
 from ops.samples.step_samples import build_step_samples
-from tests.rollout.test_rollout import sim_tasks, small_env
+from tests.ops.rollout.test_rollout import sim_tasks, small_env
 from tests.support.scripted_policy import StructuredClickPolicy
 
 

@@ -9,7 +9,7 @@ from ops.data.attempt_store import collect_tables
 from ops.samples.filtering import FilterConfig
 from ops.data.schemas import validate
 from ops.samples.step_samples import build_step_samples, finish_response, target_box
-from tests.rollout.test_rollout import _run, sim_tasks
+from tests.ops.rollout.test_rollout import _run, sim_tasks
 
 
 def test_step_samples_keep_reasonable_steps_of_best_attempt_with_rollout_prompts(tmp_path):

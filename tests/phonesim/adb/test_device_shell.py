@@ -7,7 +7,7 @@ import stat
 
 import pytest
 
-from tests.adb.conftest import adb, needs_adb_binary
+from tests.support.adb_server import adb, needs_adb_binary
 
 # (command line, stdout, exit status): what a device's /system/bin/sh answers
 ANSWERS = [

@@ -9,7 +9,7 @@ import adbutils
 import pytest
 from adbutils.errors import AdbError, AdbTimeout
 
-from tests.adb.conftest import Raw, adb, needs_adb_binary
+from tests.support.adb_server import Raw, adb, needs_adb_binary
 
 
 def test_wait_for_device_returns_once_a_phone_is_plugged_in(limited_server):

@@ -10,7 +10,7 @@ import adbutils
 import pytest
 from adbutils.errors import AdbError
 
-from tests.adb.conftest import Raw, server_version_ms
+from tests.support.adb_server import Raw, server_version_ms
 
 BACKTRACKING = "echo " + "a" * 40 + "! | grep -E '(a|a)+b'"  # exponential for a backtracking matcher
 

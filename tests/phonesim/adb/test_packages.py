@@ -7,7 +7,7 @@ import re
 
 from phonesim.adb.packages import app_version
 from phonesim.apps import load_apps
-from tests.adb.conftest import adb, needs_adb_binary
+from tests.support.adb_server import adb, needs_adb_binary
 
 SERVED = sorted(app.package for app in load_apps().values())
 

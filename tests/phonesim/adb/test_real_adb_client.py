@@ -2,8 +2,8 @@
 must neither kill nor replace the server."""
 
 import phonesim.adb.server as adb_server
-from tests.adb.conftest import adb as _adb
-from tests.adb.conftest import needs_adb_binary
+from tests.support.adb_server import adb as _adb
+from tests.support.adb_server import needs_adb_binary
 
 pytestmark = needs_adb_binary
 

@@ -4,7 +4,7 @@ without that feature gives, so client code takes its usual fallback or error pat
 import pytest
 from adbutils.errors import AdbError
 
-from tests.adb.conftest import adb, needs_adb_binary
+from tests.support.adb_server import adb, needs_adb_binary
 
 
 def test_screen_recording_framebuffer_and_logcat_are_absent(client):

@@ -7,7 +7,7 @@ import struct
 
 from PIL import Image
 
-from tests.adb.conftest import SIZE, adb, needs_adb_binary
+from tests.support.adb_server import SIZE, adb, needs_adb_binary
 
 
 def _phonesim_rgba(server, serial: str) -> bytes:

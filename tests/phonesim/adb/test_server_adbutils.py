@@ -8,7 +8,7 @@ from adbutils.errors import AdbError
 from PIL import Image
 
 from phonesim.phone import Phone
-from tests.adb.conftest import SIZE
+from tests.support.adb_server import SIZE
 
 
 def _texts(xml: str) -> set[str]:

@@ -9,7 +9,7 @@ import struct
 import pytest
 from adbutils.errors import AdbError
 
-from tests.adb.conftest import Raw, adb, needs_adb_binary
+from tests.support.adb_server import Raw, adb, needs_adb_binary
 
 
 def _tree(root):

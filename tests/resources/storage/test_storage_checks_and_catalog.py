@@ -11,7 +11,7 @@ import pytest
 
 from resources.catalog import DamagedTableWarning, DuckDBCatalog, catalog_views, open_catalog
 from resources.experiment import PartitionAddress
-from tests.storage.graph import APPS, materialize_experiment
+from tests.resources.storage.graph import APPS, materialize_experiment
 
 
 def _check_evaluations(result):

@@ -20,8 +20,8 @@ from pipelines.run.stored import stage_partitions
 from pipelines.start_point import StagePart
 from resources.experiment import SHARED_EXPERIMENT, UNPARTITIONED, PartitionAddress
 from resources.storage import ARTIFACT_MARKER, MANIFEST, ArtifactStore, ParquetIOManager, StorageLocation
-from tests.critic.scripted import CLICK_ELEMENT, CLICK_POINT, TERMINATE, make_attempt
-from tests.storage.graph import materialize_experiment, tiny_png
+from tests.ops.judging.scripted import CLICK_ELEMENT, CLICK_POINT, TERMINATE, make_attempt
+from tests.resources.storage.graph import materialize_experiment, tiny_png
 
 TRANSITIONS = dg.AssetKey("exploration_transitions")
 INDEX = dg.AssetKey("task_index")

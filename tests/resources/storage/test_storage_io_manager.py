@@ -17,7 +17,7 @@ from resources.experiment import (
     register_experiment,
 )
 from resources.storage import MANIFEST, StorageLocation
-from tests.storage.graph import ALL_ASSETS, APPS, experiment_by_app, materialize_experiment
+from tests.resources.storage.graph import ALL_ASSETS, APPS, experiment_by_app, materialize_experiment
 
 TASKS = dg.AssetKey("curriculum_tasks")
 TRANSITIONS = dg.AssetKey("exploration_transitions")

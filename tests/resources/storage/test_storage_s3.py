@@ -19,7 +19,7 @@ from moto.server import ThreadedMotoServer
 from resources.catalog import catalog_views, open_catalog
 from resources.experiment import PartitionAddress
 from resources.storage import ArtifactStore, ParquetIOManager, StorageLocation
-from tests.storage.graph import APPS, materialize_experiment
+from tests.resources.storage.graph import APPS, materialize_experiment
 
 BUCKET = "mobileforge-test"
 TASKS = dg.AssetKey("curriculum_tasks")

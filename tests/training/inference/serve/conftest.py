@@ -16,7 +16,7 @@ import pytest
 
 from training.base.bundled import BUNDLED_DIR
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[4]
 MAX_BODY_MB = 48
 
 

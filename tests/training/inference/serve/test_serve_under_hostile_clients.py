@@ -17,7 +17,7 @@ import psutil
 import pytest
 from PIL import Image
 
-from tests.serve.conftest import MAX_BODY_MB, Served
+from tests.training.inference.serve.conftest import MAX_BODY_MB, Served
 
 PATH = "/v1/chat/completions"
 

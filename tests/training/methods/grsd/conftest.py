@@ -8,7 +8,7 @@ import pytest
 
 from training.methods.grsd.forks import Step, Trajectory
 from training.methods.grsd.forks.synthetic import make_step
-from tests.forks.screens import HEIGHT, SCREENS, WIDTH
+from tests.training.methods.grsd.screens import HEIGHT, SCREENS, WIDTH
 
 
 @pytest.fixture(scope="session")

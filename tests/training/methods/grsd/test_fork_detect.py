@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from training.methods.grsd.forks import ForkConfig, detect_fork_points, prepare_trajectory
-from tests.forks.screens import DONE, click, type_text
+from tests.training.methods.grsd.screens import DONE, click, type_text
 
 # Successful attempt: Home -> Settings -> Bluetooth -> Pairing -> done.
 SUCCESS = [("A", click(2)), ("B", click(1)), ("C", click(0)), ("D", DONE)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from training.methods.grsd.forks import ForkConfig, ForkInputError, detect_fork_points, detect_group_fork_points, prepare_trajectory
-from tests.forks.screens import DONE, click
+from tests.training.methods.grsd.screens import DONE, click
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from training.methods.grsd.forks import ForkConfig, ForkInputError, Step, Trajec
 from training.methods.grsd.forks.images import hash_similarity, mean_hash, thumbnail, to_image
 from training.methods.grsd.forks.ssim import box_mean, ssim, ssim_stats
 from training.methods.grsd.forks.synthetic import png_bytes, render_screen
-from tests.forks.screens import HEIGHT, SCREENS, WIDTH
+from tests.training.methods.grsd.screens import HEIGHT, SCREENS, WIDTH
 
 
 def _ssim_grid(a: np.ndarray, b: np.ndarray) -> np.ndarray:

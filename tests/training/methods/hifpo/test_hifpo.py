@@ -32,7 +32,7 @@ from training.trainers.manifest import read_manifest
 from training.trainers.runs import drop_overlong, load_processor, token_count
 from training.models.tiny import load_tiny
 
-ACCELERATE_DIR = Path(__file__).resolve().parents[2] / "training" / "trainers" / "accelerate"
+ACCELERATE_DIR = Path(__file__).resolve().parents[4] / "training" / "trainers" / "accelerate"
 
 
 @pytest.fixture(scope="module")
@@ -236,7 +236,7 @@ def test_the_launch_entry_point_trains_under_accelerate_launch(warm_base, step_d
                "--num_machines=1", "--mixed_precision=no", "--dynamo_backend=no",
                "-m", "training.methods.launch", method, "--base", str(warm_base), "--dataset", str(tmp_path / "ds"),
                "--out", str(tmp_path / "out")] + [a for o in overrides for a in ("--set", o)]
-    result = subprocess.run(command, cwd=Path(__file__).resolve().parents[2], capture_output=True, text=True,
+    result = subprocess.run(command, cwd=Path(__file__).resolve().parents[4], capture_output=True, text=True,
                             timeout=600, env={**os.environ, "OMP_NUM_THREADS": "1"})
     assert result.returncode == 0, result.stderr[-3000:]
     assert (tmp_path / "out" / "model.safetensors").is_file()

@@ -14,7 +14,7 @@ from ops.judging.critic.programmatic import ProgrammaticCritic
 from ops.rollout.engine import RolloutConfig, run_rollouts
 from ops.samples.step_samples import finish_response
 from ops.remedial.solver_teacher import SolverTeacher
-from tests.ops.test_corrective_teaching import BACK, DONE, WIFI, _plan, small_env
+from tests.ops.remedial.test_corrective_teaching import BACK, DONE, WIFI, _plan, small_env
 from training.trainers.runs import TrainReport
 from training.trainers.step_datasets import rft_samples
 

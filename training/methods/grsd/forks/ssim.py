@@ -2,7 +2,7 @@
 
 Reproduces `skimage.metrics.structural_similarity(x, y, data_range=255)` with its defaults
 (7×7 uniform window, sample covariance, K1 = 0.01, K2 = 0.03, mean over the map with the
-window half-width trimmed at the borders); tests/forks checks the agreement (< 1e-6).
+window half-width trimmed at the borders); tests/training/methods/grsd checks the agreement (< 1e-6).
 Box sums are running sums along both axes. Each image's window means and variances are
 computed once, in float64 (`SsimStats`); a pair then only needs the window sums of x·y,
 done in float32 on thumbnails centred at 128, which keeps the running sums small enough for
