@@ -59,6 +59,7 @@ def _own_model(directory: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def production_run(tmp_path_factory):
+    from pipelines.definitions import ASSETS, CHECKS, STAGES
     from pipelines.run.experiment import run_experiment
     from pipelines.run.observer import LineObserver
     from pipelines.resources import resources_for
@@ -88,7 +89,10 @@ def production_run(tmp_path_factory):
             mp.setenv(name, value)
         resources = resources_for("production")
         with dg.instance_for_test(temp_dir=str(tmp_path_factory.mktemp("dagster_home"))) as instance:
-            run_experiment("own", SMALL, instance=instance, observer=LineObserver(lambda line: None))
+            # the definitions of this profile (pipelines.definitions.defs may have been built, in this worker, under
+            # another one), as the code location's processes build them from these variables
+            defs = dg.Definitions(assets=ASSETS, asset_checks=CHECKS, resources=resources, jobs=STAGES)
+            run_experiment("own", SMALL, instance=instance, observer=LineObserver(lambda line: None), defs=defs)
             yield model, root, resources
     finally:
         mp.undo()

@@ -93,6 +93,7 @@ def materialized(tmp_path_factory):
     contender = ContendingRun(config_file, root, tmp_path_factory.mktemp("contender_home"))
     mp = pytest.MonkeyPatch()
     mp.setenv("MOBILEFORGE_STORAGE_ROOT", str(root))
+    from pipelines.definitions import ASSETS, CHECKS, STAGES
     from pipelines.run.experiment import run_experiment
     from pipelines.run.observer import LineObserver
     from pipelines.resources import resources_for
@@ -108,7 +109,10 @@ def materialized(tmp_path_factory):
         lines: list[str] = []
         # as `mobileforge run` does: a persistent instance, runs launched through workspace.yaml's code location
         with dg.instance_for_test(temp_dir=str(tmp_path_factory.mktemp("dagster_home"))) as instance:
-            timings = run_experiment("ci", FAST, instance=instance, observer=LineObserver(observe))
+            # the definitions of this storage root (pipelines.definitions.defs may have been built, in this worker,
+            # under another one): the experiment's lock is taken where the runs write
+            defs = dg.Definitions(assets=ASSETS, asset_checks=CHECKS, resources=resources, jobs=STAGES)
+            timings = run_experiment("ci", FAST, instance=instance, observer=LineObserver(observe), defs=defs)
             yield CiRun(root, resources, instance, timings, lines, contender)
     finally:
         mp.undo()

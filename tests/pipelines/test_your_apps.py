@@ -124,6 +124,7 @@ def run(served, tmp_path_factory):
                             "PYTHONPATH": os.pathsep.join([str(REPO / "tests/support/forbid_simulator"), str(REPO),
                                                            os.environ.get("PYTHONPATH", "")])}.items():
             mp.setenv(name, value)  # the code location's processes inherit them
+        from pipelines.definitions import ASSETS, CHECKS, STAGES
         from pipelines.resources import resources_for
         from pipelines.run.experiment import run_experiment
         from pipelines.run.observer import LineObserver
@@ -134,7 +135,10 @@ def run(served, tmp_path_factory):
             (work / "dagster_home").mkdir()
             with dg.instance_for_test(temp_dir=str(work / "dagster_home")) as instance:
                 started = time.perf_counter()
-                timings = run_experiment("yours", config, instance=instance, observer=LineObserver(print))
+                # the definitions of this environment (pipelines.definitions.defs may have been built, in this
+                # worker, under another one), as the code location's processes build them from it
+                defs = dg.Definitions(assets=ASSETS, asset_checks=CHECKS, resources=resources_for(), jobs=STAGES)
+                timings = run_experiment("yours", config, instance=instance, observer=LineObserver(print), defs=defs)
                 print(f"whole graph through adb: {time.perf_counter() - started:.0f} s; stages: "
                       + ", ".join(f"{stage} {seconds:.0f} s" for stage, seconds in timings.items()))
                 yield {"resources": resources_for("local"), "instance": instance, "standin": standin,
