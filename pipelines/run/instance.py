@@ -20,9 +20,8 @@ REPO = Path(__file__).resolve().parents[2]
 # after START_TIMEOUT_SECONDS (a run worker imports the graph first: a minute on a loaded machine);
 # concurrency pools enforced per step (op granularity), their limits set by apply_pool_limits.
 START_TIMEOUT_SECONDS = 600
-INSTANCE_SETTINGS = f"""telemetry:
-  enabled: false
-run_launcher:
+_TELEMETRY = "telemetry:\n  enabled: false\n"
+_MONITORING = f"""run_launcher:
   module: pipelines.run.monitored_launcher
   class: MonitoredRunLauncher
 run_monitoring:
@@ -30,22 +29,11 @@ run_monitoring:
   start_timeout_seconds: {START_TIMEOUT_SECONDS}
   poll_interval_seconds: 30
   max_resume_run_attempts: 0
-concurrency:
-  pools:
-    granularity: op
 """
+_POOLS = "concurrency:\n  pools:\n    granularity: op\n"
+INSTANCE_SETTINGS = _TELEMETRY + _MONITORING + _POOLS
 # what earlier versions wrote: replaced by INSTANCE_SETTINGS; a user's own file is kept
-EARLIER_SETTINGS = ("telemetry:\n  enabled: false\n", """telemetry:
-  enabled: false
-run_launcher:
-  module: pipelines.run.monitored_launcher
-  class: MonitoredRunLauncher
-run_monitoring:
-  enabled: true
-  start_timeout_seconds: 600
-  poll_interval_seconds: 30
-  max_resume_run_attempts: 0
-""")
+EARLIER_SETTINGS = (_TELEMETRY, _TELEMETRY + _MONITORING)
 
 
 def dagster_home() -> Path:
