@@ -10,6 +10,7 @@ environment variables so no secret or host lives in the code; the model names an
 - MOBILEFORGE_POLICY_CHECKPOINT  the weights the served policy runs (a model directory), so the
                              trainers can adapt it; also read by the local profile (the base to adapt)
 - MOBILEFORGE_SCREEN_SIZE    simulator screens, WIDTHxHEIGHT (default 1080x2400)
+- MOBILEFORGE_SIM_APPS       the simulator's apps to target, name,... (default: all of them); both profiles
 - MOBILEFORGE_POLICY_DEVICE  torch device of a model the project runs, e.g. cuda:0 (default cpu); both profiles
 - MOBILEFORGE_POLICY_ENGINE  what serves trained checkpoints of an endpoint policy: project (default) or vllm
 - MOBILEFORGE_POLICY_THREADS torch CPU threads of a model the project runs (default 1; 0: torch's
@@ -92,6 +93,16 @@ def _policy_threads(text: str | None) -> int | None:
     return int(text) or None
 
 
+def _sim_apps() -> list[str]:
+    """MOBILEFORGE_SIM_APPS as a list (unset: every app); the names are checked where the apps are listed,
+    at the start of a run (SimulatorResource.apps)."""
+    text = os.environ.get("MOBILEFORGE_SIM_APPS", "")
+    apps = [name.strip() for name in text.split(",") if name.strip()]
+    if text.strip() and not apps:
+        raise ValueError(f"MOBILEFORGE_SIM_APPS={text!r}: expected app names, e.g. clock,contacts")
+    return apps
+
+
 def _target_apps(text: str) -> dict[str, str]:
     pairs = [item.strip().partition("=") for item in text.split(",") if item.strip()]
     if not pairs or any(not sep or not name.strip() or not package.strip() for name, sep, package in pairs):
@@ -156,7 +167,7 @@ def resources_for(profile: str | None = None) -> dict[str, Any]:
                                 device=device)
         # half-size screens: the embedded policy reads the element list; screenshots serve the
         # critic, fork detection and the UI, and cost 4x less to render and store
-        simulator = SimulatorResource(screen_width=540, screen_height=1200)
+        simulator = SimulatorResource(screen_width=540, screen_height=1200, target_apps=_sim_apps())
         # The embedded critic is programmatic; this LLM is only used when a run selects the
         # LLM critic / curriculum, and then needs a reachable server.
         llm = LLMResource(model=os.environ.get("MOBILEFORGE_CRITIC_MODEL", "openai/critic"),
@@ -166,7 +177,7 @@ def resources_for(profile: str | None = None) -> dict[str, Any]:
         location = StorageLocation(root=_required("MOBILEFORGE_STORAGE_ROOT"),
                                    s3_endpoint_override=os.environ.get("MOBILEFORGE_S3_ENDPOINT"))
         width, height = _screen_size(os.environ.get("MOBILEFORGE_SCREEN_SIZE", "1080x2400"))
-        simulator = SimulatorResource(screen_width=width, screen_height=height)
+        simulator = SimulatorResource(screen_width=width, screen_height=height, target_apps=_sim_apps())
         policy = PolicyResource(kind="endpoint", model=_env("MOBILEFORGE_POLICY_MODEL"),
                                 api_base=_optional_env("MOBILEFORGE_POLICY_API_BASE"),
                                 api_key_env=_optional_env("MOBILEFORGE_POLICY_API_KEY_ENV"),

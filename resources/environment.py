@@ -40,6 +40,9 @@ class SimulatorResource(dg.ConfigurableResource):
     screen_width: int = Field(default=1080, ge=120, le=4000, description="Screenshot width in pixels.")
     screen_height: int = Field(default=2400, ge=200, le=8000, description="Screenshot height in pixels.")
     world_seed: int = Field(default=0, ge=0, le=MAX_SEED, description="Seed of the apps' world data (contacts, files, ...).")
+    target_apps: list[str] = Field(default_factory=list, description=(
+        "The simulator's apps the loop targets (explored, mined into the curriculum, rolled out); empty: all "
+        "of them. MOBILEFORGE_SIM_APPS=name,... in either profile."))
 
     @property
     def judge_name(self) -> str | None:
@@ -65,12 +68,17 @@ class SimulatorResource(dg.ConfigurableResource):
     def apps(self) -> list[str]:
         from phonesim.apps import load_apps
 
-        return sorted(load_apps())
+        known = sorted(load_apps())
+        unknown = sorted(set(self.target_apps) - set(known))
+        if unknown:
+            raise ValueError(f"target_apps {unknown}: not apps of the simulator, which has {known}")
+        return [app for app in known if not self.target_apps or app in self.target_apps]
 
     def packages(self) -> dict[str, str]:
         from phonesim.apps import load_apps
 
-        return {name: app.package for name, app in load_apps().items()}
+        apps = load_apps()
+        return {name: apps[name].package for name in self.apps()}
 
     def app_versions(self) -> dict[str, str]:
         """App name -> the code version of its simulator module (a digest of its source)."""

@@ -76,15 +76,16 @@ SMALL = {"exploration_traces": {"max_transitions": 6, "max_depth": 2},
          "rollouts": {"max_tasks": 2, "attempts": 1, "critic": "llm"}}
 
 
-@pytest.mark.timeout(1800)  # the policy, discovery and interaction stages of a small run, on a loaded machine
+@pytest.mark.timeout(1800)  # the policy, discovery (one app) and interaction stages of a small run, on a loaded machine
 def test_a_run_whose_critic_is_unreachable_exits_non_zero_naming_the_stage(tmp_path):
     (tmp_path / "small.yaml").write_text(yaml.safe_dump(SMALL))
     env = {key: value for key, value in os.environ.items() if not key.startswith("MOBILEFORGE_")}
     env.update(DAGSTER_HOME=str(tmp_path / "dagster_home"), MOBILEFORGE_STORAGE_ROOT=str(tmp_path / "storage"),
-               OMP_NUM_THREADS="1", MOBILEFORGE_CRITIC_MODEL="openai/critic",
+               OMP_NUM_THREADS="1", MOBILEFORGE_SIM_APPS="calendar", MOBILEFORGE_CRITIC_MODEL="openai/critic",
                MOBILEFORGE_CRITIC_API_BASE=f"http://127.0.0.1:{_closed_port()}/v1")
     result = subprocess.run([sys.executable, "-m", "mobileforge.cli.main", "run", "--experiment", "nocritic",
-                             "--config", str(tmp_path / "small.yaml")], cwd=REPO, env=env, capture_output=True,
+                             "--config", str(tmp_path / "small.yaml"),
+                             "--resource", "llm.backoff_initial_s=0.05"], cwd=REPO, env=env, capture_output=True,
                             text=True, timeout=1700)
     print(result.stdout[-3000:], result.stderr[-3000:])
     assert result.returncode == 1

@@ -101,6 +101,20 @@ def test_app_partitions_follow_the_target_apps_and_leave_removed_apps_traces_alo
             sync_app_partitions(instance, [])
 
 
+def test_the_simulators_target_apps_are_a_setting_checked_against_its_apps(monkeypatch):
+    monkeypatch.setenv("MOBILEFORGE_SIM_APPS", "contacts, clock")
+    simulator = resources_for("local")["simulator"]
+    assert simulator.apps() == ["clock", "contacts"] and sorted(simulator.packages()) == ["clock", "contacts"]
+    monkeypatch.setenv("MOBILEFORGE_SIM_APPS", "clock,ledger")
+    with pytest.raises(ValueError, match=r"\['ledger'\]: not apps of the simulator, which has \['calendar'"):
+        resources_for("local")["simulator"].apps()
+    monkeypatch.setenv("MOBILEFORGE_SIM_APPS", " , ")
+    with pytest.raises(ValueError, match="MOBILEFORGE_SIM_APPS=' , ': expected app names"):
+        resources_for("local")
+    monkeypatch.delenv("MOBILEFORGE_SIM_APPS")
+    assert len(resources_for("local")["simulator"].apps()) == 11
+
+
 def test_dagster_cli_validates_the_workspace():
     result = subprocess.run([sys.executable, "-m", "dagster", "definitions", "validate", "-w", "workspace.yaml"],
                             cwd=REPO, capture_output=True, text=True, timeout=300)

@@ -1,9 +1,12 @@
-"""The whole loop on a user's apps, with nothing of the simulator inside it (docs/devices.md, "Bring your
-apps"): `mobileforge sim adb-server` serves three apps under names and packages that appear nowhere in
-phonesim's code (its --brands), and the graph runs with MOBILEFORGE_ENV=adb on an apps file that names
-them: exploration, a curriculum mined by an LLM endpoint, rollouts judged by the critic, step data, the
-four trainers (RFT's second round on variants the LLM writes, AdaGRPO rewarded by the critic's verdicts)
-and the benchmark on a task file of the user's own, judged by the critic.
+"""The whole loop on a user's apps and a user's model, with nothing of the simulator inside it (docs/devices.md,
+"Bring your apps"): `mobileforge sim adb-server` serves three apps under names and packages that appear nowhere
+in phonesim's code (its --brands), and the graph runs in the production profile with MOBILEFORGE_ENV=adb on an
+apps file that names them: exploration, a curriculum mined by an LLM endpoint, rollouts judged by the critic,
+step data, the four trainers (RFT's second round on variants the LLM writes, AdaGRPO rewarded by the critic's
+verdicts) and the benchmark on a task file of the user's own, judged by the critic.
+
+The policy is the user's model: a tiny checkpoint that is not the bundled one, served by `mobileforge serve`
+(an OpenAI-compatible endpoint plus the weights it serves); it is the one rolled out, trained and benchmarked.
 
 Every process of the run has an import hook that refuses any phonesim module but the shared action
 vocabulary (tests/support/forbid_simulator). The LLM is a scripted stand-in
@@ -16,6 +19,7 @@ instruction asks."""
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -26,8 +30,14 @@ import adbutils
 import dagster as dg
 import polars as pl
 import pytest
+import torch
+import urllib.request
 import yaml
+from safetensors.torch import load_file, save_file
 
+from training.base.bundled import BUNDLED_DIR
+from training.methods.checkpoint import Checkpoint, weights_digest
+from training.trainers.manifest import read_manifest
 from tests.support.openai_server import OpenAICompatibleServer
 from tests.support.standin_llm import Goal, StandInLLM
 
@@ -63,6 +73,8 @@ CONFIG = {
     "benchmark_results": {"k": 2},  # task_file: set in the fixture
 }
 CRITIC = "openai/standin-critic"
+MODEL = "own-tiny"
+METHODS = ("hifpo", "rft", "grsd", "adagrpo")
 
 
 def _free_port() -> int:
@@ -107,9 +119,41 @@ def served(tmp_path_factory):
         process.wait()
 
 
+def _own_model(directory: Path) -> Path:
+    """A copy of the bundled base with slightly different weights: another model of the same kind."""
+    shutil.copytree(BUNDLED_DIR, directory)
+    weights = load_file(directory / "model.safetensors")
+    generator = torch.Generator().manual_seed(7)
+    name = sorted(k for k, v in weights.items() if v.dtype.is_floating_point and v.dim() == 2)[0]
+    weights[name] = weights[name] + 1e-3 * torch.randn(weights[name].shape, generator=generator)
+    save_file(weights, directory / "model.safetensors", metadata={"format": "pt"})
+    return directory
+
+
 @pytest.fixture(scope="module")
-def run(served, tmp_path_factory):
+def served_model(tmp_path_factory):
+    """The user's model, served by `mobileforge serve` (an OpenAI-compatible endpoint): its directory and URL."""
+    model = _own_model(tmp_path_factory.mktemp("model") / MODEL)
+    port = _free_port()
+    server = subprocess.Popen([sys.executable, "-m", "mobileforge.cli.main", "serve", str(model), "--port", str(port),
+                               "--model-name", MODEL], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2).close()
+            break
+        except OSError:
+            assert time.monotonic() < deadline and server.poll() is None, "mobileforge serve did not start"
+            time.sleep(0.3)
+    yield model, f"http://127.0.0.1:{port}/v1"
+    server.terminate()
+    server.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def run(served, served_model, tmp_path_factory):
     port, _ = served
+    model, model_url = served_model
     work = tmp_path_factory.mktemp("your_apps")
     apps_file = _write_apps(work / "apps.yaml", APPS)
     (work / "tasks.yaml").write_text(yaml.safe_dump({"tasks": USER_TASKS}))
@@ -117,7 +161,10 @@ def run(served, tmp_path_factory):
     standin = StandInLLM()
     mp = pytest.MonkeyPatch()
     with OpenAICompatibleServer(standin, model_name="standin-critic") as llm:
-        for name, value in {"MOBILEFORGE_STORAGE_ROOT": str(work / "storage"), "MOBILEFORGE_ENV": "adb",
+        for name, value in {"MOBILEFORGE_PROFILE": "production", "MOBILEFORGE_POLICY_MODEL": f"openai/{MODEL}",
+                            "MOBILEFORGE_POLICY_API_BASE": model_url, "MOBILEFORGE_POLICY_STYLE": "elements",
+                            "MOBILEFORGE_POLICY_CHECKPOINT": str(model), "MOBILEFORGE_SCREEN_SIZE": f"{SIZE[0]}x{SIZE[1]}",
+                            "MOBILEFORGE_STORAGE_ROOT": str(work / "storage"), "MOBILEFORGE_ENV": "adb",
                             "MOBILEFORGE_ADB_PORT": str(port), "MOBILEFORGE_APPS_FILE": str(apps_file),
                             "MOBILEFORGE_CRITIC_MODEL": CRITIC, "MOBILEFORGE_CRITIC_API_BASE": llm.base_url,
                             "MOBILEFORGE_FORBID_SIMULATOR": str(forbidden),
@@ -142,7 +189,7 @@ def run(served, tmp_path_factory):
                 print(f"whole graph through adb: {time.perf_counter() - started:.0f} s; stages: "
                       + ", ".join(f"{stage} {seconds:.0f} s" for stage, seconds in timings.items()))
                 yield {"resources": resources_for("local"), "instance": instance, "standin": standin,
-                       "forbidden": forbidden, "work": work, "timings": timings}
+                       "forbidden": forbidden, "work": work, "timings": timings, "model": model}
         finally:
             mp.undo()
 
@@ -190,7 +237,7 @@ def test_the_curriculum_was_mined_by_the_llm_and_the_critic_judged(run):
 
 def test_the_four_trainers_ran_on_the_devices(run):
     instance = run["instance"]
-    for method in ("hifpo", "rft", "grsd", "adagrpo"):
+    for method in METHODS:
         event = instance.get_latest_materialization_event(dg.AssetKey(f"{method}_checkpoint"))
         assert event is not None, method
     adagrpo = instance.get_latest_materialization_event(dg.AssetKey("adagrpo_checkpoint")).asset_materialization
@@ -283,3 +330,44 @@ def test_the_critic_measured_against_the_served_simulators_ground_truth(run, ser
     overall = rows[-1]
     assert overall.kind == "all" and overall.attempts == len(kept)
     assert overall.agree + overall.false_success + overall.false_failure == overall.attempts
+
+
+def test_the_base_is_the_users_model_read_in_place(run):
+    model = run["model"]
+    base = Checkpoint.model_validate(_load(run["resources"], "base_policy"))
+    assert base.uri == f"file://{model.resolve()}"
+    assert base.version == f"base:{weights_digest(model)}" != f"base:{weights_digest(BUNDLED_DIR)}"
+
+
+def test_rollouts_ask_the_served_model(run):
+    attempts, steps = _load(run["resources"], "rollout_attempts"), _load(run["resources"], "rollout_steps")
+    [version] = set(attempts["policy_version"])  # the base's version, then the rollout settings' digest
+    assert version.startswith(f"base:{weights_digest(run['model'])}~")
+    assert steps["raw_output"].str.len_chars().min() > 0
+
+
+def test_trainers_start_from_the_users_weights(run):
+    model, resources = run["model"], run["resources"]
+    store = resources["artifact_store"]
+    rft = Checkpoint.model_validate(_load(resources, "rft_checkpoint"))
+    trained = 0
+    for method in METHODS:
+        checkpoint = Checkpoint.model_validate(_load(resources, f"{method}_checkpoint"))
+        # AdaGRPO starts from RFT's weights when RFT trained (MobileRL's order), which start from the model
+        start_version, start_dir = (rft.version, store.local_path(rft.uri)) \
+            if method == "adagrpo" and rft.trained else (f"base:{weights_digest(model)}", model)
+        assert checkpoint.base == start_version
+        if checkpoint.trained:
+            assert Path(read_manifest(store.local_path(checkpoint.uri)).base_checkpoint).resolve() == \
+                Path(start_dir).resolve()
+            trained += 1
+    assert trained
+
+
+def test_the_benchmark_asks_the_base_and_the_served_trained_checkpoints(run):
+    model, resources = run["model"], run["resources"]
+    staged = {json.loads(p.read_text())["policy_version"]
+              for p in (run["work"] / "storage" / "yours" / "_staging" / "benchmark").glob("*/*/*/attempt_*.json")}
+    trained = {Checkpoint.model_validate(_load(resources, f"{method}_checkpoint")).version for method in METHODS}
+    asked = {version.split("@")[0] for version in staged}  # a version, then its decoding tag
+    assert f"base:{weights_digest(model)}" in asked and asked <= trained | {f"base:{weights_digest(model)}"}
