@@ -59,6 +59,7 @@ def two_shards() -> dg.JobDefinition:
 def _timed(job, workers: int, attempts: int, workdir: Path, name: str) -> tuple[float, int]:
     """Seconds the rollouts run took, and the attempts it ran."""
     os.environ["MOBILEFORGE_STORAGE_ROOT"] = str(workdir / name)
+    (workdir / f"{name}_home").mkdir()
     instance = dg.DagsterInstance.local_temp(str(workdir / f"{name}_home"))
     register_experiment(instance, EXPERIMENT)
     dg.materialize([curriculum, base_policy], instance=instance, resources=resources_for("local"),

@@ -70,7 +70,9 @@ def storage_root(tmp_path, monkeypatch):
     def prepare(name: str) -> tuple[str, dg.DagsterInstance]:
         root = str(tmp_path / name)
         monkeypatch.setenv("MOBILEFORGE_STORAGE_ROOT", root)
-        instance = dg.DagsterInstance.local_temp(str(tmp_path / f"{name}_home"))
+        home = tmp_path / f"{name}_home"
+        home.mkdir()
+        instance = dg.DagsterInstance.local_temp(str(home))
         register_experiment(instance, EXPERIMENT)
         assert dg.materialize(UPSTREAM, instance=instance, resources=resources_for("local"),
                               partition_key=EXPERIMENT).success
@@ -134,7 +136,7 @@ def test_rollouts_run_as_two_shard_steps_side_by_side_and_merge_into_the_single_
     assert steps["rollouts.rollouts_merge"]["start"] > max(steps[shard]["end"] for shard in shards)
     for table in ROLLOUT_TABLES:
         assert _same_rows(_stored(one_root, table), _stored(two_root, table)), table
-    single = one.asset_materializations_for_node("rollouts")[0].metadata
+    single = _materialization(one_instance, one.run_id, "rollout_attempts")
     merged = _materialization(instance, two.run_id, "rollout_attempts")
     for key in ("policy_version", "tasks", "attempts", "attempts_run", "attempts_resumed", "end_reasons", "viewer"):
         assert merged[key] == single[key], key
@@ -162,6 +164,7 @@ def test_a_failed_shard_reexecuted_resumes_only_its_own_unfinished_attempts(stor
 
     monkeypatch.setattr(ParquetAttemptStore, "save", save)
     resumed = dg.execute_job(dg.reconstructable(sharded_rollouts_in_process), instance=instance,
+                             run_config=ROLLOUTS, tags={"dagster/partition": EXPERIMENT},  # as the UI re-executes
                              reexecution_options=dg.ReexecutionOptions.from_failure(failed.run_id, instance))
     assert resumed.success
     assert set(_steps(instance, resumed.run_id)) == {"rollouts.rollouts_shard_1", "rollouts.rollouts_merge"}
@@ -187,7 +190,7 @@ def test_the_benchmark_runs_as_two_shard_steps_and_merges_into_the_single_steps_
     _ran_side_by_side(steps, shards)
     single, sharded = _stored(one_root, "benchmark_results"), _stored(two_root, "benchmark_results")
     assert sharded.height >= 4 and sharded.equals(single)  # the same rows in the same order
-    single_meta = one.asset_materializations_for_node("benchmark_results")[0].metadata
+    single_meta = _materialization(one_instance, one.run_id, "benchmark_results")
     merged = _materialization(instance, two.run_id, "benchmark_results")
     for key in ("episodes", "tasks", "pass_at_k", "versus_base", "by_difficulty", "episode_rates"):
         assert merged[key] == single_meta[key], key
