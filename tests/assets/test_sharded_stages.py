@@ -4,6 +4,7 @@ are the single step's; a failed shard re-executed resumes only its own unfinishe
 reads a sharded asset's config as the single step's."""
 
 import os
+from typing import NamedTuple
 
 import dagster as dg
 import polars as pl
@@ -123,23 +124,43 @@ def _materialization(instance: dg.DagsterInstance, run_id: str, asset: str) -> d
     return event.asset_materialization.metadata
 
 
-def test_rollouts_run_as_two_shard_steps_side_by_side_and_merge_into_the_single_steps_tables(storage_root):
-    one_root, one_instance = storage_root("one")
-    one = dg.materialize([*UPSTREAM, rollouts], instance=one_instance, resources=resources_for("local"),
-                         partition_key=EXPERIMENT, run_config=ROLLOUTS, selection=[rollouts])
-    two_root, instance = storage_root("two")
-    two = dg.execute_job(dg.reconstructable(sharded_rollouts), instance=instance, run_config=ROLLOUTS,
+class Runs(NamedTuple):
+    """A stage run as one step and as two shard steps, each on its own storage root and instance."""
+
+    single_root: str
+    single: dict  # the single step's materialization metadata, by asset
+    sharded_root: str
+    sharded: dict  # the merge step's
+    steps: dict  # the sharded run's steps, as `_steps` reads them
+    shards: list[str]
+
+
+def _single_then_sharded(storage_root, single_step: dg.AssetsDefinition, sharded_job, run_config: dict) -> Runs:
+    """`single_step` materialized, then `sharded_job`; checks that the sharded run is two shard steps, then
+    the merge."""
+    single_root, single_instance = storage_root(f"{single_step.node_def.name}_single")
+    one = dg.materialize([*UPSTREAM, single_step], instance=single_instance, resources=resources_for("local"),
+                         partition_key=EXPERIMENT, run_config=run_config, selection=[single_step])
+    sharded_root, instance = storage_root(f"{single_step.node_def.name}_sharded")
+    two = dg.execute_job(dg.reconstructable(sharded_job), instance=instance, run_config=run_config,
                          tags={"dagster/partition": EXPERIMENT})
     assert one.success and two.success
-    steps = _steps(instance, two.run_id)
-    shards = ["rollouts.rollouts_shard_0", "rollouts.rollouts_shard_1"]
-    assert set(steps) == {*shards, "rollouts.rollouts_merge"}
-    _ran_side_by_side(steps, shards)
-    assert steps["rollouts.rollouts_merge"]["start"] > max(steps[shard]["end"] for shard in shards)
+    name = single_step.node_def.name
+    steps, shards = _steps(instance, two.run_id), [f"{name}.{name}_shard_0", f"{name}.{name}_shard_1"]
+    assert set(steps) == {*shards, f"{name}.{name}_merge"}
+    assert steps[f"{name}.{name}_merge"]["start"] > max(steps[shard]["end"] for shard in shards)
+    return Runs(single_root, {key.to_user_string(): _materialization(single_instance, one.run_id, key.to_user_string())
+                              for key in single_step.keys}, sharded_root,
+                {key.to_user_string(): _materialization(instance, two.run_id, key.to_user_string())
+                 for key in single_step.keys}, steps, shards)
+
+
+def test_rollouts_run_as_two_shard_steps_side_by_side_and_merge_into_the_single_steps_tables(storage_root):
+    runs = _single_then_sharded(storage_root, rollouts, sharded_rollouts, ROLLOUTS)
+    _ran_side_by_side(runs.steps, runs.shards)
     for table in ROLLOUT_TABLES:
-        assert _same_rows(_stored(one_root, table), _stored(two_root, table)), table
-    single = _materialization(one_instance, one.run_id, "rollout_attempts")
-    merged = _materialization(instance, two.run_id, "rollout_attempts")
+        assert _same_rows(_stored(runs.single_root, table), _stored(runs.sharded_root, table)), table
+    single, merged = runs.single["rollout_attempts"], runs.sharded["rollout_attempts"]
     for key in ("policy_version", "tasks", "attempts", "attempts_run", "attempts_resumed", "end_reasons", "viewer"):
         assert merged[key] == single[key], key
     assert merged["attempts_run"].value == 6  # 3 tasks x 2 attempts
@@ -179,23 +200,11 @@ def test_a_failed_shard_reexecuted_resumes_only_its_own_unfinished_attempts(stor
 
 
 def test_the_benchmark_runs_as_two_shard_steps_and_merges_into_the_single_steps_results(storage_root):
-    one_root, one_instance = storage_root("bench_one")
-    one = dg.materialize([*UPSTREAM, benchmark_results], instance=one_instance, resources=resources_for("local"),
-                         partition_key=EXPERIMENT, run_config=BENCHMARK, selection=[benchmark_results])
-    two_root, instance = storage_root("bench_two")
-    two = dg.execute_job(dg.reconstructable(sharded_benchmark), instance=instance, run_config=BENCHMARK,
-                         tags={"dagster/partition": EXPERIMENT})
-    assert one.success and two.success
-    steps = _steps(instance, two.run_id)
-    shards = ["benchmark_results.benchmark_results_shard_0", "benchmark_results.benchmark_results_shard_1"]
-    assert set(steps) == {*shards, "benchmark_results.benchmark_results_merge"}
-    assert steps["benchmark_results.benchmark_results_merge"]["start"] > max(steps[shard]["end"] for shard in shards)
-    single, sharded = _stored(one_root, "benchmark_results"), _stored(two_root, "benchmark_results")
+    runs = _single_then_sharded(storage_root, benchmark_results, sharded_benchmark, BENCHMARK)
+    single, sharded = _stored(runs.single_root, "benchmark_results"), _stored(runs.sharded_root, "benchmark_results")
     assert sharded.height >= 4 and sharded.equals(single)  # the same rows in the same order
-    single_meta = _materialization(one_instance, one.run_id, "benchmark_results")
-    merged = _materialization(instance, two.run_id, "benchmark_results")
     for key in ("episodes", "tasks", "pass_at_k", "versus_base", "by_difficulty", "episode_rates"):
-        assert merged[key] == single_meta[key], key
+        assert runs.sharded["benchmark_results"][key] == runs.single["benchmark_results"][key], key
 
 
 def test_the_cli_config_check_reads_a_sharded_assets_config_as_the_single_steps():
