@@ -8,8 +8,8 @@ one), as the benchmark splits its policies. With the deployment's `shards` > 1 t
 that many steps side by side (`assets.rollout_shards`), through the functions below.
 """
 
-from collections.abc import Callable
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import dagster as dg
