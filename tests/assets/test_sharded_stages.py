@@ -51,7 +51,8 @@ def _job(stage: dg.AssetsDefinition, name: str, executor: dg.ExecutorDefinition)
     return dg.Definitions(assets=[*UPSTREAM, stage], jobs=[job], resources=resources_for("local")).resolve_job_def(name)
 
 
-# module-level job factories: the multiprocess executor rebuilds the job in each step's process
+# module-level job factories: the multiprocess executor rebuilds the job in each step's process. Each serves
+# one test: a process loads a reconstructable job once, with the storage root set then
 def sharded_rollouts() -> dg.JobDefinition:
     return _job(rollouts_for(2), "sharded_rollouts", dg.multiprocess_executor)
 
