@@ -6,7 +6,9 @@
   2 shards, workers 1   two shard steps in processes of the multiprocess executor, then a merge step
 
 Every variant rolls out the same greedy attempts (the stage's tables are equal; tests/assets check it),
-so the times compare the same work. Numbers depend on the machine's load; run it on a quiet one.
+so the times compare the same work. Wall times depend on the machine's load (run it on a quiet one); the
+CPU seconds (this process and its ended children: step and worker processes) show what the extra processes
+cost.
 
     python benchmarks/shard_bench.py [--templates 8 --attempts 2]
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import tempfile
 import time
 from pathlib import Path
@@ -61,24 +64,30 @@ def two_shards() -> dg.JobDefinition:
     return _job(2, dg.multiprocess_executor)  # what the stage gets with shards > 1
 
 
-def _timed(job, workers: int, attempts: int, workdir: Path, name: str) -> tuple[float, int]:
-    """Seconds the rollouts run took, and the attempts it ran."""
+def _cpu_seconds() -> float:
+    """CPU time of this process and of its children that ended (step and worker processes)."""
+    return sum(resource.getrusage(who).ru_utime + resource.getrusage(who).ru_stime
+               for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+
+
+def _timed(job, workers: int, attempts: int, workdir: Path, name: str) -> tuple[float, float, int]:
+    """Wall and CPU seconds the rollouts run took, and the attempts it ran."""
     os.environ["MOBILEFORGE_STORAGE_ROOT"] = str(workdir / name)
     (workdir / f"{name}_home").mkdir()
     instance = dg.DagsterInstance.local_temp(str(workdir / f"{name}_home"))
     register_experiment(instance, EXPERIMENT)
     dg.materialize([curriculum, base_policy], instance=instance, resources=resources_for("local"),
                    partition_key=EXPERIMENT)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), _cpu_seconds()
     result = dg.execute_job(dg.reconstructable(job), instance=instance, tags={"dagster/partition": EXPERIMENT},
                             run_config={"ops": {"rollouts": {"config": {"attempts": attempts, "workers": workers}}}})
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, _cpu_seconds() - cpu
     assert result.success, name
     [event] = [e for e in instance.all_logs(result.run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION)
                if e.dagster_event.asset_key == dg.AssetKey("rollout_attempts")]
     ran = event.asset_materialization.metadata["attempts_run"].value
     assert ran > 0, f"{name}: every attempt resumed, nothing measured"
-    return seconds, ran
+    return seconds, cpu, ran
 
 
 def main() -> None:
@@ -94,8 +103,9 @@ def main() -> None:
                  for i, (name, job, workers) in enumerate(variants)}
     baseline = timed[variants[0][0]][0]
     print(f"rollouts stage, {args.templates} tasks x {args.attempts} attempts, {os.cpu_count()} cores")
-    for name, (seconds, attempts) in timed.items():
-        print(f"  {name:22s} {seconds:6.1f} s  {attempts} attempts run  {baseline / seconds:4.2f}x the one-process speed")
+    for name, (seconds, cpu, attempts) in timed.items():
+        print(f"  {name:22s} {seconds:6.1f} s wall ({baseline / seconds:4.2f}x the one-process speed), "
+              f"{cpu:6.1f} s CPU, {attempts} attempts run")
 
 
 if __name__ == "__main__":
