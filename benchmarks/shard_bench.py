@@ -101,11 +101,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         timed = {name: _timed(job, workers, args.attempts, Path(tmp), f"v{i}")
                  for i, (name, job, workers) in enumerate(variants)}
-    baseline = timed[variants[0][0]][0]
     print(f"rollouts stage, {args.templates} tasks x {args.attempts} attempts, {os.cpu_count()} cores")
-    for name, (seconds, cpu, attempts) in timed.items():
-        print(f"  {name:22s} {seconds:6.1f} s wall ({baseline / seconds:4.2f}x the one-process speed), "
-              f"{cpu:6.1f} s CPU, {attempts} attempts run")
+    print("\n".join(_row(name, *figures, baseline=timed[variants[0][0]][0]) for name, figures in timed.items()))
+
+
+def _row(name: str, seconds: float, cpu: float, attempts: int, baseline: float) -> str:
+    return (f"  {name:22s} {seconds:6.1f} s wall ({baseline / seconds:4.2f}x the one-process speed), "
+            f"{cpu:6.1f} s CPU, {attempts} attempts run")
 
 
 if __name__ == "__main__":
