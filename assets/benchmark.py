@@ -2,13 +2,15 @@
 templates (judged by its judges), AndroidWorld's suite (its `is_successful`), or a user's own task file
 (judged by the critic)."""
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Literal
 
 import dagster as dg
 import polars as pl
 from pydantic import Field, model_validator
 
-from assets.benchmark_workers import PolicyEpisodes, evaluate, evaluate_all
+from assets.benchmark_workers import Evaluated, PolicyEpisodes, evaluate, evaluate_all
 from assets.metadata import chart_md, md_table, tidy
 from assets.methods import asset_in
 from assets.placement import pool_tags
@@ -24,11 +26,12 @@ from ops.evaluation.benchmark import (
 )
 from ops.config_bounds import MAX_ATTEMPTS, MAX_COUNT, MAX_PARALLEL, MAX_SEED, MAX_TEMPERATURE, MAX_WORKERS
 from training.methods.checkpoint import BASE, Checkpoint
+from ops.agent.episode import TaskSpec
 from training.methods.registry import METHODS
 from ops.evaluation.androidworld import evaluate_on_androidworld
 from ops.evaluation.plots import pass_at_k_chart
 from ops.evaluation.user_suite import load_user_tasks
-from ops.judging.judges import CriticJudge, verdict_critic
+from ops.judging.judges import CriticJudge, Judge, verdict_critic
 from resources.experiment import experiment_of, experiment_partitions
 from resources.deployment import DEVICES
 from resources.environment import SimulatorResource
@@ -141,14 +144,34 @@ def _first_apps(templated: list, world_seed: int, storage: StorageLocation, warn
     return known, len(known) - cached
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name="evaluation", code_version="benchmark-10",
-          pool=DEVICES, op_tags=pool_tags(DEVICES),
-          ins={asset: asset_in(asset) for asset in ("base_policy", *(method.asset for method in BENCHMARKED))},
-          description="One row per benchmark episode (policy x task x attempt) on held-out templates (or unseen "
-                      "instances of the curriculum's): success, progress, false complete, side effects, overdue.")
-def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig, simulator: SimulatorResource,
-                      policy: PolicyResource, llm: LLMResource, storage: StorageLocation, artifact_store: ArtifactStore,
-                      **checkpoints: Checkpoint) -> pl.DataFrame:
+@dataclass(frozen=True)
+class BenchmarkPlan:
+    """What a benchmark step (the single one, a shard or the merge) derives alike from the config and inputs."""
+
+    experiment: str
+    tasks: list[tuple[TaskSpec, str]]  # (task, difficulty)
+    templated: list[TaskSpec]  # the simulator's tasks among them
+    short: dict[str, int]  # templates with fewer distinct instances than asked
+    judge: Judge
+    candidates: dict[str, Checkpoint]  # the policies to evaluate, by name
+
+    def job_names(self) -> dict[str, str]:
+        """Policy name -> the name of the job evaluating its checkpoint: untrained methods reuse the base's episodes."""
+        first: dict[str, str] = {}
+        return {name: first.setdefault(checkpoint.uri or checkpoint.version, name)
+                for name, checkpoint in self.candidates.items()}
+
+
+@dataclass(frozen=True)
+class BenchmarkDone:
+    """Evaluated episodes by job name, and how many first apps were searched (not read from the cache)."""
+
+    evaluated: dict[str, Evaluated]
+    first_apps_searched: int
+
+
+def plan_benchmark(experiment: str, config: BenchmarkConfig, checkpoints: dict[str, Checkpoint],
+                   simulator: SimulatorResource, llm: LLMResource, warn: Callable[[str], None]) -> BenchmarkPlan:
     if config.task_file is not None:
         tasks, judge = load_user_tasks(config.task_file, simulator.apps()), CriticJudge(llm_critic(llm))
     elif config.suite == "phonesim" and not simulator.judge_name:
@@ -160,31 +183,36 @@ def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig
                  unseen_train_tasks(config.seeds_per_template, config.first_seed, config.max_templates,
                                     simulator.world_seed))
         judge = episode_judge(simulator, llm)
-    specs = [t for t, _ in tasks]
-    templated = [t for t in specs if t.template_id]
+    templated = [t for t, _ in tasks if t.template_id]
     short = {template: n for template, n in instances_per_template(templated).items() if n < config.seeds_per_template}
     if short:
-        context.log.warning(f"benchmark: {len(short)} templates have fewer than {config.seeds_per_template} distinct "
-                            f"instances, so fewer tasks: {short}")
-    androidworld = _androidworld(config) if config.suite == "androidworld" else None
+        warn(f"benchmark: {len(short)} templates have fewer than {config.seeds_per_template} distinct "
+             f"instances, so fewer tasks: {short}")
     by_name = {BASE: checkpoints["base_policy"], **{method.name: checkpoints[method.asset] for method in BENCHMARKED}}
     candidates = {name: checkpoint for name, checkpoint in by_name.items()
                   if not checkpoint.disabled and (config.policies is None or name in config.policies)}
     switched_off = sorted(name for name in config.policies or () if by_name[name].disabled)
     if switched_off:
-        context.log.warning(f"benchmark: {', '.join(switched_off)} asked for but switched off in this run "
-                            f"(<method>_checkpoint.enabled=false): not evaluated")
-    known, searched = _first_apps(templated, simulator.world_seed, storage, context.log.warning)
-    experiment = experiment_of(context)
-    jobs: dict[str, PolicyEpisodes] = {}  # by checkpoint: untrained methods reuse the base's episodes
-    for name, checkpoint in candidates.items():
-        jobs.setdefault(checkpoint.uri or checkpoint.version, PolicyEpisodes(
-            name, checkpoint, storage.attempt_store(experiment, f"benchmark/{name}"), tasks, known,
-            verdict_critic(judge), simulator.world_seed, config.k, config.temperature, config.seed, config.max_parallel_episodes))
-    if androidworld is not None:
-        aw_config, env = androidworld  # one emulator: one policy at a time, in this process
+        warn(f"benchmark: {', '.join(switched_off)} asked for but switched off in this run "
+             f"(<method>_checkpoint.enabled=false): not evaluated")
+    return BenchmarkPlan(experiment, tasks, templated, short, judge, candidates)
+
+
+def evaluate_benchmark(plan: BenchmarkPlan, tasks: list[tuple[TaskSpec, str]], config: BenchmarkConfig,
+                       simulator: SimulatorResource, policy: PolicyResource, storage: StorageLocation,
+                       artifact_store: ArtifactStore, log: Callable[[str], None],
+                       warn: Callable[[str], None]) -> BenchmarkDone:
+    """Run (or resume) every candidate policy's episodes of `tasks` (AndroidWorld's suite: all of its own)."""
+    templated = [t for t, _ in tasks if t.template_id]
+    known, searched = _first_apps(templated, simulator.world_seed, storage, warn)
+    names = plan.job_names()
+    jobs = [PolicyEpisodes(name, plan.candidates[name], storage.attempt_store(plan.experiment, f"benchmark/{name}"),
+                           tasks, known, verdict_critic(plan.judge), simulator.world_seed, config.k, config.temperature,
+                           config.seed, config.max_parallel_episodes) for name in dict.fromkeys(names.values())]
+    if config.suite == "androidworld":
+        aw_config, env = _androidworld(config)  # one emulator: one policy at a time, in this process
         evaluated = {job.name: evaluate(job, policy, artifact_store, lambda job, agent: evaluate_on_androidworld(
-            job.name, agent, aw_config, job.store, job.k, env)) for job in jobs.values()}
+            job.name, agent, aw_config, job.store, job.k, env)) for job in jobs}
     else:
         # the simulator in `config.workers` processes; devices (MOBILEFORGE_ENV=adb...) in this one, whose
         # device pool serves every policy in turn
@@ -192,36 +220,57 @@ def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig
             else (simulator.make_env, 1)
         # trained policies first: their episodes run longer than the base's (which stops early), so the
         # workers finish closer together (measured: base 58 s against 61-107 s for the four methods)
-        evaluated = evaluate_all(list(jobs.values())[::-1], policy, artifact_store, make_env, workers, context.log.info)
+        evaluated = evaluate_all(jobs[::-1], policy, artifact_store, make_env, workers, log)
     for name, done in evaluated.items():
-        context.log.info(f"benchmark {name}: {done.attempts_run} episodes run, {done.attempts_resumed} resumed")
-    cost = {name: done.cost for name, done in evaluated.items()}
-    frames = [evaluated[jobs[checkpoint.uri or checkpoint.version].name].results
-              .with_columns(pl.lit(name).alias("policy_id")) for name, checkpoint in candidates.items()]
-    results = pl.concat(frames)
+        log(f"benchmark {name}: {done.attempts_run} episodes run, {done.attempts_resumed} resumed")
+    return BenchmarkDone(evaluated, searched)
+
+
+def benchmark_output(plan: BenchmarkPlan, done: BenchmarkDone, config: BenchmarkConfig) -> dg.Output[pl.DataFrame]:
+    """`benchmark_results` (policies in the plan's order) with the Pass@k tables as its metadata."""
+    specs = [t for t, _ in plan.tasks]
+    names = plan.job_names()
+    cost = {name: evaluated.cost for name, evaluated in done.evaluated.items()}
+    results = pl.concat([done.evaluated[names[name]].results.with_columns(pl.lit(name).alias("policy_id"))
+                         for name in plan.candidates])
     table = pass_at_k(results, config.k)
     overall = table.filter(pl.col("difficulty") == "all")
     pass_cols = ["tasks", *[c for c in table.columns if c.startswith(("pass@", "grounded@"))]]
     rate_cols = [c for c in RATE_HEADERS if c in table.columns]
-    context.add_output_metadata(tidy({
+    return dg.Output(results, metadata=tidy({
         "episodes": results.height, "tasks": len(specs), "split": config.split if config.task_file is None else "user",
-        "judge": judge.name,
-        "templates_short_of_instances": dg.MetadataValue.json(short),
-        "first_apps_searched": searched,  # the rest were read from the simulator cache (resources.simulator_cache)
+        "judge": plan.judge.name,
+        "templates_short_of_instances": dg.MetadataValue.json(plan.short),
+        "first_apps_searched": done.first_apps_searched,  # the rest were read from the simulator cache (resources.simulator_cache)
         # per policy evaluated here (not one reusing another's episodes); resumed episodes cost little
         "cost_by_policy": dg.MetadataValue.json(cost),
         f"pass@{config.k}_chart": chart_md(pass_at_k_chart(table, config.k)),
         "pass_at_k": md_table(["policy", *pass_cols], overall.select("policy_id", *pass_cols).rows()),
         "pass_at_k_by_split": md_table(["policy", "split", *pass_cols],
-                                       pass_at_k_by_split(results, config.k, {} if templated != specs else None)
-                                       .select("policy_id", "split",
-                                                                                    *pass_cols).rows()),
+                                       pass_at_k_by_split(results, config.k, {} if plan.templated != specs else None)
+                                       .select("policy_id", "split", *pass_cols).rows()),
         "versus_base": versus_md(versus_baseline(results, config.k), config.k),
-        "viewer": viewer_link(experiment, BENCHMARK_PAGE),  # per task, base against each policy, to the frames
+        "viewer": viewer_link(plan.experiment, BENCHMARK_PAGE),  # per task, base against each policy, to the frames
         "episode_rates": md_table(["policy", *(RATE_HEADERS[c] for c in rate_cols)],
                                   overall.select("policy_id", *rate_cols).rows()),
         "by_difficulty": md_table(["policy", "difficulty", *pass_cols],
                                   table.filter(pl.col("difficulty") != "all")
                                   .select("policy_id", "difficulty", *pass_cols).rows()),
     }))
-    return results
+
+
+BENCHMARK_INS = {asset: asset_in(asset) for asset in ("base_policy", *(method.asset for method in BENCHMARKED))}
+BENCHMARK_OUT = dg.AssetOut(code_version="benchmark-10", description=(
+    "One row per benchmark episode (policy x task x attempt) on held-out templates (or unseen instances of the "
+    "curriculum's): success, progress, false complete, side effects, overdue."))
+
+
+@dg.asset(partitions_def=experiment_partitions, group_name="evaluation", code_version=BENCHMARK_OUT.code_version,
+          pool=DEVICES, op_tags=pool_tags(DEVICES), ins=BENCHMARK_INS, description=BENCHMARK_OUT.description)
+def benchmark_results(context: dg.AssetExecutionContext, config: BenchmarkConfig, simulator: SimulatorResource,
+                      policy: PolicyResource, llm: LLMResource, storage: StorageLocation, artifact_store: ArtifactStore,
+                      **checkpoints: Checkpoint) -> dg.Output[pl.DataFrame]:
+    plan = plan_benchmark(experiment_of(context), config, checkpoints, simulator, llm, context.log.warning)
+    done = evaluate_benchmark(plan, plan.tasks, config, simulator, policy, storage, artifact_store, context.log.info,
+                              context.log.warning)
+    return benchmark_output(plan, done, config)

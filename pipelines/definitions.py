@@ -3,14 +3,14 @@
 import dagster as dg
 
 from assets.base_policy import base_policy
-from assets.benchmark import benchmark_results
+from assets.benchmark_shards import benchmark_for
 from assets.critic_calibration import critic_calibration
 from assets.curriculum import curriculum_tasks
 from assets.exploration import exploration_traces
 from assets.learning import fork_pairs, step_datasets
 from assets.methods import METHOD_ASSETS
 from assets.remedial import remedial_trajectories
-from assets.rollouts import rollouts
+from assets.rollout_shards import rollouts_for
 from assets.placement import DEPLOYMENT
 from pipelines.checks import schema_check
 from pipelines.lost_work import WORK_COUNTS, lost_work_check
@@ -26,6 +26,10 @@ from resources.experiment import (
 )
 from training.methods.registry import METHODS
 
+# One step each, or the deployment's `shards` steps side by side and a merge (assets.sharding)
+rollouts, benchmark_results = rollouts_for(DEPLOYMENT.shards), benchmark_for(DEPLOYMENT.shards)
+# sharded stages run their steps side by side, a process each, on one machine
+SHARDED_STAGE_EXECUTOR = dg.multiprocess_executor if DEPLOYMENT.shards > 1 else dg.in_process_executor
 TRAINING_DATA = [step_datasets, fork_pairs, remedial_trajectories]
 ASSETS = [exploration_traces, curriculum_tasks, rollouts, critic_calibration, base_policy, *TRAINING_DATA,
           *METHOD_ASSETS, benchmark_results]
@@ -87,7 +91,8 @@ STAGES = [
     _stage_job("policy", [base_policy], "The base policy the experiment adapts (the bundled tiny model by default)."),
     _stage_job("discovery", [exploration_traces], "Explore the target apps: one run per app partition."),
     _stage_job("interaction", [curriculum_tasks, rollouts, critic_calibration],
-               "Mine the curriculum, roll out K hint-guided attempts per task, judge them, calibrate the critic."),
+               "Mine the curriculum, roll out K hint-guided attempts per task, judge them, calibrate the critic.",
+               SHARDED_STAGE_EXECUTOR),
     # The training methods read the same upstream data and each trains on one torch thread,
     # so they run side by side, one process each, forked from a server that has imported the
     # graph and the trainers once (TRAINING_PRELOAD).
@@ -98,7 +103,8 @@ STAGES = [
                "checkpoint: MobileRL §2.1's order).",
                dg.multiprocess_executor.configured({"max_concurrent": 2, "start_method": {
                    "forkserver": {"preload_modules": TRAINING_PRELOAD}}})),
-    _stage_job("evaluation", [benchmark_results], "Benchmark the base and every trained policy: Pass@k."),
+    _stage_job("evaluation", [benchmark_results], "Benchmark the base and every trained policy: Pass@k.",
+               SHARDED_STAGE_EXECUTOR),
 ]
 discovery_job = next(job for job in STAGES if job.name == "discovery")
 

@@ -51,6 +51,7 @@ from resources.catalog import DuckDBCatalog
 from resources.environment import AdbDeviceResource, SimulatorResource
 from resources.llm import LLMResource
 from resources.policy import PolicyResource
+from resources.step_outputs import STEP_OUTPUTS, StepOutputIOManager
 from resources.storage import ArtifactStore, ParquetIOManager, StorageLocation
 
 PROFILES = ("local", "production")
@@ -189,6 +190,7 @@ def resources_for(profile: str | None = None) -> dict[str, Any]:
                           api_key_env=_optional_env("MOBILEFORGE_CRITIC_API_KEY_ENV"))
     return {
         "io_manager": ParquetIOManager(location=location),
+        STEP_OUTPUTS: StepOutputIOManager(location=location),  # between the steps of a sharded asset
         "storage": location,
         "artifact_store": ArtifactStore(location=location),
         "catalog": DuckDBCatalog(location=location),

@@ -7,6 +7,8 @@ local defaults, which are what `mobileforge run` on one machine always did.
 - `pools`: Dagster concurrency pools and their limits. Steps that hold a device (exploration, rollouts,
   benchmark) are in `devices`, trainer steps that request GPUs in `gpus`, steps whose work is LLM calls
   (LLM curriculum mining, critic calibration, the corrective teacher) in `llm_endpoint`.
+- `shards`: steps the rollouts and the benchmark are each split into (`assets.sharding`): that many steps
+  side by side, each rolling out its share of the tasks, then one step merging them into the assets.
 - `methods`: per training method, the GPUs its step requests (k8s resource limits, ECS resource
   requirements) and the accelerate config (training/trainers/accelerate/) its trainer runs under, with
   one process per GPU.
@@ -23,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 DEPLOYMENT_ENV = "MOBILEFORGE_DEPLOYMENT"
 DEVICES, GPUS, LLM_ENDPOINT = "devices", "gpus", "llm_endpoint"
+MAX_SHARDS = 256
 ACCELERATE_DIR = Path(__file__).resolve().parents[1] / "training" / "trainers" / "accelerate"
 
 
@@ -92,6 +95,11 @@ class Deployment(BaseModel):
         "Runs of one stage launched at once (one per core on the 2-core machine the defaults were measured on)."))
     pools: dict[str, Annotated[int, Field(ge=1)]] = Field(default_factory=lambda: {DEVICES: 2, GPUS: 1, LLM_ENDPOINT: 4}, description=(
         "Concurrency pool -> steps holding it at once."))
+    shards: int = Field(default=1, ge=1, le=MAX_SHARDS, description=(
+        "Steps the rollouts and the benchmark are each split into, run side by side (a pod or task each in a "
+        "cluster, processes of the run on one machine), each rolling out its share of the tasks and resuming its "
+        "own staged attempts, then merged by one more step into the same assets. 1: one step each (its tasks "
+        "split over worker processes inside it), as on one machine."))
     methods: dict[str, MethodPlacement] = Field(default_factory=dict, description=(
         "Training method name -> its placement; a method not named trains on its step's CPU."))
     gpu_resource: str = Field(default="nvidia.com/gpu", description="The Kubernetes extended resource of a GPU.")

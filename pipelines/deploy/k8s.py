@@ -77,18 +77,25 @@ def render_jobs(defs: dg.Definitions, stages: list[str], deployment: Deployment)
             rendered.append(RenderedJob(stage, None, None, construct_dagster_k8s_job(
                 job_config, ExecuteRunArgs(origin, run_id, None).get_command_args(),
                 get_job_name_from_run_id(run_id), base.run_k8s_config, component="run_worker", labels=labels)))
-            for node in job.graph.nodes:
-                tags = node.definition.tags
-                context = base.merge(K8sContainerContext(run_k8s_config=get_user_defined_k8s_config(tags)))
-                name = f"dagster-step-{get_k8s_job_name(run_id, node.name)}"
-                step_args = ExecuteStepArgs(origin, run_id, [node.name])
+            for step, op in _steps(job):
+                context = base.merge(K8sContainerContext(run_k8s_config=get_user_defined_k8s_config(op.tags)))
+                name = f"dagster-step-{get_k8s_job_name(run_id, step)}"
+                step_args = ExecuteStepArgs(origin, run_id, [step])
                 env = [*step_args.get_command_env(), {"name": "DAGSTER_RUN_JOB_NAME", "value": stage},
-                       {"name": "DAGSTER_RUN_STEP_KEY", "value": node.name}]
-                rendered.append(RenderedJob(stage, node.name, node.definition.pool, construct_dagster_k8s_job(
+                       {"name": "DAGSTER_RUN_STEP_KEY", "value": step}]
+                rendered.append(RenderedJob(stage, step, op.pool, construct_dagster_k8s_job(
                     job_config, step_args.get_command_args(skip_serialized_namedtuple=True), name,
                     context.run_k8s_config, pod_name=name, component="step_worker",
-                    labels={**labels, "dagster/op": node.name}, env_vars=env)))
+                    labels={**labels, "dagster/op": step}, env_vars=env)))
     return rendered
+
+
+def _steps(job: dg.JobDefinition) -> list[tuple[str, dg.OpDefinition]]:
+    """Every step of `job` (its key, e.g. `rollouts.rollouts_shard_0` inside a sharded, graph-backed asset)
+    and the op it runs: what the executor submits a job for."""
+    graph = job.graph
+    return [(str(handle), graph.get_node(handle).definition) for handle in graph.iterate_node_handles()
+            if isinstance(graph.get_node(handle).definition, dg.OpDefinition)]
 
 
 def validated(job: kubernetes.client.V1Job) -> dict:

@@ -26,12 +26,23 @@ def config_classes(jobs: list[dg.JobDefinition]) -> dict[str, type[BaseModel]]:
     classes: dict[str, type[BaseModel]] = {}
     for job in jobs:
         for node in job.nodes:
-            compute = getattr(node.definition, "compute_fn", None)
-            if isinstance(compute, DecoratedOpFunction) and compute.has_config_arg():
-                annotation = compute.get_config_arg().annotation
-                if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-                    classes[node.name] = annotation
+            config_class = _config_class(node.definition)
+            if config_class is not None:
+                classes[node.name] = config_class
     return classes
+
+
+def _config_class(definition: dg.NodeDefinition) -> type[BaseModel] | None:
+    """The Config class an op takes; a graph-backed (sharded, assets.sharding) asset's: the one its ops share."""
+    if isinstance(definition, dg.GraphDefinition):
+        found = {_config_class(node.definition) for node in definition.nodes} - {None}
+        return found.pop() if len(found) == 1 else None
+    compute = getattr(definition, "compute_fn", None)
+    if isinstance(compute, DecoratedOpFunction) and compute.has_config_arg():
+        annotation = compute.get_config_arg().annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            return annotation
+    return None
 
 
 def stage_config_schemas(jobs: list[dg.JobDefinition]) -> dict[str, dict[str, Any]]:

@@ -14,11 +14,13 @@ import yaml
 
 from pipelines.definitions import STAGES, defs
 from pipelines.deploy.k8s import render_jobs, validated
-from resources.deployment import Deployment
+from resources.deployment import Deployment, load_deployment
 
 REPO = Path(__file__).resolve().parents[2]
 TRAINERS = {"hifpo_checkpoint", "rft_checkpoint", "grsd_checkpoint", "adagrpo_checkpoint"}
-DEVICE_STEPS = {"exploration_traces", "rollouts", "benchmark_results"}
+SHARDED = ("rollouts", "benchmark_results")  # steps of their graph-backed assets: <asset>.<asset>_shard_<i>, _merge
+SHARDS = load_deployment(REPO / "deploy" / "cluster.yaml").shards
+DEVICE_STEPS = {"exploration_traces", *(f"{asset}.{asset}_shard_{i}" for asset in SHARDED for i in range(SHARDS))}
 
 
 @pytest.fixture(scope="module")
@@ -68,6 +70,21 @@ def test_trainer_steps_request_gpus_on_the_cuda_image_and_device_steps_carry_the
         assert "nvidia.com/gpu" not in (_container(by_step[step]).get("resources") or {}).get("limits", {})
         assert _container(by_step[step])["image"] == "mobileforge:latest"
     assert by_step["curriculum_tasks"]["spec"]["template"]["metadata"]["labels"]["mobileforge/pool"] == "llm_endpoint"
+
+
+def test_rollouts_and_the_benchmark_are_a_job_per_shard_in_the_devices_pool_and_a_merge_job(cluster_jobs):
+    assert SHARDS > 1  # the shipped cluster settings shard them
+    by_step = {_step(job): job for job in cluster_jobs if _step(job)}
+    for asset in SHARDED:
+        shards = sorted(step for step in by_step if step.startswith(f"{asset}.{asset}_shard_"))
+        assert shards == sorted(f"{asset}.{asset}_shard_{i}" for i in range(SHARDS))
+        for step in shards:  # each pod executes its own step
+            env = {item["name"]: item.get("value") for item in _container(by_step[step])["env"]}
+            assert env["DAGSTER_RUN_STEP_KEY"] == step
+        assert len({by_step[step]["metadata"]["name"] for step in shards}) == SHARDS
+        merge = by_step[f"{asset}.{asset}_merge"]  # reads the staged attempts: holds no device
+        assert "mobileforge/pool" not in merge["spec"]["template"]["metadata"]["labels"]
+    assert not set(SHARDED) & set(by_step)  # no single step left
 
 
 def test_secrets_come_from_kubernetes_secrets_by_name_never_by_value(cluster_jobs):
