@@ -21,9 +21,10 @@ import dagster as dg
 from pydantic import Field
 
 from assets.metadata import tidy
-from ops.checkpoint import Checkpoint, weights_digest
-from ops.prompts import PromptStyle
-from resources.experiment import experiment_of, experiment_partitions, lineage_metadata
+from ops.config_bounds import MAX_COUNT, MAX_SECONDS, MAX_SEED
+from training.methods.checkpoint import Checkpoint, weights_digest
+from ops.agent.policy_prompt import PromptStyle
+from resources.experiment import experiment_of, experiment_partitions
 from resources.policy import PolicyResource
 from resources.storage import ArtifactStore
 from training.base.bundled import bundled_digest
@@ -33,10 +34,10 @@ class BasePolicyConfig(dg.Config):
     source: Literal["bundled", "pretrain"] = Field(default="bundled", description=(
         "'bundled': the checkpoint shipped in training/base/checkpoint (checked against the current prompt "
         "format); 'pretrain': run the same pretraining recipe now."))
-    max_steps: int = Field(default=6000, gt=0, description="Optimizer steps when pretraining (the bundled budget).")
-    max_seconds: float = Field(default=3600.0, gt=0, description="Wall-clock cap of the pretraining loop.")
-    seed: int = Field(default=0, description="Seed of the model init and the synthetic data.")
-    eval_samples: int = Field(default=300, ge=0, description="Held-out samples for the accuracy report.")
+    max_steps: int = Field(default=6000, gt=0, le=MAX_COUNT, description="Optimizer steps when pretraining (the bundled budget).")
+    max_seconds: float = Field(default=3600.0, gt=0, le=MAX_SECONDS, description="Wall-clock cap of the pretraining loop.")
+    seed: int = Field(default=0, ge=0, le=MAX_SEED, description="Seed of the model init and the synthetic data.")
+    eval_samples: int = Field(default=300, ge=0, le=MAX_COUNT, description="Held-out samples for the accuracy report.")
     context_share: float = Field(default=0.5, ge=0, le=1, description=(
         "Share of click samples turned into episode-context skills (Done list, terminate, critic hints; "
         "training/base/episode_skills.py); 0 trains single-step grounding only."))
@@ -56,13 +57,12 @@ def base_policy(context: dg.AssetExecutionContext, config: BasePolicyConfig, pol
         checkpoint = Checkpoint(version=f"base:{digest}", uri=f"file://{configured}",
                                 prompt_style=PromptStyle(policy.prompt_style), method="base")
         context.add_output_metadata({"source": "configured", "weights": str(configured), "weights_digest": digest,
-                                     "version": checkpoint.version, **lineage_metadata(context, config)})
+                                     "version": checkpoint.version})
         return checkpoint
     if policy.kind == "endpoint":
         context.log.warning(f"policy.checkpoint is not set: the served model {policy.model} is rolled out and "
                             "benchmarked, but the trainers have no weights to start from")
-        context.add_output_metadata({"source": "endpoint", "model": policy.model or "",
-                                     **lineage_metadata(context, config)})
+        context.add_output_metadata({"source": "endpoint", "model": policy.model or ""})
         return Checkpoint(version=f"base:endpoint:{policy.model}", uri=None,
                           prompt_style=PromptStyle(policy.prompt_style), method="base")
     return _embedded_base(context, config, artifact_store, PromptStyle(policy.prompt_style))
@@ -104,7 +104,6 @@ def _embedded_base(context: dg.AssetExecutionContext, config: BasePolicyConfig,
         "per_skill": dg.MetadataValue.json(report["per_skill"]),
         "data_seen": dg.MetadataValue.json(report["data_seen"]),
         "provenance": dg.MetadataValue.json(provenance),
-        **lineage_metadata(context, config),
     }))
     return Checkpoint(version=version, uri=uri, prompt_style=style, method="base",
                       metrics={"click_accuracy": report["click_accuracy"], "click_chance": report["click_chance"]})

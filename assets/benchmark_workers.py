@@ -17,14 +17,14 @@ from functools import partial
 import polars as pl
 
 from assets.worker_pool import run_in_workers
-from ops.attempt_store import ParquetAttemptStore
-from ops.benchmark import first_apps
-from ops.checkpoint import Checkpoint
-from ops.cpu_clock import CpuClock
-from ops.episode import Environment, Policy, TaskSpec
-from ops.evaluation import Evaluation, evaluate_policy
-from ops.progress import CountdownLog
-from ops.rollout import attempts_to_run
+from ops.data.attempt_store import ParquetAttemptStore
+from ops.evaluation.benchmark import first_apps
+from training.methods.checkpoint import Checkpoint
+from ops.evaluation.cpu_clock import CpuClock
+from ops.agent.episode import Critic, Environment, Policy, TaskSpec
+from ops.evaluation.evaluate import Evaluation, evaluate_policy
+from ops.rollout.progress import CountdownLog
+from ops.rollout.engine import attempts_to_run
 from resources.policy import PolicyResource
 from resources.portable import PortableResource
 from resources.storage import ArtifactStore
@@ -38,7 +38,8 @@ class PolicyEpisodes:
     checkpoint: Checkpoint
     store: ParquetAttemptStore
     tasks: Sequence[tuple[TaskSpec, str]]
-    first_app_of: dict[str, str]  # `ops.benchmark.first_apps`' cache, every task searched (instances do not pickle)
+    first_app_of: dict[str, str]  # `ops.evaluation.benchmark.first_apps`' cache, every simulator task searched (instances do not pickle)
+    critic: Critic  # gives each episode the judge's verdict (`ops.judging.judges.verdict_critic`)
     world_seed: int
     k: int
     temperature: float
@@ -69,12 +70,14 @@ def evaluate(job: PolicyEpisodes, policy: PolicyResource, artifact_store: Artifa
 
 def simulator_episodes(job: PolicyEpisodes, agent: Policy, make_env: Callable[[], Environment],
                        log: Callable[[str], None]) -> Evaluation:
-    """`job`'s episodes on the simulator, progress to `log`."""
+    """`job`'s episodes in its environment (the simulator's or a device's), progress to `log`."""
     specs = [t for t, _ in job.tasks]
     to_run = attempts_to_run(job.store, specs, agent.version, job.k)
-    expected_apps = first_apps(specs, job.world_seed, dict(job.first_app_of))
+    templated = [t for t in specs if t.template_id]
+    expected_apps = first_apps(templated, job.world_seed, dict(job.first_app_of)) if templated else {}
     return evaluate_policy(job.name, agent, job.tasks, make_env, job.store, job.k, expected_apps,
-                           job.max_parallel_episodes, CountdownLog(f"benchmark {job.name} episodes", to_run, log))
+                           job.max_parallel_episodes, CountdownLog(f"benchmark {job.name} episodes", to_run, log),
+                           critic=job.critic)
 
 
 def evaluate_on_simulator(job: PolicyEpisodes, policy: PortableResource[PolicyResource],

@@ -7,22 +7,24 @@ import polars as pl
 from pydantic import Field
 
 from assets.metadata import counts, md_table, thumbnail_md, tidy
-from ops.exploration import ExplorationConfig, Transition, explore_app, offline_goals, trajectories
-from ops.exploration_goals import llm_goals
-from ops.schemas import from_rows
-from phonesim.apps import load_apps
-from resources.experiment import experiment_app_partitions, lineage_metadata
+from assets.placement import pool_tags
+from ops.exploration.explorer import ExplorationConfig, Transition, explore_app, offline_goals, trajectories
+from ops.exploration.goals import llm_goals
+from ops.data.schemas import from_rows
+from ops.config_bounds import MAX_ATTEMPTS, MAX_COUNT, MAX_PARALLEL
+from resources.deployment import DEVICES
+from resources.experiment import experiment_app_partitions
 from resources.environment import SimulatorResource
 from resources.llm import LLMResource
 
-APPS = sorted(load_apps())
-exploration_partitions = experiment_app_partitions(APPS)
+# The apps are data: the environment names them at run time (`resources.experiment.sync_app_partitions`)
+exploration_partitions = experiment_app_partitions(None)
 
 
 class ExplorationAssetConfig(dg.Config):
-    max_depth: int = Field(default=4, ge=1, description="Actions from the app's first screen.")
-    max_transitions: int = Field(default=60, ge=1, description="Transitions recorded per app.")
-    max_branches: int = Field(default=8, ge=1, description="Elements tried per screen state.")
+    max_depth: int = Field(default=4, ge=1, le=MAX_ATTEMPTS, description="Actions from the app's first screen.")
+    max_transitions: int = Field(default=60, ge=1, le=MAX_COUNT, description="Transitions recorded per app.")
+    max_branches: int = Field(default=8, ge=1, le=MAX_PARALLEL, description="Elements tried per screen state.")
     goal_source: str = Field(default="offline", pattern="^(offline|llm)$",
                              description="'offline': one goal per declared screen; 'llm': goals from the critic LLM.")
 
@@ -48,6 +50,7 @@ def transition_rows(app: str, transitions: list[Transition]) -> list[dict]:
 
 
 @dg.asset(partitions_def=exploration_partitions, code_version="exploration-1", group_name="discovery",
+          pool=DEVICES, op_tags=pool_tags(DEVICES),
           description="One row per explored transition of one app: before/after screens, action, target element, "
                       "one-line summary.")
 def exploration_traces(context: dg.AssetExecutionContext, config: ExplorationAssetConfig,
@@ -67,6 +70,5 @@ def exploration_traces(context: dg.AssetExecutionContext, config: ExplorationAss
         "sample": md_table(["before", "after", "summary"],
                            [(thumbnail_md(t.before.screenshot_png), thumbnail_md(t.after.screenshot_png), t.summary)
                             for t in transitions[:6]]),
-        **lineage_metadata(context, config),
     }))
     return df

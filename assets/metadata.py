@@ -11,9 +11,9 @@ import dagster as dg
 from PIL import Image
 
 if TYPE_CHECKING:
-    from ops.plots import Chart  # matplotlib loads only in the assets that draw
+    from ops.evaluation.plots import Chart  # matplotlib loads only in the assets that draw
 
-THUMB_HEIGHT = 96
+THUMB_HEIGHT = 320  # a half-size phone screen at 144x320: its labels stay readable
 SIGNIFICANT_DIGITS = 3
 MAX_CELL_CHARS = 60  # longer cells are cut, so a table fits the UI's metadata column
 LINEAGE_KEYS = ("code_version", "config", "upstream")  # what a materialization was built from: shown last
@@ -24,7 +24,7 @@ def thumbnail_md(png: bytes, height: int = THUMB_HEIGHT) -> str:
     img = Image.open(io.BytesIO(png)).convert("RGB")
     img = img.resize((max(1, img.width * height // img.height), height), Image.BILINEAR)
     buf = io.BytesIO()
-    img.save(buf, format="JPEG", quality=60)
+    img.save(buf, format="JPEG", quality=70)
     return f"![](data:image/jpeg;base64,{base64.b64encode(buf.getvalue()).decode()})"
 
 

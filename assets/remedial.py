@@ -20,23 +20,26 @@ import polars as pl
 from pydantic import Field
 
 from assets.learning import annotation_metadata, reasoning_annotator
+from assets.methods import priority_tags
 from assets.metadata import md_table, tidy
-from assets.training_priorities import RFT_CHAIN
-from ops.annotated_samples import annotate_samples
-from ops.checkpoint import Checkpoint, weights_digest
-from ops.corrective_teaching import (ScriptedPolicy, TeachingReport, failed_attempts, remedial_feedback,
+from assets.placement import pool_tags
+from ops.samples.annotated_samples import annotate_samples
+from ops.config_bounds import MAX_COUNT
+from training.methods.checkpoint import Checkpoint, weights_digest
+from ops.remedial.corrective_teaching import (ScriptedPolicy, TeachingReport, failed_attempts, remedial_feedback,
                                      remedial_tables, teach)
-from ops.critic.llm_critic import LLMCritic
-from ops.critic.programmatic import ProgrammaticCritic
-from ops.critic.reasoning_annotation import ProgrammaticAnnotator
+from ops.judging.critic.reasoning_annotation import ProgrammaticAnnotator
 from ops.curriculum import task_specs
-from ops.progress import CountdownLog
-from ops.prompts import PromptStyle
-from ops.schemas import empty
-from ops.step_samples import with_hint_free_copies
-from ops.teachers import PolicyTeacher, SolverTeacher, Teacher
+from ops.rollout.progress import CountdownLog
+from ops.agent.policy_prompt import PromptStyle
+from ops.data.schemas import empty
+from ops.samples.step_samples import with_hint_free_copies
+from resources.deployment import LLM_ENDPOINT
 from resources.environment import SimulatorResource
-from resources.experiment import experiment_partitions, lineage_metadata
+from resources.judging import rollout_critic
+from ops.remedial.teachers import PolicyTeacher, Teacher
+from ops.judging.critic.hint_settings import CorrectiveHintSettings
+from resources.experiment import experiment_partitions
 from resources.llm import LLMResource
 from resources.policy import PolicyResource
 from resources.storage import ArtifactStore
@@ -55,7 +58,7 @@ class RemedialConfig(dg.Config):
         "resource. The failing step itself is the one the rollouts' critic named."))
     hint_free_copies: bool = Field(default=True, description=(
         "Also add each hinted step with its prompt as it would read without hints (see step_datasets)."))
-    max_attempts: int | None = Field(default=None, ge=1, description="Graft only the first N failed attempts.")
+    max_attempts: int | None = Field(default=None, ge=1, le=MAX_COUNT, description="Graft only the first N failed attempts.")
     enabled: bool = Field(default=False, description=(
         "Repair failed attempts. Off by default, as are the two consumers of the rows (hifpo_checkpoint.remedial, "
         "rft_checkpoint.remedial): a run would spend a minute of solver grafts on rows nobody reads, and HiFPO "
@@ -66,6 +69,8 @@ class RemedialConfig(dg.Config):
 @contextmanager
 def _teacher(config: RemedialConfig, teacher: PolicyResource, simulator: SimulatorResource,
              artifact_store: ArtifactStore) -> Iterator[Teacher]:
+    from ops.remedial.solver_teacher import SolverTeacher  # the simulator's solver: imported on the simulator only
+
     if config.teacher == "solver":
         yield SolverTeacher(simulator.world_seed)
         return
@@ -86,7 +91,8 @@ def _teacher_checkpoint(teacher: PolicyResource) -> Checkpoint:
                       method="base")
 
 
-@dg.asset(partitions_def=experiment_partitions, group_name="learning", code_version="remedial-4", op_tags=RFT_CHAIN,
+@dg.asset(partitions_def=experiment_partitions, group_name="learning", code_version="remedial-4",
+          op_tags={**priority_tags("remedial_trajectories"), **pool_tags(LLM_ENDPOINT)}, pool=LLM_ENDPOINT,
           description="One row per step sample of a remedial trajectory: a failed attempt's steps before the "
                       "critic's failing step plus a teacher's completion, replayed and verified "
                       "(MobileWizard §3.4.4).")
@@ -97,8 +103,7 @@ def remedial_trajectories(context: dg.AssetExecutionContext, config: RemedialCon
     from training.trainers.step_datasets import rft_samples
 
     if not config.enabled:
-        context.add_output_metadata({"rows": 0, "skipped": "remedial_trajectories.enabled is false",
-                                     **lineage_metadata(context, config)})
+        context.add_output_metadata({"rows": 0, "skipped": "remedial_trajectories.enabled is false"})
         return empty("training_samples")
     report = TeachingReport()
     tasks = {t.task_id: t for t in task_specs(curriculum_tasks, False, None)}
@@ -106,8 +111,7 @@ def remedial_trajectories(context: dg.AssetExecutionContext, config: RemedialCon
     if config.max_attempts is not None and len(failed) > config.max_attempts:
         report.failures["beyond_max_attempts"] += len(failed) - config.max_attempts
         failed = failed[:config.max_attempts]
-    verifier = ProgrammaticCritic(simulator.world_seed) if config.verifier == "programmatic" \
-        else LLMCritic(llm.get_client(), name=f"llm:{llm.model}")
+    verifier = rollout_critic(config.verifier, simulator, llm, CorrectiveHintSettings())
     voice = ScriptedPolicy(policy.prompt_style, version=f"voice:{policy.prompt_style}")
     # the structured style says the teacher's actions with the four parts, written from simulator state
     writer = ProgrammaticAnnotator(simulator.world_seed) if voice.keeps_memory else None
@@ -142,6 +146,5 @@ def remedial_trajectories(context: dg.AssetExecutionContext, config: RemedialCon
                                      [(g.task_id, g.attempt, g.kept_steps, g.failure, g.detail)
                                       for g in report.unrepaired[:SHOWN_UNREPAIRED]]),
         **annotation,
-        **lineage_metadata(context, config),
     }))
     return samples

@@ -30,10 +30,10 @@ import torch  # noqa: E402
 from pyarrow import fs as pafs  # noqa: E402
 
 from benchmarks.policy_tasks import held_out_pretraining_tasks  # noqa: E402
-from ops.attempt_store import ParquetAttemptStore  # noqa: E402
-from ops.benchmark import first_apps, pass_at_k, template_tasks  # noqa: E402
-from ops.evaluation import evaluate_policy  # noqa: E402
-from ops.sim_env import SimEnvironment  # noqa: E402
+from ops.data.attempt_store import ParquetAttemptStore  # noqa: E402
+from ops.evaluation.benchmark import first_apps, pass_at_k, template_tasks  # noqa: E402
+from ops.evaluation.evaluate import evaluate_policy  # noqa: E402
+from ops.environments.simulator import SimEnvironment  # noqa: E402
 from phonesim.pretrain import PHONES  # noqa: E402
 from phonesim.tasks import all_templates  # noqa: E402
 from training.inference.local_policy import GenerationSettings, LocalPolicy  # noqa: E402

@@ -21,7 +21,7 @@ import torch
 from training.base.pretrain import BasePretrainConfig, PolicyTextEncoder, pretrain_base_policy
 from training.base.grounding_data import synthetic_sample
 from ops.actions.formats import label_echo
-from ops.prompts import build_policy_prompt
+from ops.agent.policy_prompt import build_policy_prompt
 from training.models.tiny import load_tiny
 
 

@@ -1,4 +1,4 @@
-"""Critic-call throughput of `ops.llm.LLMClient` against a fixed-latency local endpoint.
+"""Critic-call throughput of `ops.agent.llm.LLMClient` against a fixed-latency local endpoint.
 
 Each call is a critic final-decision request (MobileForge prompt 3: text plus one PNG as a data
 URL) answered with valid JSON that is validated into `FinalDecision`. The local
@@ -29,8 +29,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # repo root, when 
 
 from PIL import Image  # noqa: E402
 
-from ops.llm import JSONRequest, LLMCallError, LLMClient, LLMConfig  # noqa: E402
-from ops.prompts import CriticStep, FinalDecision, build_final_decision_prompt  # noqa: E402
+from ops.agent.llm import JSONRequest, LLMClient, LLMConfig  # noqa: E402
+from ops.agent.llm_errors import LLMCallError  # noqa: E402
+from ops.judging.critic.prompts import CriticStep, FinalDecision, build_final_decision_prompt
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -34,7 +34,7 @@ import numpy as np
 from PIL import Image
 from skimage.metrics import structural_similarity
 
-from ops.forks import (
+from training.methods.grsd.forks import (
     ForkConfig,
     Step,
     Trajectory,
@@ -42,7 +42,7 @@ from ops.forks import (
     match_fork_points,
     prepare_trajectory,
 )
-from ops.forks.synthetic import Screen, png_bytes, render_screen, screen_tree
+from training.methods.grsd.forks.synthetic import Screen, png_bytes, render_screen, screen_tree
 
 WIDTH, HEIGHT = 1080, 2400
 WORDS = ("Inbox", "Alarm", "Photos", "Wi-Fi", "Battery", "Contacts", "Notes", "Maps", "Music", "Files", "Weather",

@@ -1,22 +1,30 @@
-"""Hostile-input fuzzing of every surface that reads model or critic output (issue #26).
+"""Hostile-input fuzzing of every surface that reads model or critic output (issues #26, #41).
 
-Each surface gets `--n` generated inputs (default 10,000): random unicode, ~1 MB strings, JSON
-and brackets nested 100,000 deep, 5,000-digit numbers, NaN/inf, wrong types, lone surrogates
-(raw and as JSON / Python escapes), and valid outputs of each action format with one of those
-spliced in. Printed per surface: inputs, crashes (an exception outside the surface's error
-contract, or a result that breaks it, e.g. an action holding a lone surrogate), inputs that
-took over 1 s of CPU time, and the slowest input in CPU ms (CPU time, so that a loaded machine's
-scheduling is not counted; a wall-clock alarm still catches hangs). The target is 0 crashes and 0 slow inputs.
+Each surface gets `--n` inputs (default 10,000; generators in `benchmarks/hostile_inputs.py`). A
+surface that reads text first takes the sweep `sweep_texts` (every opener before every flood token,
+after nothing and after a valid response left open: 3,116 inputs), then random ones: unicode, ~1 MB
+strings, brackets nested 100,000 deep, digit runs of 300 to 99,000 digits (bare and quoted), long
+repeated tokens, NaN/inf, wrong types, lone surrogates, and valid outputs of each format with one of
+those spliced in, appended or prepended. Printed per surface: inputs, crashes (an exception outside
+the surface's error contract, or a result that breaks it: an action holding a lone surrogate, a
+message quoting over 1,000 characters of the input), inputs over 100 ms of CPU time, and the
+slowest in CPU ms (CPU time: a loaded machine's scheduling is not counted; a wall-clock alarm still
+catches hangs). Last, every hostile line of `cli:actions_score`, each after a good one, is streamed
+through `mobileforge actions score` in a subprocess: every good line must come back scored. The
+target is 0 crashes and 0 slow inputs.
 
 Surfaces and their contracts:
   parse:<format>, parse:auto   ops.actions.parse_with_context → ParsedOutput, never raises
   parse:label_echo+labels      the same with element labels (the rollout and reward call)
   parse:mobilewizard+structured  ops.actions.parse_structured (four-part reasoning) → ParsedOutput
                                whose success carries the four parts, never raises
-  score_action                 ops.reward.score_action → a reward in [0, 1] or RewardInputError
-  trl_reward                   ops.reward.make_trl_reward batches → one finite float per completion
-  structured_reward            ops.reasoning_reward structure / reasoning rewards → 0, 0.5, 1 / [0, 1]
-  parse_json_output            ops.llm.parse_json_output → a model or OutputError
+  score_action                 ops.judging.action_reward.score_action → a reward in [0, 1] or RewardInputError
+  trl_reward                   ops.judging.reward_columns.make_trl_reward batches (hostile trainer
+                               states included) → one finite float per completion
+  structured_reward            ops.judging.reasoning_reward structure / reasoning rewards → 0, 0.5, 1 / [0, 1]
+  parse_json_output            ops.agent.llm_answers.parse_json_output → a model or OutputError
+  cli:actions_score            `mobileforge actions score` on a good line, a hostile one, a good one →
+                               three JSON lines, both good lines scored 1.0
 
 Run: nice python benchmarks/fuzz.py [--n 10000] [--seed 0] [--surface score_action ...]
 """
@@ -27,9 +35,13 @@ import argparse
 import json
 import logging
 import math
+import os
 import random
+import resource
 import signal
+import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -37,15 +49,39 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # repo root, when run as a script
+from click.testing import CliRunner
 
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # repo root, when run as a script
+
+from benchmarks.hostile_inputs import (  # noqa: E402
+    HOSTILE_STEP_COUNTS,
+    WRONG_TYPES,
+    column,
+    completion,
+    curriculum,
+    decision,
+    decision_with_many_steps,
+    hostile_box,
+    hostile_elements,
+    hostile_json_text,
+    hostile_number,
+    hostile_score_line,
+    hostile_text,
+    labels,
+    model_output,
+    mutate,
+    open_output,
+    random_action,
+    reasoning_parts,
+    structured_output,
+    sweep_texts,
+    trainer_state,
+)
+from mobileforge.cli.actions import actions as actions_cli  # noqa: E402
 from ops.actions import (  # noqa: E402
-    DIRECTIONS,
     FORMAT_NAMES,
     FORMATS,
-    REASONING_PARTS,
-    SYSTEM_BUTTONS,
-    TERMINATE_STATUSES,
     Action,
     ActionType,
     ParseFailure,
@@ -53,122 +89,18 @@ from ops.actions import (  # noqa: E402
     parse_structured,
     parse_with_context,
     render,
-    render_structured,
-    supports,
 )
 from ops.actions.formats import label_echo  # noqa: E402
-from ops.llm import OutputError, parse_json_output  # noqa: E402
-from ops.prompts import CorrectiveHintOutput, FinalDecision, StepDescription  # noqa: E402
-from ops.prompts.curriculum import CurriculumOutput, curriculum_context  # noqa: E402
-from ops.reasoning_reward import reasoning_reward, structure_reward  # noqa: E402
-from ops.reward import RewardConfig, RewardInputError, make_trl_reward, score_action  # noqa: E402
+from ops.agent.llm_answers import OutputError, parse_json_output  # noqa: E402
+from ops.curriculum.prompts import CurriculumOutput, curriculum_context  # noqa: E402
+from ops.judging.action_reward import RewardConfig, RewardInputError, score_action  # noqa: E402
+from ops.judging.critic.prompts import CorrectiveHintOutput, FinalDecision, StepDescription  # noqa: E402
+from ops.judging.reasoning_reward import reasoning_reward, structure_reward  # noqa: E402
+from ops.judging.reward_columns import make_trl_reward  # noqa: E402
 
-SLOW_S = 1.0
+SLOW_S = 0.1  # issue #41: no input may cost more than 100 ms of CPU
 HANG_S = 30  # an input still running after this is abandoned (and counted as a crash)
-MB = 1_000_000
-
-# Built once: the large pathological strings every surface draws from.
-DEEP = 100_000
-PATHOLOGICAL = [
-    "[" * DEEP, "{" * DEEP, "(" * DEEP, '{"a":' * DEEP, "[" * DEEP + "]" * DEEP,
-    '{"a":' * DEEP + "1" + "}" * DEEP, '"{' * DEEP, "{" * 300_000, "\\" * MB, '"' * MB,
-    "x" * MB, " " * MB, "<tool_call>" * 50_000, "do(" * DEEP, "- a #" + "9" * MB,
-    '{"a": "' + "x" * MB, "```json\n" * 50_000, "9" * 5000, "-" + "1" * 5000, "1." + "0" * 5000,
-    "1e99999", "-1e99999", "NaN", "Infinity", "-Infinity", "nan", "inf", "\ud800", "\udfff",
-    '"\\ud800"', '"\\udc00\\ud800"', "\x00", "\u202e", "🙂" * 10, "null", "true", "[]", "{}", "",
-]
-WRONG_TYPES: list[Any] = [None, 0, -1, 10**5000, 1.5, math.nan, math.inf, True, b"bytes", [], {}, [1, 2],
-                          {"type": "click"}, ("a",), object(), {1, 2}]
-
-
-def random_unicode(rng: random.Random, max_len: int = 200) -> str:
-    return "".join(chr(rng.randrange(0x110000)) for _ in range(rng.randrange(max_len)))
-
-
-def hostile_text(rng: random.Random) -> str:
-    roll = rng.random()
-    if roll < 0.4:
-        return random_unicode(rng)
-    if roll < 0.5:
-        return "".join(rng.choice("{}[]()\"',:#-0123456789.eE\\ \nnatrufl") for _ in range(rng.randrange(300)))
-    return rng.choice(PATHOLOGICAL)
-
-
-def hostile_number(rng: random.Random) -> str:
-    return rng.choice(["9" * 5000, "-" + "1" * 5000, "1." + "0" * 5000, "1e99999", "NaN", "Infinity",
-                       "-Infinity", "1e-99999", "0x10", "1_000", "".join(rng.choice("0123456789") for _ in range(4400))])
-
-
-def hostile_string_content(rng: random.Random) -> str:
-    return rng.choice(["\\ud800", "\\udfff", "\\ud83d", "\\udc00\\ud800", "\ud800", "x" * MB, "\\" * 5,
-                       "\\u0000", "\\x00", '\\"', "\x00"]) if rng.random() < 0.7 else random_unicode(rng, 40)
-
-
-def random_action(rng: random.Random) -> Action:
-    point = (rng.randint(0, 1000), rng.randint(0, 1000))
-    text = rng.choice(["hello world", "Wi-Fi", "12:30", "café ☕", "", "a b c"])
-    atype = rng.choice(list(ActionType))
-    target = rng.choice([{"point": point}, {"element": rng.randrange(8)}, {"point": point, "element": rng.randrange(8)}])
-    kwargs: dict[str, Any] = {
-        ActionType.CLICK: target, ActionType.LONG_PRESS: target, ActionType.DOUBLE_TAP: target,
-        ActionType.SWIPE: rng.choice([{"direction": rng.choice(DIRECTIONS)}, {"point": point, "end_point": point[::-1]}]),
-        ActionType.DRAG: {"point": point, "end_point": point[::-1]},
-        ActionType.TYPE: {"text": text}, ActionType.ANSWER: {"text": text},
-        ActionType.SYSTEM_BUTTON: {"button": rng.choice(SYSTEM_BUTTONS)}, ActionType.OPEN_APP: {"app": "Settings"},
-        ActionType.WAIT: rng.choice([{}, {"duration": 2.0}]),
-        ActionType.TERMINATE: {"status": rng.choice(TERMINATE_STATUSES)}, ActionType.KEY: {"key": "enter"},
-    }[atype]
-    return Action(type=atype, **kwargs)
-
-
-def valid_output(rng: random.Random, fmt: str) -> str:
-    """A well-formed output of format `fmt` (an action it can write)."""
-    for _ in range(50):
-        action = random_action(rng)
-        if supports(action, fmt):
-            return render(action, fmt)
-    return render(Action(type=ActionType.WAIT), fmt)
-
-
-def mutate(rng: random.Random, text: str) -> str:
-    """`text` with one hostile change: a number, a string body, an insertion, or a cut."""
-    roll = rng.random()
-    if roll < 0.3:
-        spans = [(i, j) for i, j in _spans(text, str.isdigit)]
-        if spans:
-            i, j = rng.choice(spans)
-            return text[:i] + hostile_number(rng) + text[j:]
-    if roll < 0.6 and '"' in text:
-        quotes = [i for i, ch in enumerate(text) if ch == '"']
-        if len(quotes) >= 2:
-            k = rng.randrange(len(quotes) - 1)
-            return text[: quotes[k] + 1] + hostile_string_content(rng) + text[quotes[k + 1]:]
-    if roll < 0.85:
-        at = rng.randrange(len(text) + 1)
-        return text[:at] + hostile_text(rng) + text[at:]
-    return text[: rng.randrange(len(text) + 1)]
-
-
-def _spans(text: str, pred: Callable[[str], bool]) -> list[tuple[int, int]]:
-    out, start = [], None
-    for i, ch in enumerate(text + " "):
-        if pred(ch) and start is None:
-            start = i
-        elif not pred(ch) and start is not None:
-            out.append((start, i))
-            start = None
-    return out
-
-
-def model_output(rng: random.Random, fmt: str) -> Any:
-    roll = rng.random()
-    if roll < 0.5:
-        return mutate(rng, valid_output(rng, fmt))
-    if roll < 0.9:
-        return hostile_text(rng)
-    if roll < 0.95:
-        return valid_output(rng, fmt)
-    return rng.choice(WRONG_TYPES)
+MAX_MESSAGE_CHARS = 1000  # a failure's reason quotes an excerpt of the input, never the input
 
 
 # ---------------------------------------------------------------- contract checks
@@ -176,6 +108,10 @@ def model_output(rng: random.Random, fmt: str) -> Any:
 
 class ContractBroken(Exception):
     """A surface returned something its contract rules out."""
+
+
+GOOD_TARGET = {"type": "click", "args": {"point": [500, 120]}}
+REFERENCE_PARTS = ReasoningParts("The tap worked.", "Wi-Fi is off", "Open Settings", "Tap Wi-Fi")
 
 
 def _utf8_clean(value: Any) -> bool:
@@ -186,51 +122,40 @@ def _utf8_clean(value: Any) -> bool:
     return True
 
 
+def check_message(message: str) -> None:
+    if len(message) > MAX_MESSAGE_CHARS:
+        raise ContractBroken(f"a {len(message)}-character message: {message[:100]!r}…")
+
+
 def check_parsed(parsed: Any) -> None:
     action = getattr(parsed, "action", None)
     if not isinstance(action, Action | ParseFailure):
         raise ContractBroken(f"returned {type(parsed).__name__}")
     if isinstance(action, Action) and not _utf8_clean([action.to_dict(), parsed.thinking, parsed.conclusion]):
         raise ContractBroken("an action or its text is not UTF-8 encodable")
+    if isinstance(action, ParseFailure):
+        check_message(action.reason)
 
 
-def parse_surface(fmt: str) -> Callable[[random.Random], Callable[[], None]]:
-    def case(rng: random.Random) -> Callable[[], None]:
-        text = model_output(rng, "canonical" if fmt == "auto" and rng.random() < 0.3 else
-                            (rng.choice(FORMAT_NAMES) if fmt == "auto" else fmt))
-        return lambda: check_parsed(parse_with_context(text, fmt))
+Case = Callable[[], None]
+
+
+def parse_case(fmt: str) -> Callable[[Any], Case]:
+    return lambda text: lambda: check_parsed(parse_with_context(text, fmt))
+
+
+def parse_surface(fmt: str) -> Callable[[random.Random], Case]:
+    def case(rng: random.Random) -> Case:
+        return parse_case(fmt)(model_output(rng, "canonical" if fmt == "auto" and rng.random() < 0.3 else
+                                            (rng.choice(FORMAT_NAMES) if fmt == "auto" else fmt)))
     return case
 
 
-def reasoning_parts(rng: random.Random) -> ReasoningParts:
-    return ReasoningParts(*(rng.choice(["The tap worked.", "Wi-Fi is off", "Open Settings", "café ☕", "x" * 300,
-                                        random_unicode(rng, 30).replace("<", "") or "a"]) for _ in REASONING_PARTS))
+def structured_parse_case(rng: random.Random) -> Case:
+    return structured_parse_check(structured_output(rng) if rng.random() < 0.8 else model_output(rng, "mobilewizard"))
 
 
-def structured_output(rng: random.Random) -> Any:
-    """A four-part structured response, with parts dropped, repeated or shuffled, or mutated."""
-    action = Action(type=ActionType.WAIT)
-    for _ in range(50):
-        action = random_action(rng)
-        if supports(action, "mobilewizard"):
-            break
-    parts = reasoning_parts(rng)
-    try:
-        text = render_structured(action, parts)
-    except ValueError:  # a random part the format cannot hold
-        return hostile_text(rng)
-    roll = rng.random()
-    if roll < 0.3:
-        blocks = [f"<{n}>{t}</{n}>" for n, t in zip(REASONING_PARTS, parts.texts(), strict=True)]
-        text = render(action, "mobilewizard", thinking="\n".join(rng.choice(blocks) for _ in range(rng.randrange(7))))
-    if rng.random() < 0.6:
-        text = mutate(rng, text)
-    return text if rng.random() < 0.95 else rng.choice(WRONG_TYPES)
-
-
-def structured_parse_case(rng: random.Random) -> Callable[[], None]:
-    text = structured_output(rng) if rng.random() < 0.8 else model_output(rng, "mobilewizard")
-
+def structured_parse_check(text: Any) -> Case:
     def call() -> None:
         parsed = parse_structured(text)
         check_parsed(parsed)
@@ -241,9 +166,11 @@ def structured_parse_case(rng: random.Random) -> Callable[[], None]:
     return call
 
 
-def structured_reward_case(rng: random.Random) -> Callable[[], None]:
-    text, annotation = structured_output(rng), reasoning_parts(rng)
+def structured_reward_case(rng: random.Random) -> Case:
+    return structured_reward_check(structured_output(rng), reasoning_parts(rng))
 
+
+def structured_reward_check(text: Any, annotation: ReasoningParts = REFERENCE_PARTS) -> Case:
     def embed(texts: list[str]) -> list[list[float]]:  # stands in for the sentence model
         return [[float(len(t) % 7), float(t.count("e")), 1.0] for t in texts]
 
@@ -254,12 +181,7 @@ def structured_reward_case(rng: random.Random) -> Callable[[], None]:
     return call
 
 
-def labels(rng: random.Random) -> list[str]:
-    return [rng.choice(["Wi-Fi", "Bluetooth", "Settings", "OK", "", "a #1", random_unicode(rng, 12)])
-            for _ in range(rng.randrange(12))]
-
-
-def label_echo_case(rng: random.Random) -> Callable[[], None]:
+def label_echo_case(rng: random.Random) -> Case:
     names = labels(rng)
     action = random_action(rng)
     if action.element is not None and names:
@@ -279,28 +201,7 @@ def label_echo_case(rng: random.Random) -> Callable[[], None]:
     return lambda: check_parsed(parse_with_context(text, "label_echo", labels=names))
 
 
-def hostile_box(rng: random.Random) -> Any:
-    return rng.choice([
-        None, [100, 100, 200, 200], [0, 0, 1000, 1000], [5, 5, 5, 5], [200, 200, 100, 100], [1, 2, 3],
-        [math.nan, 0, 1, 1], [0, 0, math.inf, 1], [10**5000, 0, 1, 1], [-(10**400), 0, 10**400, 1],
-        ["a", "b", "c", "d"], ["1", "2", "3", "4"], [None] * 4, [[1], [2], [3], [4]], "0,0,1,1", 5,
-        {"x": 1}, [True, False, True, True], [1e308, 1e308, 1e308, 1e308], [-1e308, -1e308, 1e308, 1e308],
-        {1, 2, 3, 4}, b"\x00\x00\x00\x00", [object()] * 4,
-    ])
-
-
-def hostile_elements(rng: random.Random) -> Any:
-    roll = rng.random()
-    if roll < 0.15:
-        return None
-    if roll < 0.25:
-        return rng.choice([5, "boxes", {"box": [0, 0, 1, 1]}, [[]], [None], [[0, 0, 1, 1]] * 3 + ["x"],
-                           [{"label": "a"}], [{"box": "0 0 1 1"}], [{"box": [0, 0, 1, 1], "label": None}]])
-    return [rng.choice([hostile_box(rng), [100 * i, 0, 100 * i + 50, 50], {"box": hostile_box(rng), "label": "x"}])
-            for i in range(rng.randrange(6))]
-
-
-def score_case(rng: random.Random) -> Callable[[], None]:
+def score_case(rng: random.Random) -> Case:
     prediction = rng.choice([random_action(rng), random_action(rng), ParseFailure("bad", "x", "canonical"),
                              None, "click", {"type": "click"}])
     target = random_action(rng) if rng.random() < 0.9 else rng.choice(WRONG_TYPES)
@@ -312,61 +213,23 @@ def score_case(rng: random.Random) -> Callable[[], None]:
         try:
             result = score_action(prediction, target, target_box=box, elements=elements, config=config,
                                   format_ok=format_ok)
-        except RewardInputError:
+        except RewardInputError as exc:
+            check_message(str(exc))
             return
         if not (math.isfinite(result.reward) and 0 <= result.reward <= 1 + 1e-9):
             raise ContractBroken(f"reward {result.reward!r}")
     return call
 
 
-def _dumps(value: Any) -> str:
-    try:
-        return json.dumps(value, default=repr)
-    except ValueError:  # an integer over Python's 4,300-digit str() limit
-        return "9" * 5000
+def trl_text_case(text: str) -> Case:
+    def call() -> None:
+        out = make_trl_reward("canonical")([text], target_action=[json.dumps(GOOD_TARGET)])
+        if len(out) != 1 or not math.isfinite(out[0]):
+            raise ContractBroken(f"rewards {out!r:.200}")
+    return call
 
 
-def hostile_json_text(rng: random.Random, valid: Any) -> Any:
-    roll = rng.random()
-    if roll < 0.4:
-        return _dumps(valid)
-    if roll < 0.7:
-        return mutate(rng, _dumps(valid))
-    if roll < 0.9:
-        return hostile_text(rng)
-    return rng.choice(WRONG_TYPES) if rng.random() < 0.5 else valid
-
-
-def completion(rng: random.Random, fmt: str) -> Any:
-    text = model_output(rng, fmt)
-    return rng.choice([
-        text, [{"role": "assistant", "content": text}], {"role": "assistant", "content": text},
-        [{"role": "assistant", "content": [{"type": "text", "text": text}, {"type": "image", "text": None}]}],
-        [{"role": "assistant", "content": [{"type": "text", "text": None}]}], [{"role": "assistant"}],
-        [{"role": "assistant", "content": None}], [], None, 5, [[[[]]]], DEEP_LIST, [None],
-    ])
-
-
-def _nested_list(depth: int) -> list:
-    value: list = []
-    for _ in range(depth):
-        value = [value]
-    return value
-
-
-DEEP_LIST = _nested_list(DEEP)
-
-
-def column(rng: random.Random, n: int, make: Callable[[], Any]) -> Any:
-    roll = rng.random()
-    if roll < 0.8:
-        return [make() for _ in range(n)]
-    if roll < 0.9:  # ragged
-        return [make() for _ in range(max(0, n + rng.choice([-3, -1, 1, 3])))]
-    return rng.choice([None, [], "column", 5])
-
-
-def trl_case(rng: random.Random) -> Callable[[], None]:
+def trl_case(rng: random.Random) -> Case:
     fmt = rng.choice(FORMAT_NAMES)
     n = rng.randrange(9)
     completions = [completion(rng, fmt) for _ in range(n)]
@@ -378,7 +241,8 @@ def trl_case(rng: random.Random) -> Callable[[], None]:
     if rng.random() < 0.6:
         columns["elements"] = column(rng, n, lambda: hostile_json_text(rng, hostile_elements(rng)))
     if rng.random() < 0.2:
-        columns["trainer_state"] = rng.choice([None, 5, type("S", (), {"max_steps": "x", "global_step": None})()])
+        columns["trainer_state"] = rng.choice([None, 5, trainer_state("x", None), *(
+            trainer_state(*counts) for counts in HOSTILE_STEP_COUNTS)])
     reward = make_trl_reward(fmt, RewardConfig(shrink_stages=(0.14, 0.07)), rng.choice(["overall", "format"]))
 
     def call() -> None:
@@ -393,41 +257,99 @@ def trl_case(rng: random.Random) -> Callable[[], None]:
     return call
 
 
-def _decision(n: int) -> dict[str, Any]:
-    return {"decision": 0, "reason": "Never tapped Save.", "failure_step": n, "task_feasible": True,
-            "step_analysis": {str(i): {"reasonableness": "reasonable", "explanation": "ok"} for i in range(1, n + 1)}}
-
-
-def _curriculum(n: int) -> dict[str, Any]:
-    evaluation = {"task_reasonable": True, "task_completed": True, "confidence_score": 0.9,
-                  "step_quality_analysis": {"total_steps": 3, "reasonable_steps": 2, "trajectory_quality_score": 0.7}}
-    tasks = [{"task_id": f"t{i}", "instruction": "Turn on Wi-Fi.", "step_budget": 4, "core_functionality": "Wi-Fi",
-              "variation_type": "parameter_change"} for i in range(n)]
-    return {"evaluation": evaluation, "generated_tasks": tasks}
-
-
 JSON_SCHEMAS: list[tuple[type, Callable[[random.Random], tuple[Any, dict | None]]]] = [
     (StepDescription, lambda rng: ({"action_description": "Tapped Wi-Fi", "ui_description": "Settings"}, None)),
-    (FinalDecision, lambda rng: (_decision(n := rng.randint(1, 4)), {"n_steps": n})),
+    (FinalDecision, lambda rng: (decision(n := rng.randint(1, 4)), {"n_steps": n})),
+    # a context counting more steps than any answer covers: the coverage check must not count to it
+    (FinalDecision, lambda rng: (decision(rng.randint(1, 4)), {"n_steps": rng.choice([10**6, 10**12, 10**100])})),
+    (FinalDecision, lambda rng: (decision_with_many_steps(rng), {"n_steps": rng.randint(1, 4)})),
     (CorrectiveHintOutput, lambda rng: ({"key_mistake": "x", "what_to_avoid": ["y"], "suggested_approach": ["z"],
                                           "important_insights": [], "hint_summary": "Tap Save."}, None)),
-    (CurriculumOutput, lambda rng: (_curriculum(rng.randint(1, 3)), curriculum_context(1, 3, 10))),
+    (CurriculumOutput, lambda rng: (curriculum(rng.randint(1, 3)), curriculum_context(1, 3, 10))),
 ]
 
 
-def json_case(rng: random.Random) -> Callable[[], None]:
+def json_case(rng: random.Random) -> Case:
     schema, make = rng.choice(JSON_SCHEMAS)
     valid, context = make(rng)
     text = hostile_json_text(rng, valid)
     if isinstance(text, str) and rng.random() < 0.2:
         text = rng.choice(["Here you go:\n```json\n{}\n```", "Answer: {} Thanks.", "{}"]).replace("{}", text)
+    return json_check(text, schema, context)
 
+
+def json_check(text: Any, schema: type = StepDescription, context: dict | None = None) -> Case:
     def call() -> None:
         try:
             parse_json_output(text, schema, context)
-        except OutputError:
-            pass
+        except OutputError as exc:
+            check_message(str(exc))
     return call
+
+
+# ---------------------------------------------------------------- the CLI
+
+
+GOOD_LINE = json.dumps({"prediction": render(Action(type=ActionType.CLICK, point=(500, 120)), "qwen3vl"),
+                        "target": GOOD_TARGET, "format": "qwen3vl"}).encode()
+
+
+def cli_case(rng: random.Random) -> Case:
+    return cli_check(hostile_score_line(rng))
+
+
+def cli_text_case(text: str) -> Case:
+    return cli_check(json.dumps({"prediction": text, "target": GOOD_TARGET, "format": "auto"}).encode())
+
+
+def cli_check(line: bytes) -> Case:
+    def call() -> None:
+        result = CliRunner().invoke(actions_cli, ["score"], input=b"\n".join([GOOD_LINE, line, GOOD_LINE, b""]))
+        if result.exception is not None and not isinstance(result.exception, SystemExit):
+            raise result.exception
+        out = [json.loads(row) for row in result.stdout.split("\n") if row]
+        if len(out) != (3 if line.strip() else 2) or out[0].get("reward") != 1.0 or out[-1].get("reward") != 1.0:
+            raise ContractBroken(f"good lines not scored around a hostile one: {result.stdout[:200]!r}")
+        for value in out[1].values():
+            check_message(str(value))
+    return call
+
+
+def score_stream_check(n: int, seed: int) -> bool:
+    """`n` hostile lines, each after a good one, streamed as one file into `mobileforge actions score` in
+    a subprocess; prints what came back and returns whether every line was answered and every good
+    line scored 1.0. Streamed (not written out first): at ~100 KB a hostile line, 10,000 make a GB."""
+    rng = random.Random(seed)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    proc = subprocess.Popen([sys.executable, "-m", "mobileforge.cli.main", "actions", "score"], cwd=REPO, env=env,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    good_at: list[bool] = []  # per non-blank line sent: whether it is a good one
+
+    def feed() -> None:
+        assert proc.stdin is not None
+        for line in (GOOD_LINE, *(piece for _ in range(n) for piece in (hostile_score_line(rng), GOOD_LINE))):
+            proc.stdin.write(line + b"\n")
+            if line.strip():
+                good_at.append(line is GOOD_LINE)
+        proc.stdin.close()
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    assert proc.stdout is not None
+    out = [json.loads(row) for row in proc.stdout]
+    writer.join()
+    proc.wait()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    answered = len(out) == len(good_at)
+    good_scored = sum(good and row.get("reward") == 1.0 for good, row in zip(good_at, out))
+    hostile = [row for good, row in zip(good_at, out) if not good]
+    print(f"actions score on one stream of {len(good_at):,} lines ({n:,} hostile): {len(out):,} answered, "
+          f"{good_scored:,} of {good_at.count(True):,} good lines scored 1.0, hostile lines "
+          f"{sum('reward' in row for row in hostile):,} scored and {sum('error' in row for row in hostile):,} "
+          f"reported, exit {proc.returncode}, {cpu:.1f} s CPU ({1000 * cpu / max(len(good_at), 1):.2f} ms a line)")
+    return answered and good_scored == good_at.count(True)
 
 
 # ---------------------------------------------------------------- runner
@@ -451,11 +373,23 @@ def _alarm(signum: int, frame: Any) -> None:
     raise Hang(f"still running after {HANG_S} s")
 
 
-def run_surface(make_case: Callable[[random.Random], Callable[[], None]], n: int, seed: int) -> Tally:
+@dataclass(frozen=True)
+class Surface:
+    """A surface's random inputs and, when it reads text, its swept ones (`sweep_texts`), which come first."""
+
+    random_case: Callable[[random.Random], Case]
+    text_case: Callable[[Any], Case] | None = None
+    prefixes: tuple[str, ...] = ("",)  # what each swept flood follows
+    sweep_chars: int = 99_000  # just under the parsers' 100,000-character limit
+
+
+def run_surface(surface: Surface, n: int, seed: int) -> Tally:
     rng = random.Random(seed)
     tally = Tally()
+    swept = sweep_texts(surface.prefixes, surface.sweep_chars) if surface.text_case else iter(())
     for _ in range(n):
-        call = make_case(rng)
+        text = next(swept, None)
+        call = surface.random_case(rng) if text is None or surface.text_case is None else surface.text_case(text)
         signal.alarm(HANG_S)
         start = time.process_time()  # CPU seconds: the work an input costs, not the machine's load
         try:
@@ -474,14 +408,18 @@ def run_surface(make_case: Callable[[random.Random], Callable[[], None]], n: int
     return tally
 
 
-SURFACES: dict[str, Callable[[random.Random], Callable[[], None]]] = {
-    **{f"parse:{fmt}": parse_surface(fmt) for fmt in [*FORMATS, "auto"]},
-    "parse:label_echo+labels": label_echo_case,
-    "parse:mobilewizard+structured": structured_parse_case,
-    "score_action": score_case,
-    "trl_reward": trl_case,
-    "structured_reward": structured_reward_case,
-    "parse_json_output": json_case,
+WIZARD_OPEN = open_output("mobilewizard")
+SURFACES: dict[str, Surface] = {
+    **{f"parse:{fmt}": Surface(parse_surface(fmt), parse_case(fmt), ("", open_output(fmt))) for fmt in FORMATS},
+    "parse:auto": Surface(parse_surface("auto"), parse_case("auto"), ("", WIZARD_OPEN, open_output("qwen3vl"))),
+    "parse:label_echo+labels": Surface(label_echo_case, lambda text: lambda: check_parsed(
+        parse_with_context(text, "label_echo", labels=["Wi-Fi", "a #1"])), ("", "- a #1\n")),
+    "parse:mobilewizard+structured": Surface(structured_parse_case, structured_parse_check, ("", "<think>")),
+    "score_action": Surface(score_case),
+    "trl_reward": Surface(trl_case, trl_text_case, ("", open_output("canonical"))),
+    "structured_reward": Surface(structured_reward_case, structured_reward_check, ("", "<think>")),
+    "parse_json_output": Surface(json_case, json_check, ("", '{"action_description": "'), 199_000),
+    "cli:actions_score": Surface(cli_case, cli_text_case, ("", WIZARD_OPEN)),
 }
 
 
@@ -492,19 +430,20 @@ def main() -> None:
     parser.add_argument("--surface", nargs="*", choices=sorted(SURFACES), help="default: all")
     args = parser.parse_args()
     signal.signal(signal.SIGALRM, _alarm)
-    logging.getLogger("ops.reward").setLevel(logging.ERROR)  # its per-row warnings are the expected outcome
-    print(f"{'surface':<30} {'inputs':>7} {'crashes':>8} {'>1 s':>5} {'slowest ms':>11}  crash kinds")
+    logging.getLogger("ops.judging.reward_columns").setLevel(logging.ERROR)  # its per-row warnings are the expected outcome
+    print(f"{'surface':<30} {'inputs':>7} {'crashes':>8} {'>100 ms':>8} {'slowest ms':>11}  crash kinds")
     total = Tally()
     for name in args.surface or SURFACES:
         tally = run_surface(SURFACES[name], args.n, args.seed)
         kinds = ", ".join(f"{k}×{v}" for k, v in tally.kinds.most_common())
-        print(f"{name:<30} {tally.inputs:>7} {tally.crashes:>8} {tally.slow:>5} {tally.slowest_ms:>11.1f}  {kinds}",
+        print(f"{name:<30} {tally.inputs:>7} {tally.crashes:>8} {tally.slow:>8} {tally.slowest_ms:>11.1f}  {kinds}",
               flush=True)
         for kind, example in tally.examples.items():
             print(f"{'':<30}   {kind}: {example!r}")
         total.crashes += tally.crashes
         total.slow += tally.slow
-    sys.exit(1 if total.crashes or total.slow else 0)
+    streamed_ok = score_stream_check(args.n, args.seed) if "cli:actions_score" in (args.surface or SURFACES) else True
+    sys.exit(1 if total.crashes or total.slow or not streamed_ok else 0)
 
 
 if __name__ == "__main__":

@@ -5,14 +5,14 @@
 `base` / `hifpo` / `rft` / `grsd` / `adagrpo` (the experiment's stored checkpoint asset); e.g. `base hifpo`.
 
 Draws `--prompts` step samples (seeded) of the experiment's `step_datasets` (its training step prompts) or, with
-`--prompts-from held-out`, of the benchmark's held-out templates (`ops.benchmark.held_out_tasks`, test and ood
+`--prompts-from held-out`, of the benchmark's held-out templates (`ops.evaluation.benchmark.held_out_tasks`, test and ood
 splits, `--seeds-per-template` instances each): every step of the simulator solver's shortest solution, with the
 prompt the policy would see there without hints and the solver's next action as target
 (`training.trainers.solver_steps`, on the screen size of the experiment's rollouts; tasks that give no rows are
 counted by reason with the solver steps they leave out). For each checkpoint samples G
 responses per step prompt and scores them exactly as one HiFPO training step does: the GRPOTrainer
-`training.trainers.hifpo.prepare_hifpo` builds generates and scores them
-(`training.trainers.hifpo_signal.measure_signal`), with the settings of the experiment's stored HiFPO run (preset
+`training.methods.hifpo.trainer.prepare_hifpo` builds generates and scores them
+(`training.methods.hifpo.signal.measure_signal`), with the settings of the experiment's stored HiFPO run (preset
 and overrides from its lineage; `cpu_tiny` when it has none) and the checkpoints' action format. Prints plain
 tables: (1) the share of groups with zero reward variance (GRPO's `frac_reward_zero_std`: no gradient from that
 prompt), all 0 or all full reward, by the target action's type; (2) mean reward and its type / argument / format
@@ -36,17 +36,15 @@ import dagster as dg  # noqa: E402
 import polars as pl  # noqa: E402
 from PIL import Image  # noqa: E402
 
-from assets.checkpoints import trainer_settings  # noqa: E402
-from assets.learning import HIFPO_SETTINGS  # noqa: E402
-from ops.benchmark import held_out_tasks  # noqa: E402
-from ops.checkpoint import Checkpoint  # noqa: E402
-from ops.prompts import PromptStyle  # noqa: E402
-from ops.prompts.policy import OUTPUT_FORMATS  # noqa: E402
-from ops.sim_env import SimEnvironment  # noqa: E402
+from ops.evaluation.benchmark import held_out_tasks  # noqa: E402
+from training.methods.checkpoint import Checkpoint  # noqa: E402
+from ops.agent.policy_prompt import PromptStyle
+from ops.agent.policy_prompt import OUTPUT_FORMATS  # noqa: E402
+from ops.environments.simulator import SimEnvironment  # noqa: E402
 from resources.experiment import UNPARTITIONED, PartitionAddress  # noqa: E402
 from resources.storage import ArtifactStore, ParquetIOManager, StorageLocation  # noqa: E402
-from training.trainers.hifpo import HiFPOConfig  # noqa: E402
-from training.trainers.hifpo_signal import (draw_prompts, group_table, kl_table, measure_signal,  # noqa: E402
+from training.methods.hifpo.config import HiFPOConfig
+from training.methods.hifpo.signal import (draw_prompts, group_table, kl_table, measure_signal,  # noqa: E402
                                             reward_table, with_generations)
 from training.trainers.solver_steps import solver_step_samples  # noqa: E402
 from training.trainers.step_datasets import build_step_dataset  # noqa: E402
@@ -123,7 +121,7 @@ def settings(run: StoredRun, styles: set[str], generations: int | None, threads:
         raise SystemExit(f"the checkpoints speak different prompt styles {sorted(styles)}: measure them apart")
     if styles:  # as the hifpo_checkpoint asset does: responses are scored in the format the policy writes
         overrides = {"action_format": OUTPUT_FORMATS[styles.pop()], **overrides}
-    config: HiFPOConfig = trainer_settings(HIFPO_SETTINGS, preset, {**overrides, "torch_threads": threads})
+    config = HiFPOConfig.preset(preset, {**overrides, "torch_threads": threads})
     return config if generations is None else with_generations(config, generations)
 
 

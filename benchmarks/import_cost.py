@@ -22,7 +22,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 
-# as ops.llm sets it before litellm loads: otherwise litellm fetches its model cost map at import
+# as ops.agent.llm sets it before litellm loads: otherwise litellm fetches its model cost map at import
 ENV = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
 GRAPH = ("dagster", "pipelines.definitions")
 LAZY = ("openai", "litellm", "matplotlib.pyplot", "pyarrow.dataset", "pandas", "duckdb", "adbutils",

@@ -1,16 +1,16 @@
 """Task-level figures of one or more local checkpoints on the simulator's template tasks:
 `python benchmarks/policy_tasks.py CKPT [CKPT ...] [--split test] [--k 3] [--seeds 1]
 [--first-seed 0]`. `--split train --first-seed 500` measures the curriculum's own templates at
-instances it never mined (`ops.benchmark.unseen_train_tasks`); `--split pretrain` the templates of
-the pretraining world's held-out apps (`phonesim.pretrain.HELD_OUT_APPS`), which no pretraining
-recipe trains on.
+instances it never mined (`ops.evaluation.benchmark.unseen_train_tasks`); `--split pretrain` the
+templates of the pretraining world's held-out apps (`phonesim.pretrain.HELD_OUT_APPS`), which no
+pretraining recipe trains on.
 
-Runs the same evaluation (`ops.evaluation.evaluate_policy`) and Pass@k table as the
+Runs the same evaluation (`ops.evaluation.evaluate.evaluate_policy`) and Pass@k table as the
 `benchmark_results` asset (no Dagster, attempts staged in a temporary directory) and adds behaviour diagnostics the table
 does not show: how attempts end (terminate / budget / loop), invalid outputs, the first action
 at the launcher, where every task starts, and how often that first action opens the right app.
 Prints one JSON object per checkpoint and, given several, the paired comparison of each with
-the first (`ops.benchmark.versus_baseline`).
+the first (`ops.evaluation.benchmark.versus_baseline`).
 `--first-step-done` starts every task after a shortest solution's first action (the right app
 open), to tell the app choice apart from what a policy does inside the app. `--constrain-echo`
 decodes with the row-echo constraint (`training.inference.echo_constraint`). `--threads` (default 1)
@@ -35,11 +35,11 @@ import polars as pl  # noqa: E402
 import torch  # noqa: E402
 from pyarrow import fs as pafs  # noqa: E402
 
-from ops.attempt_store import ParquetAttemptStore  # noqa: E402
-from ops.benchmark import first_apps, held_out_tasks, pass_at_k, unseen_train_tasks, versus_baseline  # noqa: E402
-from ops.episode import TaskSpec  # noqa: E402
-from ops.evaluation import evaluate_policy  # noqa: E402
-from ops.sim_env import SimEnvironment, template_task_spec  # noqa: E402
+from ops.data.attempt_store import ParquetAttemptStore  # noqa: E402
+from ops.evaluation.benchmark import first_apps, held_out_tasks, pass_at_k, unseen_train_tasks, versus_baseline  # noqa: E402
+from ops.agent.episode import TaskSpec  # noqa: E402
+from ops.evaluation.evaluate import evaluate_policy  # noqa: E402
+from ops.environments.simulator import SimEnvironment, template_task_spec  # noqa: E402
 from phonesim.pretrain import pretrain_template_ids  # noqa: E402
 from phonesim.solver import solve  # noqa: E402
 from phonesim.tasks import instantiate  # noqa: E402

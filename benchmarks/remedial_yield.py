@@ -22,15 +22,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import polars as pl  # noqa: E402
 
-from ops.attempt_store import ParquetAttemptStore, collect_tables  # noqa: E402
-from ops.corrective_teaching import (ScriptedPolicy, TeachingReport, failed_attempts, remedial_tables,  # noqa: E402
+from ops.data.attempt_store import ParquetAttemptStore, collect_tables  # noqa: E402
+from ops.remedial.corrective_teaching import (ScriptedPolicy, TeachingReport, failed_attempts, remedial_tables,  # noqa: E402
                                      teach)
-from ops.critic.programmatic import ProgrammaticCritic  # noqa: E402
-from ops.critic.reasoning_annotation import ProgrammaticAnnotator  # noqa: E402
+from ops.judging.critic.programmatic import ProgrammaticCritic  # noqa: E402
+from ops.judging.critic.reasoning_annotation import ProgrammaticAnnotator  # noqa: E402
 from ops.curriculum import task_specs  # noqa: E402
-from ops.sim_env import SimEnvironment  # noqa: E402
-from ops.step_samples import with_hint_free_copies  # noqa: E402
-from ops.teachers import SolverTeacher  # noqa: E402
+from ops.environments.simulator import SimEnvironment  # noqa: E402
+from ops.samples.step_samples import with_hint_free_copies  # noqa: E402
+from ops.remedial.solver_teacher import SolverTeacher  # noqa: E402
 from training.trainers.step_datasets import rft_samples  # noqa: E402
 
 

@@ -24,8 +24,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ops.attempt_store import ParquetAttemptStore, collect_tables
-from ops.episode import AttemptRecord, CriticFeedback, GroundTruth, StepRecord, TaskSpec
+from ops.data.attempt_store import ParquetAttemptStore, collect_tables
+from ops.agent.episode import AttemptRecord, CriticFeedback, GroundTruth, StepRecord, TaskSpec
 
 VERSION = "bench-policy"
 

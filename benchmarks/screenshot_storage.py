@@ -8,7 +8,7 @@ times — and stores them three ways:
                 limit 1 MiB, so large PNGs fall back to plain encoding and repeats are kept)
   inline_dict   the same column with a dictionary page limit large enough that every distinct
                 PNG is stored once per row group (dedup inside the Parquet file)
-  stored        what the IO manager writes: ops.schemas.PARQUET_WRITE_OPTIONS (dictionary
+  stored        what the IO manager writes: ops.data.schemas.PARQUET_WRITE_OPTIONS (dictionary
                 limit raised, zstd)
   blobs         `<dir>/blobs/<sha[:2]>/<sha256>.png` written once per distinct screen, and a
                 Parquet table holding the sha256 reference
@@ -33,7 +33,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from PIL import Image, ImageDraw
 
-from ops.schemas import PARQUET_WRITE_OPTIONS
+from ops.data.schemas import PARQUET_WRITE_OPTIONS
 
 WIDTH, HEIGHT = 1080, 2400
 

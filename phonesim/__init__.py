@@ -11,19 +11,26 @@ Typical use::
     ep.metrics()                      # success, progress, side effects, shaped reward
 """
 
-from phonesim.answers import AnswerSpec, match_answer
-from phonesim.app import App, Screen, Transition
-from phonesim.apps import load_apps
-from phonesim.metrics import Episode, EpisodeMetrics, run_actions, shaped_reward
-from phonesim.phone import Observation, Phone, StepResult, parse_short
-from phonesim.pool import PhonePool
-from phonesim.solver import candidate_actions, distance_to_goal, shortest_path, solve
-from phonesim.task_template import TaskTemplate
-from phonesim.tasks import JudgeResult, TaskInstance, all_templates, instantiate, templates
+from importlib import import_module
 
-__all__ = [
-    "AnswerSpec", "App", "Episode", "EpisodeMetrics", "JudgeResult", "Observation", "Phone", "PhonePool", "Screen",
-    "StepResult", "TaskInstance", "TaskTemplate", "Transition", "all_templates", "candidate_actions",
-    "distance_to_goal", "instantiate", "load_apps", "match_answer", "parse_short", "run_actions", "shaped_reward",
-    "shortest_path", "solve", "templates",
-]
+# name -> the module that defines it; loaded on first use, so importing one module of the package
+# (e.g. phonesim.actions, the action vocabulary the project shares) does not load the simulator
+_EXPORTS = {
+    "AnswerSpec": "answers", "match_answer": "answers",
+    "App": "app", "Screen": "app", "Transition": "app",
+    "load_apps": "apps",
+    "Episode": "metrics", "EpisodeMetrics": "metrics", "run_actions": "metrics", "shaped_reward": "metrics",
+    "Observation": "observation", "StepResult": "observation", "Phone": "phone", "parse_short": "phone_input",
+    "PhonePool": "pool",
+    "candidate_actions": "solver", "distance_to_goal": "solver", "shortest_path": "solver", "solve": "solver",
+    "TaskTemplate": "task_template",
+    "JudgeResult": "tasks", "TaskInstance": "tasks", "all_templates": "tasks", "instantiate": "tasks",
+    "templates": "tasks",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(import_module(f"phonesim.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module 'phonesim' has no attribute {name!r}")

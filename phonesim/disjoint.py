@@ -6,7 +6,7 @@ instruction, parameters and gold answer over a range of seeds (the parameters a 
 come from its app's world or from its own lists, so a range of seeds shows those lists).
 `target_entities` keeps the ones that name something — a contact, a title, a date — rather than
 a single generic word, and the target apps' names: the strings a pretraining sample must not contain (`training.base.world_recipe`
-redraws any that does; `tests/phonesim/test_pretrain_disjoint.py` checks the pretraining world itself).
+redraws any that does; `tests/phonesim/test_disjoint.py` checks the pretraining world itself).
 """
 
 from __future__ import annotations

@@ -7,7 +7,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from phonesim.actions import Action, ActionType, ParseFailure
-from phonesim.phone import Phone, StepResult
+from phonesim.observation import StepResult
+from phonesim.phone import Phone
 from phonesim.tasks import JudgeResult, TaskInstance
 
 CLEAN_PENALTY = 8.0  # goal reached with unexpected side effects

@@ -50,7 +50,8 @@ from dataclasses import dataclass, field
 
 from phonesim import layout as L
 from phonesim.actions import GRID, Action
-from phonesim.phone import LAUNCHER, Phone
+from phonesim.phone import Phone
+from phonesim.system import LAUNCHER
 from phonesim.state import canonical_json
 from phonesim.tasks import TaskInstance
 from phonesim.widgets import CANVAS_H, CANVAS_W

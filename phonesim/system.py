@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
+LAUNCHER, RECENTS = "launcher", "recents"  # the OS's own screens
+
 
 def default_system(world_seed: int) -> dict[str, Any]:
     rng = random.Random(f"system:{world_seed}")

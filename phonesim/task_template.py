@@ -7,12 +7,21 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable, Protocol
 
 from phonesim.answers import AnswerSpec
 
-if TYPE_CHECKING:  # only named in annotations; the phone is built by phonesim.tasks
-    from phonesim.phone import Phone
+
+class PhoneView(Protocol):
+    """What a task template reads and sets of a phone (`phonesim.phone.Phone` is one): its state,
+    each app's data and each app's generated world. A protocol, so templates, which the app
+    registry loads, do not import the phone, which loads the registry."""
+
+    state: dict[str, Any]
+
+    def data(self, app: str) -> dict[str, Any]: ...
+
+    def world(self, app: str) -> dict[str, Any]: ...
 
 OBJECTIVES = ("operate", "query", "hybrid")
 COMPOSITIONS = ("atomic", "sequential", "deep_dive", "transfer")
@@ -26,13 +35,13 @@ PRETRAIN_SPLIT = "pretrain"
 SPLITS = (*TARGET_SPLITS, PRETRAIN_SPLIT)
 
 Params = dict[str, Any]
-Sampler = Callable[[random.Random, "Phone"], Params]
+Sampler = Callable[[random.Random, PhoneView], Params]
 
 
-def extend(base: Sampler, add: Callable[[random.Random, Phone, Params], Params]) -> Sampler:
+def extend(base: Sampler, add: Callable[[random.Random, PhoneView, Params], Params]) -> Sampler:
     """A sampler that draws `base`'s params, then adds those `add(rng, phone, params)` returns
     (drawn from the same rng afterwards, so instances stay deterministic)."""
-    def sample(rng: random.Random, phone: Phone) -> Params:
+    def sample(rng: random.Random, phone: PhoneView) -> Params:
         params = base(rng, phone)
         params.update(add(rng, phone, params))
         return params
@@ -53,12 +62,12 @@ class TaskTemplate:
     split: str
     step_budget: int
     instructions: tuple[str, ...]  # str.format templates over params (paraphrases)
-    sample: Callable[[random.Random, Phone], Params]
-    checks: Callable[[Phone, Params], list[tuple[str, bool]]] | None = None  # goal sub-checks
-    answer: Callable[[Phone, Params], AnswerSpec] | None = None  # gold read from the initial state
+    sample: Callable[[random.Random, PhoneView], Params]
+    checks: Callable[[PhoneView, Params], list[tuple[str, bool]]] | None = None  # goal sub-checks
+    answer: Callable[[PhoneView, Params], AnswerSpec] | None = None  # gold read from the initial state
     evidence: Callable[[Params, AnswerSpec], list[str]] | None = None  # on-screen texts that justify answering
     expected: Callable[[Params], list[str]] = _nothing  # data paths allowed to change (fnmatch)
-    setup: Callable[[Phone, Params], None] | None = None
+    setup: Callable[[PhoneView, Params], None] | None = None
     hints: Callable[[Params], list[str | int]] = _nothing  # texts to type / slider values, for the solver
     tags: tuple[str, ...] = ()
 

@@ -6,13 +6,10 @@ pass most of them) while the world stays the one world the seed fixed."""
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from phonesim.records import Lookup
-from phonesim.task_template import Params
-
-if TYPE_CHECKING:  # only named in annotations
-    from phonesim.phone import Phone
+from phonesim.task_template import Params, PhoneView
 
 
 def recount(rng: random.Random, members: list[str], others: list[str], lo: int, hi: int) -> dict[str, list[str]]:
@@ -28,10 +25,10 @@ def recount(rng: random.Random, members: list[str], others: list[str], lo: int, 
 
 
 def regroup(lookup: Lookup, joined: Callable[[Params], dict[str, Any]],
-            left: Callable[[Params], dict[str, Any]]) -> Callable[[Phone, Params], None]:
+            left: Callable[[Params], dict[str, Any]]) -> Callable[[PhoneView, Params], None]:
     """A setup applying a `recount`: each record in `join` takes the fields `joined(params)`, each
     in `leave` those of `left(params)`."""
-    def setup(phone: Phone, p: Params) -> None:
+    def setup(phone: PhoneView, p: Params) -> None:
         for rid in p["join"]:
             lookup.edit(phone, rid, **joined(p))
         for rid in p["leave"]:

@@ -1,9 +1,9 @@
-"""Asset checks generated from ops/schemas.py: stored tables are validated against their schema."""
+"""Asset checks generated from ops/data/schemas.py: stored tables are validated against their schema."""
 
 import dagster as dg
 import polars as pl
 
-from ops.schemas import get_table, validate
+from ops.data.schemas import get_table, validate
 from resources.experiment import UNPARTITIONED, PartitionAddress
 from resources.storage import ParquetIOManager
 

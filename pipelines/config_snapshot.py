@@ -5,7 +5,7 @@ changing an asset's Config class (tests/hardening/test_config_before_work.py fai
 import json
 
 from pipelines.definitions import defs
-from pipelines.local_run import stage_config_schemas, stage_jobs
+from pipelines.run.config_check import stage_config_schemas, stage_jobs
 from resources.stage_config import SNAPSHOT
 
 

@@ -3,27 +3,36 @@
 import dagster as dg
 
 from assets.base_policy import base_policy
-from assets.benchmark import benchmark_results
+from assets.benchmark_shards import benchmark_for
 from assets.critic_calibration import critic_calibration
 from assets.curriculum import curriculum_tasks
-from assets.exploration import APPS, exploration_traces
-from assets.learning import fork_pairs, grsd_checkpoint, hifpo_checkpoint, rft_checkpoint, step_datasets
-from assets.online_rl import adagrpo_checkpoint
+from assets.exploration import exploration_traces
+from assets.learning import fork_pairs, step_datasets
+from assets.methods import METHOD_ASSETS
 from assets.remedial import remedial_trajectories
-from assets.rollouts import rollouts
+from assets.rollout_shards import rollouts_for
+from assets.placement import DEPLOYMENT
 from pipelines.checks import schema_check
+from pipelines.lost_work import WORK_COUNTS, lost_work_check
 from pipelines.resources import resources_for
 from pipelines.sensors import app_updates
+from pipelines.ui_runs import experiment_tag_of_ui_runs
+from resources.deployment import Deployment
 from resources.experiment import (
     APP_DIMENSION,
     DEFAULT_EXPERIMENT,
     EXPERIMENT_DIMENSION,
     experiment_partitions,
 )
+from training.methods.registry import METHODS
 
-ASSETS = [exploration_traces, curriculum_tasks, rollouts, critic_calibration, base_policy, step_datasets,
-          hifpo_checkpoint, fork_pairs, grsd_checkpoint, remedial_trajectories, rft_checkpoint, adagrpo_checkpoint,
-          benchmark_results]
+# One step each, or the deployment's `shards` steps side by side and a merge (assets.sharding)
+rollouts, benchmark_results = rollouts_for(DEPLOYMENT.shards), benchmark_for(DEPLOYMENT.shards)
+# sharded stages run their steps side by side, a process each, on one machine
+SHARDED_STAGE_EXECUTOR = dg.multiprocess_executor if DEPLOYMENT.shards > 1 else dg.in_process_executor
+TRAINING_DATA = [step_datasets, fork_pairs, remedial_trajectories]
+ASSETS = [exploration_traces, curriculum_tasks, rollouts, critic_calibration, base_policy, *TRAINING_DATA,
+          *METHOD_ASSETS, benchmark_results]
 
 CHECKS = [
     schema_check(exploration_traces, "exploration_transitions"),
@@ -35,6 +44,7 @@ CHECKS = [
     schema_check(fork_pairs, "fork_pairs"),
     schema_check(remedial_trajectories, "training_samples"),
     schema_check(benchmark_results, "benchmark_results"),
+    *[lost_work_check(count, experiment_partitions) for count in WORK_COUNTS],
 ]
 
 
@@ -42,38 +52,59 @@ CHECKS = [
 # torch, transformers, datasets and TRL (benchmarks/import_cost.py). Forking after these imports is
 # safe: importing starts no torch threads, and the server process itself never trains. A name that
 # fails to import is skipped by multiprocessing without a word (tests/layout keeps them importable).
-TRAINING_PRELOAD = ["pipelines.definitions", "training.trainers.hifpo", "training.trainers.rft",
-                    "training.trainers.adagrpo", "training.inference.local_policy"]
+TRAINING_PRELOAD = ["pipelines.definitions", *dict.fromkeys(module for method in METHODS for module in method.preload),
+                    "training.inference.local_policy"]
 
 
 def _stage_job(name: str, assets: list[dg.AssetsDefinition], description: str,
                executor: dg.ExecutorDefinition = dg.in_process_executor):
-    """A job over `assets` and their checks. In-process by default: their steps run one after the
-    other anyway, and a process per step would re-import torch for each."""
+    """A job over `assets` and their checks. Locally in-process by default: their steps run one after the
+    other anyway, and a process per step would re-import torch for each. In a cluster (the deployment's
+    `executor`), a pod or task per step."""
     return dg.define_asset_job(name, selection=dg.AssetSelection.assets(*assets), description=description,
-                               executor_def=executor)
+                               executor_def=cluster_executor(DEPLOYMENT) or executor)
+
+
+def cluster_executor(deployment: Deployment) -> dg.ExecutorDefinition | None:
+    """The executor of every stage in a cluster: dagster-k8s's (a pod per step, the step's op tags adding
+    GPUs and labels) or dagster-aws's ECS one (a task per step); None on one machine."""
+    if deployment.executor == "k8s":
+        from dagster_k8s import k8s_job_executor
+
+        k8s = deployment.k8s
+        return k8s_job_executor.configured({
+            "job_namespace": k8s.namespace, "env_secrets": list(k8s.env_secrets),
+            "env_config_maps": list(k8s.env_config_maps), "service_account_name": k8s.service_account,
+            "image_pull_policy": k8s.image_pull_policy}, name="k8s_job_executor")
+    if deployment.executor == "ecs":
+        from dagster_aws.ecs import ecs_executor
+
+        return ecs_executor
+    return None
 
 
 # The stages of an experiment, in data-flow order; `mobileforge run` launches them in this order
-# (pipelines/local_run.py) and each shows on the UI's Jobs page under its name. An asset job holds
+# (pipelines/run/experiment.py) and each shows on the UI's Jobs page under its name. An asset job holds
 # one partitioning, so the per-app exploration is its own stage and the curriculum, mined per
 # experiment from every app's traces, opens the interaction stage.
 STAGES = [
     _stage_job("policy", [base_policy], "The base policy the experiment adapts (the bundled tiny model by default)."),
     _stage_job("discovery", [exploration_traces], "Explore the target apps: one run per app partition."),
     _stage_job("interaction", [curriculum_tasks, rollouts, critic_calibration],
-               "Mine the curriculum, roll out K hint-guided attempts per task, judge them, calibrate the critic."),
+               "Mine the curriculum, roll out K hint-guided attempts per task, judge them, calibrate the critic.",
+               SHARDED_STAGE_EXECUTOR),
     # The training methods read the same upstream data and each trains on one torch thread,
     # so they run side by side, one process each, forked from a server that has imported the
     # graph and the trainers once (TRAINING_PRELOAD).
-    _stage_job("training", [step_datasets, fork_pairs, remedial_trajectories, hifpo_checkpoint, rft_checkpoint,
-                            grsd_checkpoint, adagrpo_checkpoint],
+    _stage_job("training", [*TRAINING_DATA, *METHOD_ASSETS],
                "Filter the step dataset, find fork pairs, repair failed attempts with a teacher (remedial "
-               "trajectories), train HiFPO, RFT and GRSD checkpoints in parallel and, after RFT, AdaGRPO online "
-               "in the simulator from the RFT checkpoint (MobileRL §2.1's order; start_from=base: from the base).",
+               "trajectories), then train every enabled method of the registry side by side ("
+               + ", ".join(method.title for method in METHODS if method.enabled) + "; AdaGRPO after RFT, from the RFT "
+               "checkpoint: MobileRL §2.1's order).",
                dg.multiprocess_executor.configured({"max_concurrent": 2, "start_method": {
                    "forkserver": {"preload_modules": TRAINING_PRELOAD}}})),
-    _stage_job("evaluation", [benchmark_results], "Benchmark the base and every trained policy: Pass@k."),
+    _stage_job("evaluation", [benchmark_results], "Benchmark the base and every trained policy: Pass@k.",
+               SHARDED_STAGE_EXECUTOR),
 ]
 discovery_job = next(job for job in STAGES if job.name == "discovery")
 
@@ -81,14 +112,15 @@ discovery_job = next(job for job in STAGES if job.name == "discovery")
 @dg.schedule(job=discovery_job, cron_schedule="0 2 * * *", execution_timezone="UTC",
              default_status=dg.DefaultScheduleStatus.RUNNING)
 def nightly_discovery(context: dg.ScheduleEvaluationContext):
-    """Nightly at 02:00 UTC: re-explore every app of the default experiment; the curriculum follows
-    (sensor `curriculum_refresh`). Rollouts and training are launched deliberately, not on a clock."""
+    """Nightly at 02:00 UTC: re-explore every target app (the app partitions the last run registered) of the
+    default experiment; the curriculum follows (sensor `curriculum_refresh`). Rollouts and training are
+    launched deliberately, not on a clock."""
     if not context.instance.has_dynamic_partition(EXPERIMENT_DIMENSION, DEFAULT_EXPERIMENT):
         return dg.SkipReason(f"experiment {DEFAULT_EXPERIMENT!r} does not exist yet: run `mobileforge run` once")
     return [dg.RunRequest(run_key=f"{context.scheduled_execution_time:%Y%m%d}-{app}",
                           partition_key=dg.MultiPartitionKey({EXPERIMENT_DIMENSION: DEFAULT_EXPERIMENT,
                                                               APP_DIMENSION: app}))
-            for app in APPS]
+            for app in context.instance.get_dynamic_partitions(APP_DIMENSION)]
 
 
 # curriculum_tasks is eager: once explorations of an experiment land, this sensor re-mines its
@@ -99,4 +131,4 @@ curriculum_refresh = dg.AutomationConditionSensorDefinition(
     description="Re-mines an experiment's curriculum after its apps were explored again (e.g. by nightly_discovery).")
 
 defs = dg.Definitions(assets=ASSETS, asset_checks=CHECKS, resources=resources_for(), jobs=STAGES,
-                      schedules=[nightly_discovery], sensors=[curriculum_refresh, app_updates])
+                      schedules=[nightly_discovery], sensors=[curriculum_refresh, app_updates, experiment_tag_of_ui_runs])

@@ -5,9 +5,9 @@ import json
 
 import dagster as dg
 
-from assets.exploration import APPS, exploration_traces
+from assets.exploration import exploration_traces
 from resources.experiment import APP_DIMENSION, DEFAULT_EXPERIMENT, EXPERIMENT_DIMENSION
-from ops.infrastructure import InfrastructureError
+from ops.environments.infrastructure import InfrastructureError
 
 
 @dg.sensor(asset_selection=dg.AssetSelection.assets(exploration_traces), minimum_interval_seconds=15 * 60,
@@ -29,7 +29,8 @@ def app_updates(context: dg.SensorEvaluationContext, simulator: dg.ResourceParam
         return dg.SensorResult(skip_reason=dg.SkipReason(f"first reading of {len(versions)} app versions"),
                                cursor=cursor)
     previous = json.loads(context.cursor)
-    changed = sorted(app for app, version in versions.items() if app in APPS and previous.get(app) != version)
+    targeted = set(context.instance.get_dynamic_partitions(APP_DIMENSION))
+    changed = sorted(app for app, version in versions.items() if app in targeted and previous.get(app) != version)
     if not changed:
         return dg.SensorResult(skip_reason=dg.SkipReason("no target app changed version"), cursor=cursor)
     context.log.info(f"app_updates: {', '.join(f'{a} {previous.get(a)} -> {versions[a]}' for a in changed)}")

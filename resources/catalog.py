@@ -6,14 +6,20 @@
 `<asset>` is the asset key path joined with `__`; assets without an experiment dimension
 appear under experiment `_shared`.
 
-Local roots: views read the Parquet files in place (`read_parquet` over a glob), so they see
-new partitions of known assets without reopening. S3 roots: DuckDB's httpfs extension is a
-download that is not available offline here, so each asset is read once through
-`pyarrow.dataset` and registered as an Arrow table — a snapshot taken when the catalog opens.
+Every partition is checked against the digest its `_manifest.json` recorded (the IO manager's
+own check, `ParquetIOManager.verify`) when the catalog opens. A damaged one (a flipped byte, a
+truncated file, no manifest) is left out with a `DamagedTableWarning` naming the file and both
+digests; the rest stays queryable. The views read the partitions that passed, so they are a
+snapshot of what was stored when the catalog opened: reopen it to see partitions written since.
+
+Local roots: views read the checked Parquet files in place (`read_parquet` over their paths).
+S3 roots: DuckDB's httpfs extension is a download that is not available offline here, so each
+asset is read once through `pyarrow.dataset` and registered as an Arrow table.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -21,7 +27,9 @@ from typing import TYPE_CHECKING
 import dagster as dg
 import pyarrow.fs as pafs
 
-from resources.storage import ARTIFACTS_DIR, DATA_PARQUET, StorageLocation
+from ops.data.stored_files import DamagedFileError
+from resources.experiment import PartitionAddress
+from resources.storage import ARTIFACTS_DIR, DATA_PARQUET, ParquetIOManager, StorageLocation
 
 if TYPE_CHECKING:
     import duckdb
@@ -52,6 +60,25 @@ def stored_partitions(location: StorageLocation) -> list[StoredPartition]:
     return sorted(out, key=lambda p: (p.experiment, p.asset, p.partition))
 
 
+class DamagedTableWarning(UserWarning):
+    """A stored partition the catalog left out: it differs from its manifest's digest, or has none."""
+
+
+def verified_partitions(location: StorageLocation, partitions: list[StoredPartition]) -> list[StoredPartition]:
+    """The partitions whose data file matches its manifest's digest; each other one is named in a
+    `DamagedTableWarning` (file, recorded and actual digest, what to rematerialize) and left out."""
+    io_manager = ParquetIOManager(location=location)
+    intact = []
+    for part in partitions:
+        try:
+            io_manager.verify(dg.AssetKey(list(part.asset)), PartitionAddress(part.experiment, part.partition))
+        except DamagedFileError as exc:
+            warnings.warn(DamagedTableWarning(f"left out of the catalog: {exc}"), stacklevel=3)
+            continue
+        intact.append(part)
+    return intact
+
+
 def _ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
@@ -72,10 +99,10 @@ def open_catalog(root: str | StorageLocation | None = None, *,
                 else StorageLocation(root=root, s3_endpoint_override=s3_endpoint_override,
                                      s3_region=s3_region))
     con = connection or duckdb.connect()
-    fs, base = location.filesystem()
+    fs, _ = location.filesystem()
     groups: dict[tuple[str, ...], dict[str, list[StoredPartition]]] = defaultdict(
         lambda: defaultdict(list))
-    for part in stored_partitions(location):
+    for part in verified_partitions(location, stored_partitions(location)):
         groups[part.asset][part.experiment].append(part)
     per_experiment_views = {f"{e}__{'__'.join(a)}" for a, exps in groups.items() for e in exps}
     for asset, experiments in groups.items():
@@ -94,8 +121,8 @@ def open_catalog(root: str | StorageLocation | None = None, *,
                 con.register(f"_arrow_{view}", table)
                 source = _ident(f"_arrow_{view}")
             else:
-                pattern = "/".join([base, experiment, *asset, "*", DATA_PARQUET])
-                source = f"read_parquet({_literal(pattern)}, union_by_name = true)"
+                paths = ", ".join(_literal(p.path) for p in parts)
+                source = f"read_parquet([{paths}], union_by_name = true)"
             con.execute(f"CREATE OR REPLACE VIEW {_ident(view)} AS SELECT * FROM {source}")
             selects.append(f"SELECT {_literal(experiment)} AS experiment, * FROM {_ident(view)}")
         con.execute(f"CREATE OR REPLACE VIEW {_ident(name)} AS "

@@ -57,6 +57,24 @@ def experiment_app_partitions(apps: Sequence[str] | None = None) -> dg.MultiPart
         {EXPERIMENT_DIMENSION: experiment_partitions, APP_DIMENSION: app_def})
 
 
+def sync_app_partitions(instance: dg.DagsterInstance, apps: Sequence[str]) -> tuple[list[str], list[str]]:
+    """Make the dynamic `app` partitions the target apps `apps` (the environment's, read at run time):
+    a new app gets its partition, so the next run explores it; an app no longer targeted loses its
+    partition, so no run explores or mines it again, while its stored traces stay where they are.
+    Returns (added, removed)."""
+    wanted = [check_segment(a, "app") for a in apps]
+    if not wanted:
+        raise ValueError("no target app: configure the apps (an apps file, MOBILEFORGE_APPS_FILE) or the devices' "
+                         "package patterns")
+    have = set(instance.get_dynamic_partitions(APP_DIMENSION))
+    added, removed = sorted(set(wanted) - have), sorted(have - set(wanted))
+    if added:
+        instance.add_dynamic_partitions(APP_DIMENSION, added)
+    for app in removed:
+        instance.delete_dynamic_partition(APP_DIMENSION, app)
+    return added, removed
+
+
 def register_experiment(instance: dg.DagsterInstance, name: str = DEFAULT_EXPERIMENT) -> bool:
     """Add experiment `name` as a partition; False if it already existed."""
     check_experiment_name(name)
@@ -146,7 +164,7 @@ def collect_lineage(step_context: StepExecutionContext, asset_key: dg.AssetKey
     `OutputContext.step_context`): the same data-version records Dagster itself uses to compute
     staleness. For a partitioned upstream, `data_version` is Dagster's hash over the partitions
     read and `partitions` lists each one's own data version and run. Shared by
-    `lineage_metadata` (what the UI shows) and the IO manager's `_manifest.json`.
+    the IO manager's `_manifest.json` and, through `lineage_metadata`, the metadata the UI shows.
     """
     layer = step_context.job_def.asset_layer
     node = layer.get(asset_key)
@@ -174,30 +192,9 @@ def collect_lineage(step_context: StepExecutionContext, asset_key: dg.AssetKey
     }
 
 
-def _config_as_json(config: Any) -> Any:
-    if config is None:
-        return None
-    if isinstance(config, BaseModel):
-        return config.model_dump(mode="json")
-    return json.loads(json.dumps(config, default=str))
-
-
-def lineage_metadata(context: dg.AssetExecutionContext, config: Any = None,
-                     asset_key: dg.AssetKey | None = None) -> dict[str, dg.MetadataValue]:
-    """Metadata recording what this materialization was built from; attach it with
-    `context.add_output_metadata(...)` or `MaterializeResult(metadata=...)`.
-
-    `config` is the asset's Config object (or a JSON-able dict); None records the run config of
-    the step. Upstream entries carry each parent's data version and materializing run id.
-    The IO manager writes the same record into `_manifest.json`.
-    """
-    key = asset_key or context.asset_key
-    lineage = collect_lineage(context.get_step_execution_context(), key)
-    cfg = _config_as_json(config) if config is not None else lineage["config"]
-    metadata = {
-        "config": dg.MetadataValue.json(cfg if cfg is not None else {}),
-        "upstream": dg.MetadataValue.json(lineage["upstream"]),
-    }
-    if lineage["code_version"] is not None:
-        metadata["code_version"] = dg.MetadataValue.text(lineage["code_version"])
-    return metadata
+def lineage_metadata(lineage: dict[str, Any]) -> dict[str, dg.MetadataValue]:
+    """`collect_lineage`'s record as the metadata the UI shows (config, upstream versions, code version):
+    the IO manager attaches it to every output it stores, beside the same record in `_manifest.json`."""
+    metadata = {"code_version": dg.MetadataValue.text(lineage["code_version"])} if lineage["code_version"] else {}
+    return {**metadata, "config": dg.MetadataValue.json(json.loads(json.dumps(lineage["config"] or {}, default=str))),
+            "upstream": dg.MetadataValue.json(lineage["upstream"])}

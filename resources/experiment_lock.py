@@ -6,7 +6,8 @@ of this host's temp directory: it then guards against runs on this host only). T
 it when its process ends, even by kill -9; the file also records its owner (run, pid, host, start
 time, command), which the refusal names, and which a clean release erases. An owner record found
 on a free lock is a run that ended without releasing it: its lock is taken over, with a line
-saying so.
+saying so. `refuse_if_held` reads that record alone (no lock taken, nothing created), so the CLI
+refuses a busy experiment before it imports the asset graph.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+
+import psutil
 
 from resources.experiment_names import check_experiment_name
 
@@ -58,6 +61,41 @@ def lock_path(root_uri: str, experiment: str) -> Path:
     return base / f"{experiment}.lock"
 
 
+def _busy(experiment: str, holder: LockOwner | None, path: Path) -> ExperimentBusy:
+    by = holder.describe() if holder else "another run (starting up)"
+    return ExperimentBusy(f"experiment {experiment!r} is being materialized by {by}; wait for it to finish "
+                          f"or use another --experiment (lock file {path})")
+
+
+def _live_here(owner: LockOwner) -> bool:
+    """Whether `owner` is a process of this host that still runs (not a later one with its pid)."""
+    if owner.host != socket.gethostname():
+        return False  # another host's process cannot be looked at from here
+    try:
+        process = psutil.Process(owner.pid)
+        started = datetime.fromisoformat(owner.started_at).timestamp()
+        return process.status() != psutil.STATUS_ZOMBIE and process.create_time() <= started + 1
+    except (psutil.Error, ValueError):
+        return False
+
+
+def refuse_if_held(root_uri: str, experiment: str) -> None:
+    """ExperimentBusy naming the holder when the owner record of `experiment`'s lock names a live
+    process of this host. Reads the record only: it takes no lock (a run starting at this moment is
+    not refused because of it) and creates no file; `experiment_lock` remains the check that counts."""
+    path = lock_path(root_uri, experiment)
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    try:
+        owner = _read_owner(fd)
+    finally:
+        os.close(fd)
+    if owner is not None and _live_here(owner):
+        raise _busy(experiment, owner, path)
+
+
 def _read_owner(fd: int) -> LockOwner | None:
     os.lseek(fd, 0, os.SEEK_SET)
     text = os.read(fd, 1 << 16)
@@ -78,10 +116,7 @@ def experiment_lock(root_uri: str, experiment: str, report: Callable[[str], None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = _read_owner(fd)
-            by = holder.describe() if holder else "another run (starting up)"
-            raise ExperimentBusy(f"experiment {experiment!r} is being materialized by {by}; wait for it to finish "
-                                 f"or use another --experiment (lock file {path})") from None
+            raise _busy(experiment, _read_owner(fd), path) from None
         previous = _read_owner(fd)
         if previous is not None:
             report(f"experiment {experiment!r}: taking over the lock of {previous.describe()}, "

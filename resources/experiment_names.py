@@ -73,7 +73,7 @@ NAMED_ABLATIONS: dict[str, dict[str, dict[str, Any]]] = {
 
 # Experiment name -> resource settings ({resource: {field: value}}) of a named ablation: settings that
 # live on a resource, not on an asset, such as the policy's prompt style. `mobileforge run` passes them
-# as the stages' run config (`pipelines.local_run.run_experiment(resources=...)`), on top of the
+# as the stages' run config (`pipelines.run.experiment.run_experiment(resources=...)`), on top of the
 # resource's configured values; in `dagster dev`, set them in the launchpad's `resources` section.
 ABLATION_RESOURCES: dict[str, dict[str, dict[str, Any]]] = {
     # a structured response needs more than the embedded profile's 48 new tokens

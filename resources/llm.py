@@ -1,12 +1,13 @@
 """The critic / curriculum VLM as a Dagster resource: typed endpoint config that builds an
-`ops.llm.LLMClient` (litellm; keys only from the named environment variable)."""
+`ops.agent.llm.LLMClient` (litellm; keys only from the named environment variable)."""
 
 from __future__ import annotations
 
 import dagster as dg
 from pydantic import Field
 
-from ops.llm import LLMClient, LLMConfig
+from ops.agent.llm import LLMClient, LLMConfig
+from ops.config_bounds import MAX_ATTEMPTS, MAX_PARALLEL, MAX_SECONDS, MAX_TEMPERATURE, MAX_TOKENS
 
 
 class LLMResource(dg.ConfigurableResource):
@@ -26,15 +27,15 @@ class LLMResource(dg.ConfigurableResource):
         "Unset: keyless for api_base servers, else the provider's usual variable.",
         pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
     )
-    max_concurrency: int = Field(default=8, ge=1, description="Requests in flight at once.")
-    timeout_s: float = Field(default=120.0, gt=0, description="Timeout of one HTTP request, seconds.")
-    max_retries: int = Field(default=3, ge=0, description="Retries on transport errors, 5xx, 429 and timeouts.")
+    max_concurrency: int = Field(default=8, ge=1, le=MAX_PARALLEL, description="Requests in flight at once.")
+    timeout_s: float = Field(default=120.0, gt=0, le=MAX_SECONDS, description="Timeout of one HTTP request, seconds.")
+    max_retries: int = Field(default=3, ge=0, le=MAX_ATTEMPTS, description="Retries on transport errors, 5xx, 429 and timeouts.")
     backoff_initial_s: float = Field(
-        default=1.0, ge=0, description="First retry delay; doubles per retry (with jitter)."
+        default=1.0, ge=0, le=MAX_SECONDS, description="First retry delay; doubles per retry (with jitter)."
     )
-    backoff_max_s: float = Field(default=30.0, ge=0, description="Cap of the retry delay.")
-    temperature: float = Field(default=0.0, ge=0, description="Sampling temperature of the judge.")
-    max_tokens: int = Field(default=2048, ge=1, description="Maximum tokens of one answer.")
+    backoff_max_s: float = Field(default=30.0, ge=0, le=MAX_SECONDS, description="Cap of the retry delay.")
+    temperature: float = Field(default=0.0, ge=0, le=MAX_TEMPERATURE, description="Sampling temperature of the judge.")
+    max_tokens: int = Field(default=2048, ge=1, le=MAX_TOKENS, description="Maximum tokens of one answer.")
     json_mode: bool = Field(default=False, description="Ask the server for response_format=json_object (if supported).")
 
     def llm_config(self) -> LLMConfig:

@@ -10,8 +10,7 @@ from typing import Callable
 
 import pyarrow.fs as pafs
 
-from ops.stored_files import read_bytes, write_bytes_atomic
-from phonesim.source import source_digest
+from ops.data.stored_files import read_bytes, write_bytes_atomic
 from resources.storage import StorageLocation
 
 CACHE_DIR = "_cache"
@@ -21,6 +20,8 @@ class SimulatorCache:
     """A JSON mapping key -> value stored under the storage root, for this simulator."""
 
     def __init__(self, storage: StorageLocation, name: str):
+        from phonesim.source import source_digest  # only runs on the simulator need its cache
+
         self.fs, root = storage.filesystem()
         self.path = f"{root}/{CACHE_DIR}/{name}-{source_digest()}.json"
 

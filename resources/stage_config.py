@@ -3,14 +3,15 @@
 `stage_config_schema.json` beside this module is the JSON schema of every stage asset's Config
 class, written from the stage jobs by `python -m pipelines.config_snapshot` (a test fails when it
 is out of date). `config_problems` checks a config against such schemas: unknown assets and
-fields, wrong types, values out of range, each named `asset.field`. It imports no Dagster, so a
+fields, wrong types, values out of range or not finite, each named `asset.field`. It imports no Dagster, so a
 bad `--set` fails in well under a second; rules that span fields (a Config class's model
-validators) are checked once the graph is imported (`pipelines.local_run.check_config`).
+validators) are checked once the graph is imported (`pipelines.run.config_check.check_config`).
 """
 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -52,10 +53,25 @@ def config_problems(config: dict[str, Any], schemas: dict[str, dict[str, Any]]) 
         problems += [f"{asset}.{name}: {asset} has no such field; its fields: {', '.join(properties)}"
                      for name in sorted(set(fields) - set(properties), key=str)]
         known = {name: value for name, value in fields.items() if name in properties}
+        for name in [n for n, value in known.items() if not _finite(value)]:
+            problems.append(f"{asset}.{name}: not a finite number ({known.pop(name)!r:.80}); JSON schemas and the "
+                            "Config classes take finite numbers only")
         errors = Draft202012Validator(schema).iter_errors(known)
         problems += [f"{asset}.{'.'.join(map(str, error.absolute_path))}: {_describe(error)}"
                      for error in sorted(errors, key=lambda e: [str(p) for p in e.absolute_path])]
     return problems
+
+
+def _finite(value: Any) -> bool:
+    """Whether `value` holds no NaN or infinity (YAML's .nan and .inf), at any depth: a schema's bounds
+    do not catch NaN, which compares false with every bound."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, dict):
+        return all(_finite(v) for v in value.values())
+    if isinstance(value, list):
+        return all(_finite(v) for v in value)
+    return True
 
 
 def _describe(error: ValidationError) -> str:

@@ -26,9 +26,9 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from pydantic import BaseModel, Field
 
-from ops.attempt_store import SUMMARY_FILE, ParquetAttemptStore
-from ops.schemas import PARQUET_WRITE_OPTIONS
-from ops.stored_files import (
+from ops.data.attempt_store import SUMMARY_FILE, ParquetAttemptStore
+from ops.data.schemas import PARQUET_WRITE_OPTIONS
+from ops.data.stored_files import (
     DamagedFileError,
     check_digest,
     copy_file,
@@ -39,21 +39,15 @@ from ops.stored_files import (
     sha256_hex,
     write_bytes_atomic,
 )
-from resources.experiment import STAGING_DIR, PartitionAddress, collect_lineage, staging_path
+from resources.experiment import STAGING_DIR, PartitionAddress, collect_lineage, lineage_metadata, staging_path
 from resources.experiment_names import check_segment
+from resources.storage_root import default_storage_root
 
 DATA_PARQUET = "data.parquet"
 DATA_JSON = "data.json"
 MANIFEST = "_manifest.json"
 ARTIFACTS_DIR = "_artifacts"
 ARTIFACT_MARKER = "_COMPLETE.json"
-
-
-def default_storage_root() -> str:
-    """`$MOBILEFORGE_HOME/storage`, else `<repo>/.mobileforge/storage`."""
-    home = os.environ.get("MOBILEFORGE_HOME")
-    base = Path(home) if home else Path(__file__).resolve().parents[1] / ".mobileforge"
-    return str(base / "storage")
 
 
 @functools.lru_cache(maxsize=16)
@@ -134,11 +128,6 @@ class StorageLocation(dg.ConfigurableResource):
         return uri.removeprefix("s3://") if self.is_s3 else str(Path(uri).resolve())
 
 
-def _metadata_plain(value: Any) -> Any:
-    """A metadata entry as plain JSON data (MetadataValue wrappers unwrapped)."""
-    return value.value if isinstance(value, dg.MetadataValue) else value
-
-
 class ParquetIOManager(dg.ConfigurableIOManager):
     """Stores Polars DataFrames as Parquet (dicts, lists and pydantic models as JSON) under the
     storage root; an input annotated with a pydantic model loads as that model.
@@ -198,21 +187,21 @@ class ParquetIOManager(dg.ConfigurableIOManager):
                 "ArtifactStore and return its URI/manifest dict")
         if exists(fs, stale):  # the asset changed format: drop the other representation
             fs.delete_file(stale)
-        manifest["lineage"] = self._lineage(context)
+        manifest["lineage"] = lineage = self._lineage(context)
         write_bytes_atomic(fs, f"{directory}/{MANIFEST}",
                            json.dumps(manifest, indent=1, default=str).encode())
-        context.add_output_metadata({"uri": self.location.uri(directory),
-                                     "experiment": address.experiment})
+        context.add_output_metadata({"uri": self.location.uri(directory), "experiment": address.experiment,
+                                     **(lineage_metadata(lineage) if lineage else {})})
 
     @staticmethod
     def _lineage(context: dg.OutputContext) -> dict[str, Any] | None:
-        recorded = {k: _metadata_plain(v) for k, v in context.output_metadata.items()
-                    if k in ("config", "upstream", "code_version")}
+        """What this output was built from (config, code version, upstream data versions); None for an
+        output context built outside a run (direct invocation)."""
         try:
             step_context = context.step_context
         except dg.DagsterInvariantViolationError:
-            return recorded or None  # output context built outside a run (direct invocation)
-        return {**collect_lineage(step_context, context.asset_key), **recorded}
+            return None
+        return collect_lineage(step_context, context.asset_key)
 
     def load_input(self, context: dg.InputContext) -> Any:
         pdef = context.asset_partitions_def if context.has_asset_partitions else None

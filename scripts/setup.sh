@@ -4,6 +4,18 @@
 # of machine; letting another package pull torch would fetch a multi-GB CUDA build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Debian packages the tests drive for real: PostgreSQL (Dagster's instance storage and the device leases
+# on a real server, which the tests start in a temporary directory) and Chromium (the viewer's browser test)
+missing=()
+command -v pg_ctl >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || missing+=(postgresql)
+[ -x /usr/bin/chromium ] || missing+=(chromium)
+if [ ${#missing[@]} -gt 0 ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    else
+        echo "setup: not installed (apt-get install ${missing[*]}): the tests that need them fail or skip, saying so" >&2
+    fi
+fi
 PY="${PYTHON:-python3.11}"
 command -v "$PY" >/dev/null 2>&1 || PY=python3
 [ -x .venv/bin/python ] || "$PY" -m venv .venv

@@ -18,7 +18,10 @@ from ops.actions import (
     render,
 )
 from ops.actions.coords import CoordFrame, frame_from_spec
-from ops.reward import RewardConfig, RewardInputError, element_boxes, score_action
+from ops.actions.excerpt import clipped, excerpt
+from ops.actions.json_limits import loads as bounded_loads
+from ops.judging.action_reward import RewardConfig, RewardInputError, score_action
+from ops.judging.reward_columns import element_boxes
 
 _FORMAT_CHOICE = click.Choice([*FORMAT_NAMES, AUTO])
 
@@ -91,8 +94,8 @@ def _side(value: Any, fmt: str, frame: CoordFrame) -> tuple[Action | ParseFailur
     if isinstance(value, dict):
         try:
             return Action.from_dict(value), True
-        except ActionError as exc:
-            return ParseFailure(str(exc), json.dumps(value), "canonical"), False
+        except (ActionError, OverflowError) as exc:  # OverflowError: a number past the float range
+            return ParseFailure(clipped(str(exc)), json.dumps(value), "canonical"), False
     if isinstance(value, str):
         parsed = parse_with_context(value, fmt, frame=frame)
         return parsed.action, parsed.ok and parsed.envelope_ok
@@ -100,16 +103,23 @@ def _side(value: Any, fmt: str, frame: CoordFrame) -> tuple[Action | ParseFailur
     return ParseFailure(f"expected a string or an object, got {kind}", "", fmt), False
 
 
-def _score_line(line: str, fmt: str, frame: CoordFrame, config: RewardConfig) -> dict[str, Any]:
+MAX_LINE_CHARS = 200_000  # a prediction (at most the parsers' 100,000 characters), its target and boxes
+
+
+def _score_line(raw: bytes, fmt: str, frame: CoordFrame, config: RewardConfig) -> dict[str, Any]:
     try:
-        record = json.loads(line)
-    except json.JSONDecodeError as exc:
+        line = raw.decode()
+    except UnicodeDecodeError as exc:
+        raise RewardInputError(f"not UTF-8 text: {exc.reason} at byte {exc.start}") from None
+    try:
+        record = bounded_loads(line, max_chars=MAX_LINE_CHARS)
+    except ValueError as exc:  # not JSON, or past the limits on length, nesting and digits
         raise RewardInputError(f"not JSON: {exc}") from None
     if not isinstance(record, dict) or "prediction" not in record or "target" not in record:
         raise RewardInputError("each line needs 'prediction' and 'target'")
     line_fmt = record.get("format") or fmt
     if line_fmt not in (*FORMAT_NAMES, AUTO):
-        raise RewardInputError(f"unknown format {line_fmt!r}")
+        raise RewardInputError(f"unknown format {excerpt(line_fmt)}")
     target, _ = _side(record["target"], line_fmt, frame)
     if isinstance(target, ParseFailure):
         raise RewardInputError(f"target: {target.reason}")
@@ -156,8 +166,8 @@ def score_command(
     click_threshold: float | None,
 ) -> None:
     """JSON lines {"prediction", "target", "format"?, "target_box"?, "elements"?} on stdin →
-    one JSON line each with reward, type, arg, format_ok (or error). Exit 1 if any line was
-    malformed."""
+    one JSON line each with reward, type, arg, format_ok (or error: a line that cannot be scored is
+    reported and the lines after it are still scored). Exit 1 if any line was malformed."""
     try:
         config = RewardConfig(
             lambda_type=lambda_type,
@@ -168,15 +178,29 @@ def score_command(
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     malformed = 0
-    for number, line in enumerate(sys.stdin, start=1):
-        if not line.strip():
+    for number, raw in enumerate(sys.stdin.buffer, start=1):
+        if not raw.strip():
             continue
         try:
-            out = _score_line(line, fmt, frame, config)
+            out = _score_line(raw, fmt, frame, config)
         except (RewardInputError, ActionError, TypeError, ValueError) as exc:
             malformed += 1
-            out = {"line": number, "error": str(exc)}
-        click.echo(json.dumps(out, ensure_ascii=False))
+            out = {"line": number, "error": clipped(str(exc))}
+        except Exception as exc:  # noqa: BLE001 — one line's failure is reported; the lines after it are still scored
+            malformed += 1
+            out = {"line": number, "error": f"unexpected {type(exc).__name__}: {clipped(str(exc))}"}
+        click.echo(_json_line(out))
     if malformed:
         click.echo(f"{malformed} malformed line(s)", err=True)
         sys.exit(1)
+
+
+def _json_line(out: dict[str, Any]) -> str:
+    """`out` as one JSON line; with \\u escapes when it holds text UTF-8 cannot encode (a lone
+    surrogate quoted from the input), which stdout could not write."""
+    text = json.dumps(out, ensure_ascii=False)
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return json.dumps(out)
+    return text

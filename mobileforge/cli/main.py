@@ -11,9 +11,11 @@ import click
 SUBCOMMANDS = {
     "actions": ("mobileforge.cli.actions", "actions"),
     "base": ("mobileforge.cli.base", "base"),
+    "deploy": ("mobileforge.cli.deploy", "deploy"),
     "sim": ("mobileforge.cli.sim", "sim"),
     "run": ("mobileforge.cli.run", "run"),
     "serve": ("mobileforge.cli.serve", "serve"),
+    "view": ("mobileforge.cli.view", "view"),
 }
 
 

@@ -15,7 +15,7 @@ from typing import IO, TYPE_CHECKING
 from rich.console import Console
 from rich.progress import MofNCompleteColumn, Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 
-from pipelines.local_run import LineObserver, Observer
+from pipelines.run.observer import LineObserver, Observer
 
 if TYPE_CHECKING:
     from dagster import DagsterRun
@@ -49,7 +49,7 @@ def output_to_log(path: Path) -> Iterator[IO[str]]:
 
 
 class StageProgress:
-    """An `Observer` of `pipelines.local_run.run_experiment` drawing one line per stage:
+    """An `Observer` of `pipelines.run.experiment.run_experiment` drawing one line per stage:
     spinner, stage, runs done of total, the stage's latest log line, elapsed time."""
 
     def __init__(self, console: Console):

@@ -4,60 +4,10 @@ import json
 import os
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 import click
-import yaml
 
-
-def parse_overrides(pairs: tuple[str, ...]) -> dict[str, dict[str, Any]]:
-    """`asset.field=value` pairs (value parsed as YAML) into {asset: {field: value}}."""
-    config: dict[str, dict[str, Any]] = {}
-    for pair in pairs:
-        target, sep, raw = pair.partition("=")
-        asset, dot, field = target.partition(".")
-        if not sep or not dot or not asset or not field:
-            raise click.BadParameter(f"{pair!r}: expected ASSET.FIELD=VALUE", param_hint="--set")
-        try:
-            config.setdefault(asset, {})[field] = yaml.safe_load(raw)
-        except yaml.YAMLError as error:
-            raise click.BadParameter(f"{pair!r}: the value is not valid YAML ({error})", param_hint="--set") from None
-    return config
-
-
-def read_config_file(config_file: Any) -> Any:
-    """The parsed --config file (YAML or JSON); None when absent or empty."""
-    if config_file is None:
-        return None
-    try:
-        return yaml.safe_load(config_file)
-    except yaml.YAMLError as error:
-        raise click.BadParameter(f"{config_file.name}: not valid YAML/JSON ({error})", param_hint="--config") from None
-
-
-def experiment_config(experiment: str, file_config: Any, overrides: tuple[str, ...]
-                      ) -> tuple[dict[str, dict[str, Any]], list[str]]:
-    """The run config of `experiment`: its named ablation's overrides (`resources.experiment_names.
-    NAMED_ABLATIONS`; none for other names) under the --config mapping's values under --set
-    values; and the ablation settings that took effect, as `asset.field=value`."""
-    from resources.experiment_names import ablation_overrides
-
-    explicit = {} if file_config is None else file_config
-    if not isinstance(explicit, dict):
-        raise click.BadParameter(f"expected a mapping asset -> {{field: value}}, got a {type(explicit).__name__} "
-                                 f"({explicit!r:.60})", param_hint="--config")
-    for asset, fields in explicit.items():
-        if not isinstance(fields, dict):
-            raise click.BadParameter(f"expected a mapping asset -> {{field: value}}; {asset!r} maps to a "
-                                     f"{type(fields).__name__} ({fields!r:.60})", param_hint="--config")
-    for asset, fields in parse_overrides(overrides).items():
-        explicit.setdefault(asset, {}).update(fields)
-    ablation = ablation_overrides(experiment)
-    config = {asset: {**ablation.get(asset, {}), **explicit.get(asset, {})}
-              for asset in [*ablation, *(a for a in explicit if a not in ablation)]}
-    applied = [f"{asset}.{field}={json.dumps(value)}" for asset, fields in ablation.items()
-               for field, value in fields.items() if field not in explicit.get(asset, {})]
-    return config, applied
+from mobileforge.cli.run_config import experiment_config, parse_overrides, read_config_file
 
 
 def print_benchmark(io_manager, experiment: str, k: int) -> None:
@@ -65,19 +15,20 @@ def print_benchmark(io_manager, experiment: str, k: int) -> None:
     import dagster as dg
     import polars as pl
 
-    from ops.benchmark import pass_at_k, pass_at_k_by_split, versus_baseline
+    from ops.evaluation.benchmark import USER_SPLIT, pass_at_k, pass_at_k_by_split, versus_baseline
     from phonesim.tasks import templates
     from resources.experiment import UNPARTITIONED, PartitionAddress
 
     results = io_manager.load(dg.AssetKey("benchmark_results"), PartitionAddress(experiment, UNPARTITIONED))
     table = pass_at_k(results, k).filter(pl.col("difficulty") == "all").drop("difficulty")
     by_split = pass_at_k_by_split(results, k).pivot("split", index="policy_id", values=f"pass@{k}")
-    splits = [s for s in ("test", "ood", "train") if s in by_split.columns]
+    splits = [s for s in ("test", "ood", "train", USER_SPLIT) if s in by_split.columns]
     table = table.join(by_split.select("policy_id", *[pl.col(s).alias(f"{s}@{k}") for s in splits]),
                        on="policy_id", how="left")  # the splits side by side (MobileForge reports two suites)
     with pl.Config(tbl_rows=20, tbl_cols=20, float_precision=3, tbl_hide_dataframe_shape=True, tbl_width_chars=250):
         held_out = {t.id for split in ("test", "ood") for t in templates(split=split)}
         what = ("Held-out benchmark" if set(results["template_id"]) <= held_out
+                else "Benchmark on your task file" if splits == [USER_SPLIT]
                 else "Benchmark on unseen instances of the curriculum's templates")
         click.echo(f"\n{what} ({results['task_id'].n_unique()} tasks, {k} attempts each):")
         click.echo(table)
@@ -88,9 +39,6 @@ def print_benchmark(io_manager, experiment: str, k: int) -> None:
             click.echo(paired)
 
 
-TRAINED = ("hifpo", "rft", "grsd", "adagrpo")
-
-
 def print_costs(instance, experiment: str) -> None:
     """CPU and wall seconds of each training method and each policy's benchmark episodes, from the
     metadata of the experiment's latest materializations (CPU time compares methods fairly on a
@@ -98,6 +46,7 @@ def print_costs(instance, experiment: str) -> None:
     import dagster as dg
 
     from resources.experiment import latest_materialization
+    from training.methods.registry import METHODS
 
     def latest(asset: str) -> dict:
         record = latest_materialization(instance, dg.AssetKey(asset), experiment)
@@ -106,14 +55,29 @@ def print_costs(instance, experiment: str) -> None:
     def figures(meta: dict) -> str:
         return f"{meta['cpu_seconds']:.0f} CPU s / {meta['wall_seconds']:.0f} s"
 
-    trained = {m: latest(f"{m}_checkpoint") for m in TRAINED}
-    parts = [f"{m} {figures(meta)}" for m, meta in trained.items() if "cpu_seconds" in meta]
+    trained = {method.name: latest(method.asset) for method in METHODS}
+    parts = [f"{name} {figures(meta)}" for name, meta in trained.items()
+             if "cpu_seconds" in meta and not meta.get("disabled")]
     if parts:
         click.echo("Training cost: " + ", ".join(parts))
     cost = latest("benchmark_results").get("cost_by_policy") or {}
     if cost:
         click.echo("Benchmark cost: " + ", ".join(f"{p} {figures(c)} ({c['episodes_run']} episodes run)"
                                                  for p, c in cost.items()))
+
+
+def refuse_busy(experiment: str, fork: str | None) -> None:
+    """Refuse, before the asset graph is imported (seconds; minutes on a loaded machine), a run of an
+    experiment (or a fork of a parent) that a live `mobileforge run` holds; the lock taken later is
+    the check that counts (`resources.experiment_lock`)."""
+    from resources.experiment_lock import ExperimentBusy, refuse_if_held
+    from resources.storage_root import configured_storage_root
+
+    for name, prefix in [(experiment, ""), *([(fork, f"--fork {fork}: ")] if fork else [])]:
+        try:
+            refuse_if_held(configured_storage_root(), name)
+        except ExperimentBusy as error:
+            raise click.ClickException(f"{prefix}{error}") from None
 
 
 # Not $DAGSTER_HOME/logs: that is Dagster's telemetry folder, which dagster-webserver and the daemon
@@ -132,7 +96,7 @@ def run_log_path(experiment: str) -> Path:
 @click.command()
 @click.option("--experiment", default="default", show_default=True,
               help="Experiment partition; different experiments are stored side by side.")
-@click.option("--config", "config_file", type=click.File(), default=None,
+@click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False), default=None,
               help="YAML/JSON mapping asset -> config fields.")
 @click.option("--set", "overrides", multiple=True, metavar="ASSET.FIELD=VALUE",
               help="Override one config field, e.g. --set rollouts.attempts=2 (repeatable).")
@@ -145,8 +109,14 @@ def run_log_path(experiment: str) -> Path:
 @click.option("--fork", "fork", default=None, metavar="PARENT",
               help="With --from: first copy into EXPERIMENT what experiment PARENT stored for what the run "
                    "reads, and its staged episodes (resumed where still valid), e.g. an ablation of training.")
-def run(experiment: str, config_file, overrides: tuple[str, ...], rebuild_shared: bool, from_stage: str | None,
-        fork: str | None) -> None:
+@click.option("--resource", "resource_overrides", multiple=True, metavar="RESOURCE.FIELD=VALUE",
+              help="Set one field of a resource for this run, e.g. --resource policy.device=cuda:0 or "
+                   "--resource policy.engine=vllm (repeatable; MOBILEFORGE_POLICY_DEVICE does the first too).")
+@click.option("--deployment", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Deployment settings (YAML, resources/deployment.py): run concurrency, pool limits, GPUs and "
+                   "accelerate configs per training method; default $MOBILEFORGE_DEPLOYMENT, else the local ones.")
+def run(experiment: str, config_file: str | None, overrides: tuple[str, ...], rebuild_shared: bool, from_stage: str | None,
+        fork: str | None, resource_overrides: tuple[str, ...], deployment: str | None) -> None:
     """Materialize exploration → curriculum → rollouts → training → benchmark for EXPERIMENT.
 
     Each stage is a run of a named job of the `mobileforge` code location (policy, discovery,
@@ -165,17 +135,24 @@ def run(experiment: str, config_file, overrides: tuple[str, ...], rebuild_shared
         except ValueError as error:
             raise click.BadParameter(str(error), param_hint="--fork") from None
     config, applied = experiment_config(experiment, read_config_file(config_file), overrides)
+    if deployment is not None:  # before the graph loads here and in the code location, which inherit it
+        os.environ["MOBILEFORGE_DEPLOYMENT"] = str(Path(deployment).resolve())
     resources = ablation_resources(experiment)  # resource settings (e.g. the policy's prompt style)
+    for name, fields in parse_overrides(resource_overrides, "--resource").items():
+        resources.setdefault(name, {}).update(fields)
     applied += [f"{name}.{field}={json.dumps(value)}" for name, fields in resources.items()
                 for field, value in fields.items()]
     problems = config_problems(config, load_snapshot())  # without importing the graph: well under a second
     if problems:
         raise click.UsageError("invalid run config:\n  " + "\n  ".join(problems))
+    refuse_busy(experiment, fork)
 
     from mobileforge.cli.progress import output_to_log, stage_progress
     from pipelines.definitions import defs
-    from pipelines.local_run import (StageFailed, check_config, default_instance, resource_run_config,
-                                     run_experiment, stage_jobs)
+    from pipelines.run.config_check import check_config, resource_run_config, stage_jobs
+    from pipelines.run.experiment import refuse_missing_inputs, run_experiment
+    from pipelines.run.instance import default_instance, instance_exists
+    from pipelines.run.launcher import StageFailed
     from pipelines.start_point import ConfigError, split_at
     from resources.experiment_lock import ExperimentBusy
 
@@ -185,10 +162,18 @@ def run(experiment: str, config_file, overrides: tuple[str, ...], rebuild_shared
         split_at(stage_jobs(defs), config, from_stage)
     except ConfigError as error:
         raise click.UsageError(str(error)) from None
+    if from_stage is not None and not instance_exists():  # refused without creating one
+        raise click.UsageError(f"--from {from_stage}: nothing is stored under DAGSTER_HOME="
+                               f"{os.environ['DAGSTER_HOME']} yet; run experiment {fork or experiment!r} first "
+                               "(without --from)")
+    instance = default_instance()
+    try:  # read only: a refusal writes no log, lock or record
+        refuse_missing_inputs(experiment, config, from_stage, fork, instance, defs)
+    except ConfigError as error:
+        raise click.UsageError(str(error)) from None
     if applied:
         click.echo(f"experiment {experiment!r} is a named ablation; applying {' '.join(applied)} "
                    "(explicit --config/--set values win)")
-    instance = default_instance()
     log_path = run_log_path(experiment)
     click.echo(f"Experiment {experiment!r}; full log: {log_path}")
     try:

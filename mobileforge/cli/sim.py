@@ -131,13 +131,28 @@ def bench(as_json: bool, instances: int, steps: int, procs: int) -> None:
 @click.option("--size", default="1080x2400", show_default=True, callback=_size)
 @click.option("--world-seed", default=0, show_default=True, help="Seed of the apps' world data.")
 @click.option("--allow-kill", is_flag=True, help="Let `adb kill-server` (host:kill) stop this server.")
-def adb_server(port: int, devices: int, size: tuple[int, int], world_seed: int, allow_kill: bool) -> None:
+@click.option("--brands", "brands_file", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="YAML {app: {package, label}}: serve only these apps, under these packages and launcher labels "
+                   "(a user's apps, as far as a client can tell).")
+def adb_server(port: int, devices: int, size: tuple[int, int], world_seed: int, allow_kill: bool,
+               brands_file: str | None) -> None:
     """Serve simulated phones as adb devices (adbutils and the adb client work against it)."""
+    import yaml
+
     from phonesim.adb import AdbServer
+    from phonesim.brands import branded_phone, brands_from
+    try:
+        brands = brands_from(yaml.safe_load(open(brands_file, encoding="utf-8"))) if brands_file else None
+        if brands is not None:
+            branded_phone(world_seed, size, brands)  # unknown apps fail here, before the port opens
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
     try:
         server = AdbServer(devices=devices, size=size, world_seed=world_seed, port=port, allow_kill=allow_kill)
     except OSError as exc:
         raise click.ClickException(f"cannot listen on 127.0.0.1:{port}: {exc}") from None
+    for serial in server.serials() if brands else ():
+        server.device(serial).phone = branded_phone(world_seed, size, brands)
     click.echo(f"serving {', '.join(server.serials())} on 127.0.0.1:{server.port} "
                f"(ANDROID_ADB_SERVER_PORT={server.port}); Ctrl-C stops")
     try:

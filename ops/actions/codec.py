@@ -15,7 +15,7 @@ from ops.actions.coords import GRID_1000, CoordFrame
 from ops.actions.formats import FORMATS, ParsedOutput, label_echo
 from ops.actions.formats.base import MAX_OUTPUT_CHARS, FormatError, first_json_object, parse_guarded
 from ops.actions.formats.mobilegym import ACTION_NAMES as MOBILEGYM_NAMES
-from ops.json_limits import check_json_limits
+from ops.actions.json_limits import check_json_limits
 from phonesim.actions import Action, ParseFailure
 
 AUTO = "auto"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from phonesim.actions import GRID
 
@@ -160,3 +160,11 @@ def frame_from_spec(spec: str) -> CoordFrame:
             raise ValueError(f"frame {spec!r}: expected {kind}:WIDTHxHEIGHT") from None
         return screen_pixels(width, height) if kind == "pixels" else ResizedPixels(width, height)
     raise ValueError(f"unknown frame {spec!r}; use grid, grid999, pixels:WxH or resized:WxH")
+
+
+def element_centre(index: int | None, elements: list[dict[str, Any]]) -> tuple[float, float] | None:
+    """Centre of element `index`'s grid box (0–1000 grid), None without a valid index."""
+    if index is None or not 0 <= index < len(elements):
+        return None
+    x0, y0, x1, y1 = elements[index]["grid"]
+    return (x0 + x1) / 2, (y0 + y1) / 2

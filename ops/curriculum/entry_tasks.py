@@ -8,7 +8,7 @@ entry: "In Contacts, open Ana Chen and tap Call." The trajectory is replayed
 of the pages it opened and the data the press changed. The goal state records the anchor (the
 last screen without page parameters on the way), the chain of pages opened from it and the
 labels pressed on the last page, so the critic can count the actions left
-(`ops.critic.goal_distance`). Presses on a screen without page parameters (add a world-clock
+(`ops.judging.critic.goal_distance`). Presses on a screen without page parameters (add a world-clock
 city, connect to a Wi-Fi network) are the same with an empty chain. Switches are left to
 `state_tasks` and sliders to the templates; presses after typing are skipped (the typed text
 would be part of the goal but not of the instruction), and so are presses whose only effect is
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ops.actions import ActionType
-from ops.critic.goal_distance import UNREACHABLE, better_tap, entry_distance
+from ops.judging.critic.goal_distance import UNREACHABLE, better_tap, entry_distance
 from ops.curriculum.model import (
     CurriculumTask,
     GoalState,
@@ -36,7 +36,7 @@ from ops.curriculum.model import (
 )
 from ops.curriculum.replay import ReplayedStep, replay
 from ops.curriculum.state_tasks import switch_of
-from ops.prompts.hint_marks import element_name
+from ops.agent.hint_marks import element_name
 from phonesim.apps import load_apps
 from phonesim.phone import Phone
 from phonesim.state import flatten

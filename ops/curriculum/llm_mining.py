@@ -22,8 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ops.curriculum.model import CurriculumTask, Trajectory, trajectory_app, trajectory_id
-from ops.llm import JSONRequest, JSONResult, LLMCallError, LLMClient
-from ops.prompts.curriculum import (
+from ops.agent.llm import JSONRequest, JSONResult, LLMClient
+from ops.agent.llm_errors import LLMCallError
+from ops.curriculum.prompts import (
     DEFAULT_MAX_STEPS,
     DEFAULT_MAX_TASKS,
     DEFAULT_MIN_TASKS,
@@ -33,7 +34,7 @@ from ops.prompts.curriculum import (
     build_curriculum_prompt,
     curriculum_context,
 )
-from ops.prompts.curriculum import CurriculumTask as GeneratedTask
+from ops.curriculum.prompts import CurriculumTask as GeneratedTask
 
 log = logging.getLogger(__name__)
 

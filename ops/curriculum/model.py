@@ -1,7 +1,7 @@
 """The curriculum task record x = (ι, B, c, v, p) of MobileForge eq. 5, grounded in an exploration
 trajectory, and what the miners need to know about trajectories.
 
-A trajectory is a root-to-leaf path of the exploration tree (`ops.exploration.trajectories`).
+A trajectory is a root-to-leaf path of the exploration tree (`ops.exploration.explorer.trajectories`).
 Its id is the leaf transition's id; transition ids are hierarchical (`settings-g0.1.2`), so the
 id names the whole path and its prefix before the first "." is the exploration trace (goal
 search) of the `exploration_transitions` table.
@@ -17,11 +17,14 @@ from typing import Any
 
 import polars as pl
 
-from ops.episode import TaskSpec
-from ops.exploration import Transition
-from ops.schemas import VARIATION_TYPES
+from ops.agent.episode import TaskSpec
+from ops.exploration.explorer import Transition
+from ops.data.schemas import VARIATION_TYPES
 
 Trajectory = Sequence[Transition]
+# The simulator's curriculum tries train-split template seeds below this and no others (its benchmark
+# draws unseen instances from here up).
+MINED_SEEDS = 12
 
 
 @dataclass(frozen=True)
@@ -29,7 +32,7 @@ class GoalState:
     """Data a task must leave behind: leaf paths of the simulator's logical state and their
     values, set on `screen` (where the critic's distance and hints lead). An entry-action task
     also names the pages to open from `screen` (`opens`: label tapped, screen, page params of
-    each) and the labels to tap on the last one (`taps`); see `ops.critic.goal_distance`."""
+    each) and the labels to tap on the last one (`taps`); see `ops.judging.critic.goal_distance`."""
 
     screen: str
     values: dict[str, Any]
@@ -62,7 +65,7 @@ class CurriculumTask:
     instruction: str
     step_budget: int
     core_functionality: str
-    variation_type: str  # one of ops.schemas.VARIATION_TYPES
+    variation_type: str  # one of ops.data.schemas.VARIATION_TYPES
     prerequisites: str | None
     source_trace_id: str  # id of the grounding trajectory (see module docstring)
     verifiable: bool
@@ -107,7 +110,7 @@ class CurriculumTask:
         return cls(**data)
 
     def to_task_spec(self) -> TaskSpec:
-        """What the rollout engine runs; `ops.sim_env.SimEnvironment` judges a goal screen
+        """What the rollout engine runs; `ops.environments.simulator.SimEnvironment` judges a goal screen
         from `params["goal_screen"]` and a goal state from `params["goal_state"]`."""
         params = dict(self.template_params or {})
         if self.goal_screen is not None:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from ops.actions import Action
 from ops.curriculum.model import (
+    MINED_SEEDS,
     CurriculumTask,
     ScreenReach,
     Trajectory,
@@ -54,7 +55,7 @@ class SimCurriculumConfig:
     world_seed: int = 0  # must match the simulator the tasks will run in
     screen_size: tuple[int, int] = DEFAULT_SIZE  # the explored phone's (toggle variants replay its actions)
     variants_per_template: int = 3  # MobileForge prompt 1: at most 3 parameter variations per function
-    max_seed_tries: int = 12  # seeds tried per template to find that many distinct parameter sets
+    max_seed_tries: int = MINED_SEEDS  # seeds tried per template to find that many distinct parameter sets
     nav_slack_ratio: float = 0.5  # navigation budget = steps + max(min, ratio * steps)
     nav_min_slack: int = 2
     entry_actions: bool = True  # mine entry-action variants (False: the curriculum before them)

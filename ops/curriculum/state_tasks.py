@@ -25,7 +25,7 @@ from ops.curriculum.model import (
     trajectory_id,
 )
 from ops.curriculum.replay import replay
-from ops.prompts.hint_marks import element_name
+from ops.agent.hint_marks import element_name
 from phonesim.apps import load_apps
 from phonesim.phone import Phone
 from phonesim.state import flatten

@@ -8,6 +8,7 @@ phonesim phones, so adbutils, the real `adb` client and `AdbEnvironment` run aga
         server.drop("phonesim-2")              # an infrastructure failure, on purpose
 """
 
+from phonesim.adb.limits import ServerLimits
 from phonesim.adb.server import ADB_SERVER_VERSION, AdbServer, DeviceNotFound
 
-__all__ = ["ADB_SERVER_VERSION", "AdbServer", "DeviceNotFound"]
+__all__ = ["ADB_SERVER_VERSION", "AdbServer", "DeviceNotFound", "ServerLimits"]

@@ -61,6 +61,9 @@ def _answer(device: SimDevice, verb: str, body: Any) -> Any:
 def serve(sock: socket.socket, device: SimDevice, verb: str) -> None:
     """Answer one `phonesim:<verb>` request (the service OKAY has been sent)."""
     size = struct.unpack("<I", read_exact(sock, 4))[0]
+    if size > device.limits.max_control_bytes:
+        _send(sock, b"FAIL", f"a {size}-byte body exceeds the {device.limits.max_control_bytes}-byte limit")
+        return
     raw = read_exact(sock, size) if size else b""
     if verb not in VERBS:
         _send(sock, b"FAIL", f"unknown phonesim verb {verb!r}; known: {VERBS}")
@@ -69,8 +72,8 @@ def serve(sock: socket.socket, device: SimDevice, verb: str) -> None:
         body = json.loads(raw) if raw else None
         with device.lock:
             _send(sock, b"OKAY", _answer(device, verb, body))
-    except (ControlError, ValueError, KeyError, TypeError) as exc:
-        _send(sock, b"FAIL", str(exc))
+    except (ControlError, ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
+        _send(sock, b"FAIL", str(exc) if isinstance(exc, ControlError) else f"{type(exc).__name__}: {str(exc)[:500]}")
 
 
 def exchange(sock: socket.socket, body: Any = None) -> Any:

@@ -19,11 +19,16 @@ class PeerClosed(ConnectionError):
     """The client closed the connection (or it was closed under us by a device drop)."""
 
 
+class MalformedRequest(ValueError):
+    """A request whose length prefix is not 4 hex digits (answered FAIL with this message)."""
+
+
 def read_exact(sock: socket.socket, n: int) -> bytes:
-    """Exactly `n` bytes from `sock`, or `PeerClosed`."""
+    """Exactly `n` bytes from `sock`, or `PeerClosed`. Callers bound `n`; reads go in 64 KiB
+    pieces, so a length the peer lies about costs nothing until its bytes arrive."""
     chunks, left = [], n
     while left:
-        chunk = sock.recv(left)
+        chunk = sock.recv(min(left, SYNC_DATA_MAX))
         if not chunk:
             raise PeerClosed(f"connection closed with {left} of {n} bytes unread")
         chunks.append(chunk)
@@ -34,11 +39,10 @@ def read_exact(sock: socket.socket, n: int) -> bytes:
 def read_request(sock: socket.socket) -> str:
     """One smart-socket request: 4 hex digits of length, then that many bytes of UTF-8."""
     header = read_exact(sock, 4)
-    try:
-        size = int(header, 16)
-    except ValueError:
-        raise PeerClosed(f"malformed request length {header!r}") from None
-    return read_exact(sock, size).decode("utf-8", errors="replace")
+    if not all(c in b"0123456789abcdefABCDEF" for c in header):
+        raise MalformedRequest(f"malformed request length {header.decode('ascii', 'replace')!r}: "
+                               "expected 4 hex digits")
+    return read_exact(sock, int(header, 16)).decode("utf-8", errors="replace")
 
 
 def block(payload: bytes | str) -> bytes:
@@ -61,12 +65,12 @@ def shell_packet(kind: int, data: bytes) -> bytes:
     return struct.pack("<BI", kind, len(data)) + data
 
 
-def shell_v2_reply(stdout: bytes, stderr: bytes, exit_code: int) -> bytes:
-    """A whole shell-v2 exchange: stdout and stderr packets, then the exit packet."""
-    out = b"".join(shell_packet(SHELL_STDOUT, stdout[i:i + SYNC_DATA_MAX])
-                   for i in range(0, len(stdout), SYNC_DATA_MAX))
-    out += b"".join(shell_packet(SHELL_STDERR, stderr[i:i + SYNC_DATA_MAX])
-                    for i in range(0, len(stderr), SYNC_DATA_MAX))
+def shell_v2_reply(chunks: list[tuple[int, bytes]], exit_code: int) -> bytes:
+    """A whole shell-v2 exchange: the (fd 1/2, data) output in the order written, as stdout and
+    stderr packets, then the exit packet."""
+    kinds = {1: SHELL_STDOUT, 2: SHELL_STDERR}
+    out = b"".join(shell_packet(kinds[fd], data[i:i + SYNC_DATA_MAX])
+                   for fd, data in chunks for i in range(0, len(data), SYNC_DATA_MAX))
     return out + shell_packet(SHELL_EXIT, bytes([exit_code & 0xFF]))
 
 

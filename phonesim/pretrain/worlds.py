@@ -1,7 +1,7 @@
 """The pretraining world's apps, as collection specs: their names, content and layouts.
 
 Names, labels, packages and every record, group, attribute value and preference are the pretraining
-world's own: none is a target app's name or content (`tests/phonesim/test_pretrain_disjoint.py`
+world's own: none is a target app's name or content (`tests/phonesim/test_disjoint.py`
 checks it against the target apps' worlds and every target task instance). The layouts differ
 from app to app (`CollectionSpec.detail` / `.groups` / `.flag_widget`), so a pattern is learned
 across several arrangements.

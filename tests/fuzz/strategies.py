@@ -1,6 +1,7 @@
 """Hypothesis strategies for hostile model and critic output: random unicode with lone
 surrogates, ~1 MB strings, brackets nested 100,000 deep, 5,000-digit numbers, NaN/inf, wrong
-types, and valid outputs of each action format with one of those spliced in."""
+types, long repeated tokens (tags left open, call and bracket openers, quotes), long digit runs,
+and valid outputs of each action format with one of those spliced in, appended or prepended."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import re
 from hypothesis import strategies as st
 
 from ops.actions import REASONING_PARTS, Action, ActionType, ReasoningParts, render, render_structured, supports
-from tests.actions.action_strategies import actions
+from tests.ops.actions.action_strategies import actions
 
 DEEP = 100_000
 MB = 1_000_000
@@ -26,11 +27,23 @@ NUMBERS = ("9" * 5000, "-" + "1" * 5000, "1." + "0" * 5000, "1e99999", "-1e99999
 ESCAPES = ("\\ud800", "\\udfff", "\\udc00\\ud800", "\\u0000", "\\x00", '\\"')
 WRONG_TYPES = (None, 0, 10**5000, 1.5, math.nan, math.inf, True, b"bytes", [], {}, [1, 2], ("a",), {1, 2}, object())
 
+# Repeated up to and past the readers' length limits (parsers 100,000 characters, answers 200,000): each
+# token is one a scan could rescan once per repetition (issue #41).
+FLOOD_TOKENS = ("<answer>", "<think>", "<conclusion>", "<tool_call>", "<planning>", "</planning>", "Action:\n", "```",
+                "CLICK[", "FOO[", "CLICK(", "do(", "a(", "(", "[", "{", "1,", '"', "'", "\\", "9", "9.", "- a #", " ", "a ")
+FLOOD_CHARS = (5_000, 50_000, 99_000, 100_001, 200_001)
+# Left open before a flood (a scan backtracking over what follows rescans the flood per character).
+OPENERS = ("", "", "```json\n", "<think>", "<tool_call>", '{"a": "', 'do(action="Wait", duration="', "CLICK[", '"', "`")
+floods = st.builds(lambda opener, token, chars: opener + token * (chars // len(token)),
+                   st.sampled_from(OPENERS), st.sampled_from(FLOOD_TOKENS), st.sampled_from(FLOOD_CHARS))
+digit_runs = st.builds(lambda head, n, tail: head + "9" * n + tail, st.sampled_from(["", "-", "1.", '"']),
+                       st.sampled_from([400, 1001, 4301, 20_000]), st.sampled_from(["", "x", ".", " seconds", '"']))
+
 surrogates = st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF)
 unicode_text = st.text(st.one_of(st.characters(), surrogates), max_size=80)
 json_noise = st.text(st.sampled_from('{}[]()",:#-0123456789.eE\\ \nnatrufl'), max_size=120)
 snippets = st.one_of(unicode_text, json_noise, st.sampled_from(PATHOLOGICAL), st.sampled_from(NUMBERS),
-                     st.sampled_from(ESCAPES), surrogates)
+                     st.sampled_from(ESCAPES), surrogates, floods, digit_runs)
 wrong_types = st.sampled_from(WRONG_TYPES)
 
 
@@ -60,9 +73,11 @@ def mutated(valid: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
     """Valid text with one hostile change: a number, a string body, an insertion, or a cut."""
     return st.one_of(
         st.builds(_splice, valid, st.integers(0, 10**6), snippets),
-        st.builds(_renumber, valid, st.sampled_from(NUMBERS)),
-        st.builds(_restring, valid, st.one_of(st.sampled_from(ESCAPES), unicode_text)),
+        st.builds(_renumber, valid, st.one_of(st.sampled_from(NUMBERS), digit_runs)),
+        st.builds(_restring, valid, st.one_of(st.sampled_from(ESCAPES), unicode_text, digit_runs,
+                                              floods.map(lambda t: t.replace('"', "'")))),
         st.builds(lambda text, at: text[: at % (len(text) + 1)], valid, st.integers(0, 10**6)),
+        st.builds(lambda text, flood, after: text + flood if after else flood + text, valid, floods, st.booleans()),
     )
 
 

@@ -10,8 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ops.llm import ErrorKind, OutputError, extract_json, parse_json_output
-from ops.prompts import CorrectiveHintOutput, FinalDecision, StepDescription
+from ops.agent.llm_answers import OutputError, extract_json, parse_json_output
+from ops.agent.llm_errors import ErrorKind
+from ops.judging.critic.prompts import CorrectiveHintOutput, FinalDecision, StepDescription
 from tests.fuzz.strategies import DEEP, MB, mutated, snippets, wrong_types
 
 DESCRIPTION = {"action_description": "Tapped Wi-Fi", "ui_description": "Settings"}

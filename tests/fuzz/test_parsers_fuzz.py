@@ -15,7 +15,7 @@ from mobileforge.cli.actions import actions as actions_cli
 from ops.actions import AUTO, FORMAT_NAMES, FORMATS, Action, ParseFailure, parse, parse_structured, parse_with_context
 from ops.actions.formats import label_echo
 from ops.actions.formats.reasoning import read_layout
-from tests.actions.action_strategies import actions
+from tests.ops.actions.action_strategies import actions
 from tests.fuzz.strategies import (
     NUMBERS,
     hostile_outputs,

@@ -13,9 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ops.actions import FORMAT_NAMES, Action, ParseFailure, render
-from ops.reasoning_reward import reasoning_reward, structure_reward
-from ops.reward import ANNOTATION_COLUMNS, RewardConfig, RewardInputError, make_trl_reward, score_action
-from tests.actions.action_strategies import actions
+from ops.judging.reasoning_reward import reasoning_reward, structure_reward
+from ops.judging.action_reward import RewardConfig, RewardInputError, score_action
+from ops.judging.reward_columns import ANNOTATION_COLUMNS, make_trl_reward
+from tests.ops.actions.action_strategies import actions
 from tests.fuzz.strategies import (
     DEEP,
     NUMBERS,

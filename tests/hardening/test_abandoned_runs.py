@@ -17,10 +17,11 @@ from dagster._core.events import EngineEventData
 from dagster._core.storage.dagster_run import DagsterRunStatus
 from dagster._core.test_utils import create_run_for_test
 
-from pipelines.local_run import EXPERIMENT_TAG, HOST_TAG, sweep_abandoned_runs
+from pipelines.run.sweep import sweep_abandoned_runs
+from pipelines.run_tags import EXPERIMENT_TAG, HOST_TAG
 from resources.experiment_lock import ExperimentBusy
 from resources.storage import StorageLocation
-from tests.storage.test_storage_integrity import _attempt
+from tests.resources.storage.test_storage_integrity import _attempt
 
 
 def _run(instance: dg.DagsterInstance, experiment: str, pid: int | None, host: str | None = None,

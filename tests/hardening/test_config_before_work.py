@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from pipelines.definitions import defs
-from pipelines.local_run import ConfigError, check_config, stage_jobs
+from pipelines.run.config_check import check_config, stage_jobs
+from pipelines.start_point import ConfigError
 
 REPO = Path(__file__).resolve().parents[2]
 BOUND_SECONDS = 20.0  # the whole command on a loaded machine; what is checked is that no stage ran
@@ -32,11 +33,13 @@ finally:
 """
 
 
-def _mobileforge(tmp_path: Path, *args: str, config_text: str | None = None) -> tuple[subprocess.CompletedProcess, float]:
+def _mobileforge(tmp_path: Path, *args: str, config_text: str | bytes | None = None
+                 ) -> tuple[subprocess.CompletedProcess, float]:
     env = {**os.environ, "DAGSTER_HOME": str(tmp_path / "dagster_home"),
            "MOBILEFORGE_STORAGE_ROOT": str(tmp_path / "storage"), "OMP_NUM_THREADS": "1"}
     if config_text is not None:
-        (tmp_path / "config.yaml").write_text(config_text)
+        data = config_text if isinstance(config_text, bytes) else config_text.encode()
+        (tmp_path / "config.yaml").write_bytes(data)
         args = (*args, "--config", str(tmp_path / "config.yaml"))
     start = time.perf_counter()
     result = subprocess.run([sys.executable, "-c", _IMPORT_PROBE, *args], cwd=REPO, env=env,
@@ -59,6 +62,26 @@ CASES = {
     "broken YAML": ([], "rollouts: {attempts: 2\n", ["--config", "not valid YAML"]),
     "empty YAML with a bad --set": (["--set", "rollouts.temperature=abc"], "", ["rollouts.temperature"]),
     "500-character name": (["--experiment", "x" * 500], None, ["--experiment", "at most 64 characters"]),
+    "a billion attempts on 100,000 workers": (
+        ["--set", "rollouts.attempts=1000000000", "--set", "rollouts.workers=100000"], None,
+        ["rollouts.attempts: 1000000000 is greater than the maximum of 100",
+         "rollouts.workers: 100000 is greater than the maximum of 64"]),
+    "k of 23 digits": (["--set", "benchmark_results.k=99999999999999999999999"], None,
+                       ["benchmark_results.k", "greater than the maximum"]),
+    "an infinite temperature": (["--set", "rollouts.temperature=.inf"], None,
+                                ["rollouts.temperature: not a finite number (inf)"]),
+    "a NaN temperature in a file": ([], "benchmark_results: {temperature: .nan}\n",
+                                    ["benchmark_results.temperature: not a finite number (nan)"]),
+    "a negative seed": (["--set", "benchmark_results.seed=-5"], None,
+                        ["benchmark_results.seed: -5 is less than the minimum of 0"]),
+    "a 5,000-digit value": (["--set", "rollouts.attempts=" + "9" * 5000], None, ["--set", "Exceeds the limit"]),
+    "a YAML alias bomb": ([], "a: &a [x, x, x, x, x, x, x, x, x]\n"
+                          + "".join(f"{n}: &{n} [{', '.join([f'*{p}'] * 9)}]\n" for p, n in zip("abcdefgh", "bcdefghi")),
+                          ["--config", "aliases (*name) are not accepted"]),
+    "YAML nested 10,000 deep": ([], "[" * 10_000 + "]" * 10_000, ["--config", "nested deeper than 32 levels"]),
+    "a binary file": ([], bytes(range(256)) * 8, ["--config", "not UTF-8 text"]),
+    "a file of NUL bytes": ([], b"\0" * 64, ["--config", "a binary file"]),
+    "a config of 2 MB": ([], "# padding\n" * 200_000, ["--config", "over 1048576 bytes"]),
     "pipe in the name": (["--experiment", "a|b"], None, ["--experiment", "'a|b'"]),
 }
 
@@ -80,11 +103,10 @@ def test_bad_config_fails_before_any_work_naming_the_field(tmp_path, case):
 
 
 def test_an_empty_yaml_with_a_good_set_is_valid_config(tmp_path):
-    from mobileforge.cli.run import experiment_config, read_config_file
+    from mobileforge.cli.run_config import experiment_config, read_config_file
 
     (tmp_path / "empty.yaml").write_text("")
-    with open(tmp_path / "empty.yaml") as empty:
-        config, _ = experiment_config("default", read_config_file(empty), ("rollouts.attempts=2",))
+    config, _ = experiment_config("default", read_config_file(tmp_path / "empty.yaml"), ("rollouts.attempts=2",))
     assert config == {"rollouts": {"attempts": 2}}
     check_config(config, stage_jobs(defs))
 
@@ -125,3 +147,21 @@ def test_rules_beyond_the_schema_are_checked_once_the_graph_is_loaded(tmp_path, 
     result, _ = _mobileforge(tmp_path, *args)
     assert result.returncode == 2 and expected in result.stderr, result.stderr
     assert "Traceback" not in result.stderr and not (tmp_path / "storage").exists()
+
+
+def test_a_refused_from_writes_nothing(tmp_path, monkeypatch):
+    """`--from` on a home without an instance is refused before one is created; with an instance, a
+    start whose inputs the experiment has not stored is refused before a log, a lock or a record."""
+    result, _ = _mobileforge(tmp_path, "--from", "evaluation")
+    assert result.returncode == 2 and "--from evaluation: nothing is stored under DAGSTER_HOME" in result.stderr
+    assert not (tmp_path / "dagster_home").exists() and not (tmp_path / "storage").exists()
+
+    from pipelines.run.instance import default_instance
+
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dagster_home"))
+    default_instance()  # an instance, with nothing stored for any experiment
+    before = sorted(p for p in tmp_path.rglob("*") if p.is_file())
+    result, _ = _mobileforge(tmp_path, "--from", "evaluation", "--experiment", "empty")
+    assert result.returncode == 2, result.stderr
+    assert "experiment 'empty' has not stored what the run reads" in result.stderr and "Traceback" not in result.stderr
+    assert sorted(p for p in tmp_path.rglob("*") if p.is_file()) == before

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from resources.experiment_lock import ExperimentBusy, experiment_lock, lock_path
+from resources.experiment_lock import ExperimentBusy, experiment_lock, lock_path, refuse_if_held
 
 REPO = Path(__file__).resolve().parents[2]
 HOLD = """
@@ -72,3 +72,39 @@ def test_a_lock_left_by_a_killed_process_is_taken_over_with_a_line(tmp_path):
 def test_unsafe_experiment_names_get_no_lock_file(tmp_path):
     with pytest.raises(ValueError, match="experiment"):
         lock_path(str(tmp_path), "../escape")
+
+
+def test_refuse_if_held_names_a_live_owner_and_creates_nothing(tmp_path):
+    root = str(tmp_path / "storage")
+    refuse_if_held(root, "exp")  # no lock file: free
+    assert not (tmp_path / "storage").exists()
+    with experiment_lock(root, "exp") as owner:
+        with pytest.raises(ExperimentBusy, match=f"by run {owner.run} \\(pid {os.getpid()} "):
+            refuse_if_held(root, "exp")
+    refuse_if_held(root, "exp")  # released cleanly
+
+
+def test_a_busy_experiment_is_refused_before_the_graph_is_imported(tmp_path):
+    """`mobileforge run` of an experiment a live run holds is refused from the lock's owner record,
+    before Dagster or torch is imported (the lock itself is taken after the import: 7 s idle, a
+    minute or more on a loaded machine)."""
+    root = str(tmp_path / "storage")
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, root], cwd=REPO, stdout=subprocess.PIPE, text=True,
+                              env={**os.environ, "PYTHONPATH": str(REPO)})
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        probe = ("import sys\nfrom mobileforge.cli.main import cli\ntry:\n    cli(['run', '--experiment', 'exp'])\n"
+                 "finally:\n    print('imported:', sorted(m for m in ('dagster', 'torch') if m in sys.modules), "
+                 "file=sys.stderr)\n")
+        env = {**os.environ, "DAGSTER_HOME": str(tmp_path / "dagster_home"), "MOBILEFORGE_STORAGE_ROOT": root}
+        start = time.perf_counter()
+        result = subprocess.run([sys.executable, "-c", probe], cwd=REPO, env=env, capture_output=True, text=True,
+                                timeout=300)
+        print(f"\nrefused in {time.perf_counter() - start:.2f} s")
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait(timeout=30)
+    assert result.returncode == 1, result.stderr
+    assert "experiment 'exp' is being materialized by run" in result.stderr and f"(pid {holder.pid} " in result.stderr
+    assert "imported: []" in result.stderr
+    assert not (tmp_path / "dagster_home").exists()

@@ -13,7 +13,7 @@ import pytest
 from phonesim import instantiate, templates
 from phonesim.tasks import TaskInstance
 
-N, SEEDS = 10, 200  # ops.benchmark.held_out_tasks(10) takes the first 10 distinct instances of seeds 0..199
+N, SEEDS = 10, 200  # ops.evaluation.benchmark.held_out_tasks(10) takes the first 10 distinct instances of seeds 0..199
 MAX_BLIND = 3
 HELD_OUT = sorted(t.id for t in templates() if t.split != "train")
 ANSWERED = sorted(t.id for t in templates() if t.split != "train" and t.answer is not None)

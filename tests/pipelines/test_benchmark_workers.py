@@ -7,12 +7,14 @@ import polars as pl
 import pytest
 
 from assets.benchmark_workers import PolicyEpisodes, evaluate_all
-from ops.benchmark import first_apps, held_out_tasks
-from ops.checkpoint import Checkpoint
+from ops.evaluation.benchmark import first_apps, held_out_tasks
+from training.methods.checkpoint import Checkpoint
 from resources.environment import SimulatorResource
 from resources.policy import PolicyResource
 from resources.storage import ArtifactStore, StorageLocation
 from training.base.bundled import BUNDLED_DIR
+from ops.agent.episode import SIMULATOR_JUDGE
+from ops.judging.judges import EnvironmentJudge, VerdictCritic
 
 SIMULATOR = SimulatorResource(screen_width=270, screen_height=600)
 
@@ -34,7 +36,7 @@ def _jobs(storage, base, tasks, apps, experiment, names=("base", "rft")):
     checkpoints = {"base": base, "rft": base.model_copy(update={"version": "rft", "method": "rft"}),
                    "hifpo": base.model_copy(update={"version": "hifpo", "method": "hifpo", "uri": None})}
     return [PolicyEpisodes(name, checkpoints[name], storage.attempt_store(experiment, f"benchmark/{name}"), tasks,
-                           apps, 0, 1, 0.7, 0, 64) for name in names]
+                           apps, VerdictCritic(EnvironmentJudge(SIMULATOR_JUDGE)), 0, 1, 0.7, 0, 64) for name in names]
 
 
 def test_workers_run_the_same_episodes_as_one_process(setting):

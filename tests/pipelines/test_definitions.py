@@ -4,15 +4,18 @@ import sys
 from pathlib import Path
 
 import dagster as dg
+import pytest
 
 from pipelines.definitions import STAGES, curriculum_refresh, defs, nightly_discovery
+from pipelines.resources import resources_for
 
 REPO = Path(__file__).resolve().parents[2]
 
 EXPECTED_ASSETS = [
     "adagrpo_checkpoint", "base_policy", "benchmark_results", "critic_calibration", "critic_feedback", "curriculum_tasks",
-    "exploration_traces", "fork_pairs", "grsd_checkpoint", "hifpo_checkpoint", "remedial_trajectories", "rft_checkpoint",
-    "rollout_attempts", "rollout_steps", "step_datasets",
+    "exploration_traces", "fork_pairs", "grsd_checkpoint", "hifpo_checkpoint", "hint_sft_checkpoint",
+    "no_hint_sft_checkpoint", "remedial_trajectories", "rft_checkpoint", "rollout_attempts", "rollout_steps",
+    "step_datasets",
 ]
 
 
@@ -53,7 +56,7 @@ def test_every_asset_says_what_a_row_is():
 
 def test_every_table_asset_has_a_schema_check():
     graph = defs.resolve_asset_graph()
-    checked = {k.asset_key.to_user_string() for k in graph.asset_check_keys}
+    checked = {k.asset_key.to_user_string() for k in graph.asset_check_keys if k.name.endswith("_schema")}
     assert checked == {"exploration_traces", "curriculum_tasks", "rollout_attempts", "rollout_steps",
                        "critic_feedback", "step_datasets", "fork_pairs", "remedial_trajectories", "benchmark_results"}
 
@@ -73,15 +76,43 @@ def test_nightly_schedule_skips_until_the_default_experiment_exists():
             assert isinstance(nightly_discovery(ctx), dg.SkipReason)
 
 
-def test_nightly_schedule_explores_every_app_of_the_default_experiment():
+def test_nightly_schedule_explores_every_target_app_of_the_default_experiment():
+    from phonesim.apps import load_apps
+    from resources.experiment import sync_app_partitions
+
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions("experiment", ["default"])
+        sync_app_partitions(instance, resources_for("local")["simulator"].apps())  # as `mobileforge run` does
         with dg.build_schedule_context(instance=instance, scheduled_execution_time=datetime(2026, 1, 2)) as ctx:
             requests = list(nightly_discovery(ctx))
-    from phonesim.apps import load_apps
-
+    # on the simulator the target apps are its apps
     assert sorted(r.partition_key.keys_by_dimension["app"] for r in requests) == sorted(load_apps())
     assert {r.partition_key.keys_by_dimension["experiment"] for r in requests} == {"default"}
+
+
+def test_app_partitions_follow_the_target_apps_and_leave_removed_apps_traces_alone():
+    from resources.experiment import sync_app_partitions
+
+    with dg.instance_for_test() as instance:
+        assert sync_app_partitions(instance, ["notes", "clock", "people"]) == (["clock", "notes", "people"], [])
+        assert sync_app_partitions(instance, ["notes", "people", "ledger"]) == (["ledger"], ["clock"])
+        assert sorted(instance.get_dynamic_partitions("app")) == ["ledger", "notes", "people"]
+        with pytest.raises(ValueError, match="no target app"):
+            sync_app_partitions(instance, [])
+
+
+def test_the_simulators_target_apps_are_a_setting_checked_against_its_apps(monkeypatch):
+    monkeypatch.setenv("MOBILEFORGE_SIM_APPS", "contacts, clock")
+    simulator = resources_for("local")["simulator"]
+    assert simulator.apps() == ["clock", "contacts"] and sorted(simulator.packages()) == ["clock", "contacts"]
+    monkeypatch.setenv("MOBILEFORGE_SIM_APPS", "clock,ledger")
+    with pytest.raises(ValueError, match=r"\['ledger'\]: not apps of the simulator, which has \['calendar'"):
+        resources_for("local")["simulator"].apps()
+    monkeypatch.setenv("MOBILEFORGE_SIM_APPS", " , ")
+    with pytest.raises(ValueError, match="MOBILEFORGE_SIM_APPS=' , ': expected app names"):
+        resources_for("local")
+    monkeypatch.delenv("MOBILEFORGE_SIM_APPS")
+    assert len(resources_for("local")["simulator"].apps()) == 11
 
 
 def test_dagster_cli_validates_the_workspace():

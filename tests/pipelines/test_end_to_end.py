@@ -13,17 +13,21 @@ import os
 import re
 import subprocess
 import sys
+import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import nbformat
 import pytest
 from nbclient import NotebookClient
 from PIL import Image
 from safetensors.torch import load_file
+import yaml
 
 import dagster as dg
 
-from ops.checkpoint import Checkpoint
+from training.methods.checkpoint import Checkpoint
 
 # a whole graph runs in this module's fixture: minutes on an idle 2-core machine, far more on a loaded one
 pytestmark = pytest.mark.timeout(1800)
@@ -49,23 +53,80 @@ FAST = {
 }
 
 
+@dataclass
+class ContendingRun:
+    """A second `mobileforge run` of the same experiment on the same store, started (as a user would, from
+    the command line) while the first holds the experiment: it must refuse at once and write nothing."""
+
+    config_file: Path
+    storage: Path
+    home: Path
+    process: subprocess.Popen | None = None
+    started_at: float = 0.0
+    refused_after: float | None = None
+
+    def start(self) -> None:
+        env = {key: value for key, value in os.environ.items() if not key.startswith("MOBILEFORGE_")}
+        env.update(DAGSTER_HOME=str(self.home), MOBILEFORGE_STORAGE_ROOT=str(self.storage), OMP_NUM_THREADS="1")
+        self.started_at = time.perf_counter()
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "mobileforge.cli.main", "run", "--experiment", "ci", "--config", str(self.config_file)],
+            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def poll(self) -> None:
+        if self.process is not None and self.refused_after is None and self.process.poll() is not None:
+            self.refused_after = time.perf_counter() - self.started_at
+
+    def outcome(self) -> tuple[int, str, str]:
+        out, err = self.process.communicate(timeout=600)
+        self.poll()
+        return self.process.returncode, out, err
+
+
 @pytest.fixture(scope="module")
 def materialized(tmp_path_factory):
+    """The `ci` experiment run once through the code location; every test of this module reads it. While it
+    runs, a second `mobileforge run` of `ci` on the same store is started and must be refused."""
     root = tmp_path_factory.mktemp("storage")
+    config_file = tmp_path_factory.mktemp("config") / "ci.yaml"
+    config_file.write_text(yaml.safe_dump(FAST))
+    contender = ContendingRun(config_file, root, tmp_path_factory.mktemp("contender_home"))
     mp = pytest.MonkeyPatch()
     mp.setenv("MOBILEFORGE_STORAGE_ROOT", str(root))
-    from pipelines.local_run import LineObserver, run_experiment
+    from pipelines.definitions import ASSETS, CHECKS, STAGES
+    from pipelines.run.experiment import run_experiment
+    from pipelines.run.observer import LineObserver
     from pipelines.resources import resources_for
+
+    def observe(line: str) -> None:
+        lines.append(line)
+        if contender.process is None:  # the first stage has started: the experiment's lock is held
+            contender.start()
+        contender.poll()
 
     try:
         resources = resources_for("local")
         lines: list[str] = []
         # as `mobileforge run` does: a persistent instance, runs launched through workspace.yaml's code location
         with dg.instance_for_test(temp_dir=str(tmp_path_factory.mktemp("dagster_home"))) as instance:
-            timings = run_experiment("ci", FAST, instance=instance, observer=LineObserver(lines.append))
-            yield root, resources, instance, timings, lines
+            # the definitions of this storage root (pipelines.definitions.defs may have been built, in this worker,
+            # under another one): the experiment's lock is taken where the runs write
+            defs = dg.Definitions(assets=ASSETS, asset_checks=CHECKS, resources=resources, jobs=STAGES)
+            timings = run_experiment("ci", FAST, instance=instance, observer=LineObserver(observe), defs=defs)
+            yield CiRun(root, resources, instance, timings, lines, contender)
     finally:
         mp.undo()
+        if contender.process is not None and contender.process.poll() is None:
+            contender.process.kill()
+
+
+class CiRun(NamedTuple):
+    root: Path
+    resources: dict
+    instance: dg.DagsterInstance
+    timings: dict[str, float]
+    lines: list[str]
+    contender: ContendingRun
 
 
 def _load(resources, key: str, experiment: str | None = "ci"):
@@ -84,7 +145,9 @@ def _latest(instance, asset: str, experiment: str = "ci"):
 
 
 def test_every_asset_is_materialized_and_every_check_passes(materialized):
-    _, _, instance, timings, lines = materialized
+    instance = materialized.instance
+    timings = materialized.timings
+    lines = materialized.lines
     from pipelines.definitions import ASSETS
 
     for asset in ASSETS:
@@ -94,9 +157,51 @@ def test_every_asset_is_materialized_and_every_check_passes(materialized):
     assert {"discovery", "interaction", "training", "evaluation"} <= set(timings)
 
 
+def test_a_second_run_of_the_experiment_refuses_at_once_and_the_first_completes(materialized):
+    """Two `mobileforge run` of one experiment on one store: the one started second refuses at once naming the
+    run that holds the experiment and launches nothing; the first completes and everything it stored verifies
+    against its digests (manifests, artifact markers, staged attempts)."""
+    code, _, err = materialized.contender.outcome()
+    print(f"\nrefused after {materialized.contender.refused_after:.1f} s")
+    assert code == 1, err
+    assert "experiment 'ci' is being materialized by run " in err
+    assert "wait for it to finish or use another --experiment" in err and "Traceback" not in err
+    assert materialized.contender.refused_after < 120
+    with dg.DagsterInstance.from_config(str(materialized.contender.home)) as instance:
+        assert not instance.get_runs()
+    launchers = {run.tags.get("mobileforge/run") for run in materialized.instance.get_runs()}
+    assert len(launchers) == 1  # every Dagster run came from the run that held the lock
+    counts = _verify_everything_stored(materialized.root)
+    print(f"verified: {counts}")
+    assert counts["partitions"] > 10 and counts["artifacts"] >= 1 and counts["staged attempts"] > 0
+
+
+def _verify_everything_stored(root: Path) -> dict[str, int]:
+    from ops.data.attempt_store import ParquetAttemptStore
+    from resources.experiment import PartitionAddress
+    from resources.storage import ARTIFACT_MARKER, MANIFEST, ArtifactStore, ParquetIOManager, StorageLocation
+
+    location = StorageLocation(root=str(root))
+    io_manager, artifacts = ParquetIOManager(location=location), ArtifactStore(location=location)
+    counts = {"partitions": 0, "artifacts": 0, "staged attempts": 0}
+    for manifest_path in root.rglob(MANIFEST):
+        manifest = json.loads(manifest_path.read_text())
+        io_manager.load(dg.AssetKey.from_user_string(manifest["asset_key"]),
+                        PartitionAddress(manifest["experiment"], manifest["partition"]))
+        counts["partitions"] += 1
+    for marker in root.rglob(ARTIFACT_MARKER):
+        artifacts.local_path(str(marker.parent))
+        counts["artifacts"] += 1
+    for summary in root.rglob("attempt_*.json"):
+        store = ParquetAttemptStore.from_uri(str(summary.parents[2]))
+        store.verified_summary(str(summary), "")
+        counts["staged attempts"] += 1
+    return counts
+
+
 def test_runs_are_listed_by_the_graphql_api_under_the_code_location_with_stage_job_names(materialized):
     """What the UI's timeline and Jobs page read: runs with the `mobileforge` location's origin."""
-    instance = materialized[2]
+    instance = materialized.instance
     query = "{ runsOrError { ... on Runs { results { jobName status repositoryOrigin { repositoryLocationName } } } } }"
     result = subprocess.run([str(Path(sys.executable).parent / "dagster-graphql"), "-w", "workspace.yaml", "-t", query],
                             cwd=REPO, capture_output=True, text=True, timeout=300,
@@ -118,7 +223,7 @@ def _inline_pngs(markdown: str) -> list[Image.Image]:
 
 
 def test_the_benchmark_metadata_carries_its_chart_inline_and_lineage_last(materialized):
-    instance = materialized[2]
+    instance = materialized.instance
     meta = _latest(instance, "benchmark_results").asset_materialization.metadata
     (chart,) = _inline_pngs(meta["pass@2_chart"].value)
     assert chart.format == "PNG" and chart.width > 300
@@ -131,9 +236,10 @@ def test_the_benchmark_metadata_carries_its_chart_inline_and_lineage_last(materi
 
 
 def test_the_charts_render_from_the_small_runs_data(materialized):
-    _, resources, instance, _, _ = materialized
-    from ops.benchmark import pass_at_k
-    from ops.plots import pass_at_k_chart, training_curves_chart
+    resources = materialized.resources
+    instance = materialized.instance
+    from ops.evaluation.benchmark import pass_at_k
+    from ops.evaluation.plots import pass_at_k_chart, training_curves_chart
 
     chart = pass_at_k_chart(pass_at_k(_load(resources, "benchmark_results"), 2), 2)
     assert chart.series == ("adagrpo", "base", "grsd", "hifpo", "rft") and _inline_pngs(
@@ -150,7 +256,8 @@ def test_the_charts_render_from_the_small_runs_data(materialized):
 
 
 def test_rollouts_curriculum_and_benchmark_hold_real_rows(materialized):
-    _, resources, instance, _, _ = materialized
+    resources = materialized.resources
+    instance = materialized.instance
     tasks = _load(resources, "curriculum_tasks")
     attempts = _load(resources, "rollout_attempts")
     assert tasks.height > 0 and tasks["verifiable"].any()
@@ -158,7 +265,9 @@ def test_rollouts_curriculum_and_benchmark_hold_real_rows(materialized):
     assert attempts.height == rollouts["max_tasks"] * rollouts["attempts"] and attempts["gt_success"].is_not_null().all()
     bench = _load(resources, "benchmark_results")
     policies = {"base", "hifpo", "rft", "grsd", "adagrpo"}
-    assert set(bench["policy_id"]) == policies
+    assert set(bench["policy_id"]) == policies  # the SFT ablation is off by default: not trained, not evaluated
+    for method in ("hint_sft", "no_hint_sft"):
+        assert Checkpoint.model_validate(_load(resources, f"{method}_checkpoint")).disabled
     # 1 template of each held-out split (test, ood) x k = 2 attempts, for every policy
     assert bench.group_by("policy_id").len()["len"].to_list() == [1 * 2 * 2] * len(policies)
     meta = _latest(instance, "benchmark_results").asset_materialization.metadata
@@ -167,7 +276,7 @@ def test_rollouts_curriculum_and_benchmark_hold_real_rows(materialized):
 
 
 def test_trained_checkpoints_differ_from_the_base_and_reload(materialized):
-    _, resources, _, _, _ = materialized
+    resources = materialized.resources
     store = resources["artifact_store"]
     from training.inference.local_policy import LocalPolicy
 
@@ -190,7 +299,8 @@ def test_trained_checkpoints_differ_from_the_base_and_reload(materialized):
 
 
 def test_rft_second_round_runs_hint_guided_attempts_on_fresh_variants(materialized):
-    root, _, instance, _, _ = materialized
+    root = materialized.root
+    instance = materialized.instance
     event = _latest(instance, "rft_checkpoint")
     rounds = event.asset_materialization.metadata["rounds"].value
     assert [r["round"] for r in rounds] == [1, 2]
@@ -206,7 +316,7 @@ def test_rft_second_round_runs_hint_guided_attempts_on_fresh_variants(materializ
 
 
 def test_analysis_notebook_runs_on_the_stored_assets(materialized, monkeypatch):
-    root = materialized[0]
+    root = materialized.root
     monkeypatch.setenv("MOBILEFORGE_STORAGE_ROOT", str(root))
     nb = nbformat.read(REPO / "notebooks" / "rollout_analysis.ipynb", as_version=4)
     NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(REPO)}}).execute()
@@ -218,7 +328,8 @@ def test_analysis_notebook_runs_on_the_stored_assets(materialized, monkeypatch):
 def test_the_printed_table_pairs_every_adapted_policy_with_the_base(materialized, capsys):
     from mobileforge.cli.run import print_benchmark, print_costs
 
-    _, resources, instance, _, _ = materialized
+    resources = materialized.resources
+    instance = materialized.instance
     print_benchmark(resources["io_manager"], "ci", 2)
     out = capsys.readouterr().out
     assert "Held-out benchmark (2 tasks, 2 attempts each)" in out and "Paired with the base" in out  # test + ood
@@ -238,9 +349,10 @@ def test_the_printed_table_pairs_every_adapted_policy_with_the_base(materialized
 
 
 def test_a_run_from_a_later_stage_refuses_missing_inputs_and_config_it_would_ignore(materialized):
-    from pipelines.local_run import ConfigError, run_experiment
+    from pipelines.run.experiment import run_experiment
+    from pipelines.start_point import ConfigError
 
-    _, _, instance, _, _ = materialized
+    instance = materialized.instance
     with pytest.raises(ConfigError, match=r"has not stored .*exploration_traces \(11 of 11 partitions\).*rollout_attempts"):
         run_experiment("never-run", {}, instance=instance, from_stage="evaluation")
     with pytest.raises(ConfigError, match=r"config of rollouts would have no effect"):
@@ -253,9 +365,12 @@ def test_an_ablation_forked_from_one_asset_retrains_only_that_asset(materialized
     """`--experiment ci-no-spa --fork ci --from adagrpo_checkpoint`: the training stage runs AdaGRPO
     alone (the other methods are copied), and the base's benchmark episodes are resumed."""
     from pipelines.definitions import ASSETS, CHECKS, STAGES
-    from pipelines.local_run import FORKED_FROM, LineObserver, run_experiment
+    from pipelines.run.experiment import run_experiment
+    from pipelines.run.fork import FORKED_FROM
+    from pipelines.run.observer import LineObserver
 
-    _, resources, instance, _, _ = materialized
+    resources = materialized.resources
+    instance = materialized.instance
     defs = dg.Definitions(assets=ASSETS, asset_checks=CHECKS, resources=resources, jobs=STAGES)
     config = {"adagrpo_checkpoint": {"overrides": {**FAST["adagrpo_checkpoint"]["overrides"], "spa": False}},
               "benchmark_results": {**FAST["benchmark_results"], "policies": ["base", "adagrpo"]}}
@@ -281,9 +396,11 @@ def test_an_ablation_forked_from_one_asset_retrains_only_that_asset(materialized
 
 # last in this module: it re-materializes the benchmark that earlier tests read
 def test_from_evaluation_rebenchmarks_on_the_stored_stages_only(materialized):
-    from pipelines.local_run import LineObserver, run_experiment
+    from pipelines.run.experiment import run_experiment
+    from pipelines.run.observer import LineObserver
 
-    _, resources, instance, _, _ = materialized
+    resources = materialized.resources
+    instance = materialized.instance
     rollouts_run = _latest(instance, "rollout_attempts").run_id
     before = _load(resources, "benchmark_results")
     first = _latest(instance, "benchmark_results").asset_materialization

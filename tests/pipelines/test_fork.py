@@ -2,7 +2,7 @@
 its staged attempts, are copied into the new experiment through the storage layer (local and S3),
 recorded in Dagster, and verified on read; each refusal comes before anything is copied.
 
-The stages here are the storage tests' small graph (tests/storage/graph.py): a per-app stage and a
+The stages here are the storage tests' small graph (tests/resources/storage/graph.py): a per-app stage and a
 per-experiment one with a table and a JSON asset, materialized in process for the parent."""
 
 import json
@@ -17,18 +17,21 @@ from dagster._core.definitions.data_version import StaleStatus
 from dagster._utils.test.data_versions import get_stale_status_resolver
 
 import mobileforge.cli.run as run_cli
-from ops.attempt_store import ParquetAttemptStore
-from pipelines.local_run import (CODE_VERSION_TAG, FORKED_FROM, ConfigError, LineObserver, fork_experiment,
-                                 run_experiment)
+from ops.data.attempt_store import ParquetAttemptStore
+from pipelines.run.experiment import run_experiment
+from pipelines.run.fork import FORKED_FROM, fork_experiment
+from pipelines.run.observer import LineObserver
+from pipelines.run.stored import CODE_VERSION_TAG
+from pipelines.start_point import ConfigError
 from pipelines.start_point import StagePart, split_at
 from resources.experiment import APP_DIMENSION, EXPERIMENT_DIMENSION, PartitionAddress, register_experiment
 from resources.experiment_lock import ExperimentBusy, experiment_lock
 from resources.storage import MANIFEST, ParquetIOManager, StorageLocation
 from tests.pipelines.test_named_ablations import run_arguments  # noqa: F401  (fixture)
-from tests.storage.graph import ALL_ASSETS, APPS, curriculum_tasks, exploration_transitions, materialize_experiment, \
-    task_index
-from tests.storage.test_storage_integrity import _attempt, _flip_byte
-from tests.storage.test_storage_s3 import s3_endpoint, s3_location  # noqa: F401  (fixtures)
+from tests.resources.storage.graph import ALL_ASSETS, APPS, curriculum_tasks, exploration_transitions, \
+    materialize_experiment, task_index
+from tests.resources.storage.test_storage_integrity import _attempt, _flip_byte
+from tests.resources.storage.test_storage_s3 import s3_endpoint, s3_location  # noqa: F401  (fixtures)
 
 PARENT, NEW = "default", "ablation"
 STAGES = [dg.define_asset_job("discovery", selection=[exploration_transitions]),

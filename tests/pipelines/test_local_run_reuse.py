@@ -7,7 +7,8 @@ import dagster as dg
 
 from assets.base_policy import base_policy
 from pipelines.definitions import defs
-from pipelines.local_run import stage_partitions, stage_run_config
+from pipelines.run.config_check import stage_run_config
+from pipelines.run.stored import stage_partitions
 from pipelines.start_point import StagePart
 from pipelines.resources import resources_for
 
@@ -50,10 +51,13 @@ def test_a_shared_stage_runs_again_after_a_code_version_change(tmp_path, monkeyp
 
 
 def test_partitioned_stages_run_every_app_or_the_experiment():
-    instance = dg.DagsterInstance.ephemeral()
-    discovery = stage_partitions(StagePart.whole(defs.resolve_job_def("discovery")), instance, "x", False, None)
     from phonesim.apps import load_apps
+    from pipelines.resources import resources_for
+    from resources.experiment import sync_app_partitions
 
+    instance = dg.DagsterInstance.ephemeral()
+    sync_app_partitions(instance, resources_for("local")["simulator"].apps())  # as `mobileforge run` does
+    discovery = stage_partitions(StagePart.whole(defs.resolve_job_def("discovery")), instance, "x", False, None)
     assert sorted(k.keys_by_dimension["app"] for k in discovery) == sorted(load_apps())
     assert {k.keys_by_dimension["experiment"] for k in discovery} == {"x"}
     assert stage_partitions(StagePart.whole(defs.resolve_job_def("evaluation")), instance, "x", False, None) == ["x"]

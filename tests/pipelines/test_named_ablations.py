@@ -8,8 +8,9 @@ import pytest
 from click.testing import CliRunner
 
 import mobileforge.cli.run as run_cli
-import pipelines.local_run
-from mobileforge.cli.run import experiment_config
+import pipelines.run.experiment
+import pipelines.run.instance
+from mobileforge.cli.run_config import experiment_config
 from resources.experiment_names import NAMED_ABLATIONS, ablation_overrides, ablation_resources
 
 ORACLE = {"hint_steps": 12, "direct_plans": True, "hint_from_start": True}
@@ -41,15 +42,17 @@ def test_a_config_file_that_is_not_a_mapping_of_mappings_is_refused():
 def run_arguments(monkeypatch, tmp_path) -> dict:
     """The arguments `mobileforge run` passes to `run_experiment` (which is not run), by name."""
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path))
-    monkeypatch.setattr(pipelines.local_run, "default_instance", dg.DagsterInstance.ephemeral, raising=False)
+    monkeypatch.setattr(pipelines.run.instance, "default_instance", dg.DagsterInstance.ephemeral, raising=False)
+    monkeypatch.setattr(pipelines.run.instance, "instance_exists", lambda: True)
+    monkeypatch.setattr(pipelines.run.experiment, "refuse_missing_inputs", lambda *args: None)  # nothing is stored
     seen = {}
-    signature = inspect.signature(pipelines.local_run.run_experiment)
+    signature = inspect.signature(pipelines.run.experiment.run_experiment)
 
     def fake_run(*args, **kwargs):
         seen.update(signature.bind(*args, **kwargs).arguments)
         return {"all": 0.0}
 
-    monkeypatch.setattr(pipelines.local_run, "run_experiment", fake_run)
+    monkeypatch.setattr(pipelines.run.experiment, "run_experiment", fake_run)
     monkeypatch.setattr(run_cli, "print_benchmark", lambda *args: None)
     return seen
 
@@ -83,7 +86,7 @@ def test_wizard_sets_the_policy_resource_and_the_trainer_rewards(run_arguments):
 
 
 def test_stage_runs_get_the_resource_section_only_when_there_is_one():
-    from pipelines.local_run import stage_run_config
+    from pipelines.run.config_check import stage_run_config
 
     stub = type("Job", (), {"has_node_named": staticmethod(lambda name: name == "rollouts")})()
     plain = stage_run_config(stub, {"rollouts": {"attempts": 2}, "other": {"x": 1}})

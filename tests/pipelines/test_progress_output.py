@@ -5,7 +5,7 @@ import io
 import re
 
 from mobileforge.cli.progress import StageProgress, stage_progress
-from pipelines.local_run import LineObserver
+from pipelines.run.observer import LineObserver
 
 
 def test_output_that_is_not_a_terminal_gets_a_timestamped_line_per_stage_event():

@@ -9,13 +9,13 @@ import pytest
 
 from assets.remedial import remedial_trajectories
 from ops.actions import parse_structured
-from ops.attempt_store import collect_tables
-from ops.corrective_teaching import REASONS
-from ops.critic.programmatic import ProgrammaticCritic
+from ops.data.attempt_store import collect_tables
+from ops.remedial.corrective_teaching import REASONS
+from ops.judging.critic.programmatic import ProgrammaticCritic
 from ops.curriculum import task_specs
 from ops.curriculum.model import CurriculumTask
-from ops.reward import ANNOTATION_COLUMNS
-from ops.rollout import RolloutConfig, run_rollouts
+from ops.judging.reward_columns import ANNOTATION_COLUMNS
+from ops.rollout.engine import RolloutConfig, run_rollouts
 from pipelines.checks import schema_check
 from pipelines.resources import resources_for
 from resources.environment import SimulatorResource

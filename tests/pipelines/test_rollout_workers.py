@@ -24,6 +24,7 @@ def _rolled_out(tmp_path, monkeypatch, workers: int):
 
 
 def test_workers_roll_out_what_one_process_does(tmp_path, monkeypatch):
+    monkeypatch.delenv("MOBILEFORGE_VIEWER_URL", raising=False)  # the viewer link names the default address
     one, one_meta = _rolled_out(tmp_path, monkeypatch, 1)
     two, two_meta = _rolled_out(tmp_path, monkeypatch, 2)
     for output in ("rollout_attempts", "rollout_steps", "critic_feedback"):
@@ -33,4 +34,5 @@ def test_workers_roll_out_what_one_process_does(tmp_path, monkeypatch):
         assert a.drop(drop).sort(keys).equals(b.drop(drop).sort(keys)), output
     assert two_meta["attempts_run"].value == one_meta["attempts_run"].value == 6  # 3 tasks x 2 attempts
     assert two_meta["policy_version"].value == one_meta["policy_version"].value
+    assert one_meta["viewer"].value == "http://127.0.0.1:8765/e/shards/attempts?stage=rollouts"  # the viewer's page
     assert isinstance(one.output_for_node("rollouts", "rollout_attempts"), pl.DataFrame)

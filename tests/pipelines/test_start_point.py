@@ -3,7 +3,7 @@
 import pytest
 
 from pipelines.definitions import defs
-from pipelines.local_run import stage_jobs
+from pipelines.run.config_check import stage_jobs
 from pipelines.start_point import ConfigError, split_at
 
 JOBS = stage_jobs(defs)
@@ -26,15 +26,16 @@ def test_a_stage_start_reads_the_stages_before_it_whole():
 
 def test_an_asset_start_runs_it_alone_in_its_stage_and_every_later_stage():
     read, run = _plan("adagrpo_checkpoint")
-    assert read[-1] == ("training", "fork_pairs, grsd_checkpoint, hifpo_checkpoint, remedial_trajectories, "
-                                    "rft_checkpoint, step_datasets")
+    assert read[-1] == ("training", "fork_pairs, grsd_checkpoint, hifpo_checkpoint, hint_sft_checkpoint, "
+                                    "no_hint_sft_checkpoint, remedial_trajectories, rft_checkpoint, step_datasets")
     assert run == [("training", "adagrpo_checkpoint"), ("evaluation", None)]
 
 
 def test_an_asset_start_also_runs_what_it_feeds_in_its_stage():
     # AdaGRPO starts from the RFT checkpoint (MobileRL §2.1), so retraining RFT retrains it too
     assert _plan("rft_checkpoint")[1][0] == ("training", "adagrpo_checkpoint, rft_checkpoint")
-    assert _plan("step_datasets")[1][0] == ("training", "hifpo_checkpoint, step_datasets")
+    assert _plan("step_datasets")[1][0] == ("training", "hifpo_checkpoint, hint_sft_checkpoint, no_hint_sft_checkpoint, "
+                                                          "step_datasets")
 
 
 @pytest.mark.parametrize("start", ["rollouts", "critic_feedback"])

@@ -10,16 +10,18 @@ import polars as pl
 import pytest
 
 from assets.base_policy import base_policy
-from assets.learning import hifpo_checkpoint, step_datasets
+from assets.learning import step_datasets
+from assets.methods import CHECKPOINT_ASSETS
 from assets.rollouts import rollouts
-from ops.attempt_store import collect_tables
-from ops.critic.programmatic import ProgrammaticCritic
+from ops.data.attempt_store import collect_tables
+from ops.judging.critic.programmatic import ProgrammaticCritic
 from ops.curriculum import task_specs
-from ops.reward import ANNOTATION_COLUMNS
-from ops.rollout import RolloutConfig, run_rollouts
-from ops.schemas import empty
+from ops.judging.reward_columns import ANNOTATION_COLUMNS
+from ops.rollout.engine import RolloutConfig, run_rollouts
+from ops.data.schemas import empty
 from pipelines.checks import schema_check
-from pipelines.local_run import ConfigError, resource_run_config
+from pipelines.run.config_check import resource_run_config
+from pipelines.start_point import ConfigError
 from pipelines.resources import resources_for
 from resources.environment import SimulatorResource
 from resources.experiment import experiment_partitions, register_experiment
@@ -27,6 +29,8 @@ from resources.experiment_names import ablation_overrides, ablation_resources
 from resources.storage import StorageLocation
 from tests.support.curriculum import template_task_rows
 from tests.support.scripted_policy import StructuredClickPolicy
+
+hifpo_checkpoint = CHECKPOINT_ASSETS["hifpo"]
 
 TEMPLATES = ("settings.connect_wifi", "contacts.favorite", "settings.airplane_on")
 # HiFPO on small sizes: two rounds of one step, alignment after one evaluation without improvement

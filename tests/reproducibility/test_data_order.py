@@ -7,10 +7,10 @@ from __future__ import annotations
 import polars as pl
 import torch
 
-from ops.step_samples import with_hint_free_copies
+from ops.samples.step_samples import with_hint_free_copies
 from tests.training.samples import click_json, png, prompt_json
 from training.trainers.runs import deterministic_algorithms
-from training.trainers.sft import SFTTrainConfig
+from training.trainers.sft_config import SFTTrainConfig
 from training.trainers.step_datasets import grsd_samples
 
 

@@ -16,18 +16,20 @@ from pathlib import Path
 
 import polars as pl
 
-from ops.attempt_store import ParquetAttemptStore, collect_tables
-from ops.benchmark import first_apps, held_out_tasks, template_tasks
-from ops.critic.programmatic import ProgrammaticCritic
-from ops.evaluation import evaluate_policy
-from ops.filtering import FilterConfig
-from ops.rollout import RolloutConfig, run_rollouts
-from ops.sim_env import SimEnvironment
-from ops.step_samples import build_step_samples, finish_response
+from ops.data.attempt_store import ParquetAttemptStore, collect_tables
+from ops.evaluation.benchmark import first_apps, held_out_tasks, template_tasks
+from ops.judging.critic.programmatic import ProgrammaticCritic
+from ops.evaluation.evaluate import evaluate_policy
+from ops.samples.filtering import FilterConfig
+from ops.rollout.engine import RolloutConfig, run_rollouts
+from ops.environments.simulator import SimEnvironment
+from ops.samples.step_samples import build_step_samples, finish_response
 from training.base.bundled import BUNDLED_DIR
 from training.inference.local_policy import GenerationSettings, LocalPolicy
-from training.trainers.hifpo import HiFPOConfig, train_hifpo
-from training.trainers.sft import SFTTrainConfig, train_sft
+from training.methods.hifpo.trainer import train_hifpo
+from training.methods.hifpo.config import HiFPOConfig
+from training.trainers.sft import train_sft
+from training.trainers.sft_config import SFTTrainConfig
 from training.trainers.step_datasets import build_step_dataset, dataset_fingerprint
 
 SCREEN = (540, 1200)

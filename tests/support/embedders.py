@@ -5,7 +5,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Sequence
 
-from ops.reward import tokens
+from ops.judging.action_reward import tokens
 
 
 class HashingEmbedder:

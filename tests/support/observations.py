@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ops.episode import Observation
+from ops.agent.episode import Observation
 from tests.support.images import solid_png
 
 

@@ -167,6 +167,11 @@ class OpenAICompatibleServer:
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", "0"))
                 raw = self.rfile.read(length)
+                if self.path.rstrip("/") == "/v1/load_lora_adapter":  # vLLM's runtime LoRA loading, recorded
+                    server._record(self.path, json.loads(raw), {k.lower(): v for k, v in self.headers.items()})
+                    server._finish()
+                    self._send(200, {"loaded": True})
+                    return
                 if self.path.rstrip("/") != "/v1/chat/completions":
                     self._send(404, {"error": {"message": f"no route {self.path}"}})
                     return

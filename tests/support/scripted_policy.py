@@ -10,11 +10,12 @@ import random
 import time
 from typing import Sequence
 
-from ops.episode import PolicyOutput, PolicyRequest
-from ops.policy import PromptedPolicy
+from ops.agent.episode import PolicyOutput, PolicyRequest
+from ops.agent.policy import PromptedPolicy
 from ops.actions import Action, ActionType, ReasoningParts, render_structured
 from ops.actions.formats import label_echo
-from ops.prompts import element_label, messages_to_json
+from ops.agent.messages import messages_to_json
+from ops.agent.policy_prompt import element_label
 
 
 class RandomClickPolicy(PromptedPolicy):

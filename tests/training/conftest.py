@@ -8,7 +8,8 @@ import pytest
 
 from tests.training.samples import step_frame
 from training.models.tiny import build_tiny_model
-from training.trainers.sft import SFTTrainConfig, train_sft
+from training.trainers.sft import train_sft
+from training.trainers.sft_config import SFTTrainConfig
 from training.trainers.step_datasets import build_step_dataset
 
 

@@ -23,10 +23,11 @@ from typing import TYPE_CHECKING, Any
 
 from ops.actions import Action, ActionType
 from ops.actions.formats import label_echo
-from ops.critic.programmatic import describe_step_action
-from ops.episode import Hint
-from ops.prompts import build_policy_prompt, corrective_summary, plan_summary
-from ops.rollout import describe_action
+from ops.agent.hint_marks import describe_step_action
+from ops.agent.episode import Hint
+from ops.agent.hint_marks import corrective_summary, plan_summary
+from ops.agent.policy_prompt import build_policy_prompt
+from ops.rollout.engine import describe_action
 
 BUNDLED_DIR = Path(__file__).resolve().parent / "checkpoint"
 PROVENANCE_FILE = "provenance.json"

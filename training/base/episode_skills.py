@@ -35,9 +35,9 @@ from dataclasses import replace
 
 from ops.actions import Action, ActionType
 from ops.actions.formats import label_echo
-from ops.critic.programmatic import describe_step_action
-from ops.prompts import corrective_summary
-from ops.rollout import describe_action
+from ops.agent.hint_marks import describe_step_action
+from ops.agent.hint_marks import corrective_summary
+from ops.rollout.engine import describe_action
 from training.base.grounding_data import (
     FIRST_NAMES,
     LAST_NAMES,

@@ -4,7 +4,7 @@ Builds a tiny Qwen2-VL checkpoint (`training.models.tiny`), trains it with super
 next-token loss on (screenshot, element list, instruction) -> canonical action samples from a
 pluggable `SampleFn`, evaluates it on held-out samples and saves the checkpoint for reuse.
 The prompt/answer format is the label-echo format (`ops.actions.formats.label_echo`), and the
-prompt is built by `ops.prompts.build_policy_prompt("elements", ...)`, the same function
+prompt is built by `ops.agent.policy_prompt.build_policy_prompt("elements", ...)`, the same function
 rollouts use, so training and rollout prompts match byte for byte.
 
 Plain PyTorch loop rather than TRL's SFTTrainer: the hard skill (picking the element named by
@@ -31,7 +31,8 @@ from pydantic import BaseModel, Field, model_validator
 from ops.actions import Action, ActionType
 from training.base.grounding_data import GroundingSample, SampleFn, critic_view
 from ops.actions.formats import label_echo
-from ops.prompts import build_policy_prompt, element_context, hinted_actions, hinted_rows
+from ops.agent.hint_marks import hinted_actions, hinted_rows
+from ops.agent.policy_prompt import build_policy_prompt, element_context
 from training.base.induction_format import add_index_tokens
 from training.base.structured_pool import ChatSample, chat_batch, evaluate_structured, sample_text
 from training.models.tiny import TinyQwen2VLProcessor, build_tiny_model, check_sizes, load_tiny

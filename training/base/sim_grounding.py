@@ -13,10 +13,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ops.actions import Action, ActionType
-from ops.prompts import element_label
+from ops.agent.policy_prompt import element_label
 from phonesim.app import App
 from phonesim.apps import load_apps
-from phonesim.phone import Observation, Phone
+from phonesim.observation import Observation
+from phonesim.phone import Phone
 from training.base.grounding_data import (GroundingSample, SampleFn, UIElement, click_instruction, clickable_rows,
                                           free_text, synthetic_sample, type_instruction)
 

@@ -24,7 +24,7 @@ import torch
 from PIL import Image
 
 from ops.actions import Action, parse_structured
-from ops.sim_env import SimEnvironment, template_task_spec
+from ops.environments.simulator import SimEnvironment, template_task_spec
 from phonesim.source import source_digest
 from phonesim.tasks import instantiate
 from training.models.tiny import TinyQwen2VLProcessor

@@ -5,13 +5,13 @@ simulator's solver and replayed; the replay is judged by the template's judge an
 clean success. Every step becomes what a rollout of the element-list policy shows at that point:
 the screen's rows, the task's instruction, the "Done:" lines of the steps before (written as the
 rollout writes them: the echoed row, else `describe_action`), and the solver's action said the
-way the policy says it (`ops.corrective_teaching.ScriptedPolicy`); after the last step, on the
+way the policy says it (`ops.remedial.corrective_teaching.ScriptedPolicy`); after the last step, on the
 screen where the goal holds, the target is to stop. Some episodes also get a detour: a wrong tap
 (or back) at one step, then the solver's next action from the state it led to, so that recovering
 is learned as well as the happy path.
 
 `world_step_sample` turns a step into a `GroundingSample`, optionally with critic hints as attempts
-2..K carry them (`ops.prompts.corrective_summary` over `ops.critic.programmatic.describe_step_action`,
+2..K carry them (`ops.agent.hint_marks.corrective_summary` over `ops.agent.hint_marks.describe_step_action`,
 the programmatic critic's own wording): a hint about this step (the row it names is marked), about
 another step of the episode (on another screen: nothing here is marked), or "finish the task".
 """
@@ -23,11 +23,10 @@ from dataclasses import dataclass
 
 from ops.actions import Action, ActionType
 from ops.actions.formats import label_echo
-from ops.corrective_teaching import ScriptedPolicy
-from ops.critic.programmatic import describe_step_action
-from ops.episode import Observation
-from ops.prompts import corrective_summary
-from ops.rollout import describe_action
+from ops.remedial.corrective_teaching import ScriptedPolicy
+from ops.agent.episode import Observation
+from ops.agent.hint_marks import corrective_summary, describe_step_action
+from ops.rollout.engine import describe_action
 from phonesim.phone import Phone
 from phonesim.solver import shortest_path
 from phonesim.tasks import TaskInstance, instantiate

@@ -1,7 +1,7 @@
 """Local transformers policy: a vision-language checkpoint directory run in-process with its
 own processor and chat template (CPU or GPU, greedy or sampled).
 
-Twin of `ops.policy.EndpointPolicy`; callers hold either through `ops.episode.Policy`.
+Twin of `ops.agent.policy.EndpointPolicy`; callers hold either through `ops.agent.episode.Policy`.
 """
 
 from __future__ import annotations
@@ -18,13 +18,15 @@ from PIL import Image
 from transformers import AutoModelForImageTextToText, AutoProcessor, ProcessorMixin
 
 from ops.actions.formats.label_echo import render_row
-from ops.episode import PolicyOutput, PolicyRequest
-from ops.policy import PromptedPolicy
-from ops.prompts import PromptStyle, element_label, messages_to_json
-from ops.prompts.messages import count_image_placeholders
+from ops.agent.episode import PolicyOutput, PolicyRequest
+from ops.agent.policy import PromptedPolicy
+from ops.agent.messages import messages_to_json
+from ops.agent.policy_prompt import PromptStyle, element_label
+from ops.agent.messages import count_image_placeholders
 from training.inference.echo_constraint import RowEchoConstraint, dash_tokens, row_token_sequences
 from training.inference.typing_constraint import TypedTextConstraint, token_pieces, typable_texts
 from training.models.tiny import TinyQwen2VLProcessor
+from training.models.weight_files import verify_weights
 from training.threads import torch_threads
 
 # Processor classes saved by our own builders, which AutoProcessor cannot resolve by name
@@ -125,6 +127,7 @@ class LocalPolicy(PromptedPolicy):
         self.threads = threads  # torch's CPU threads while generating; None keeps the process's count
         if generation.seed is not None:
             torch.manual_seed(generation.seed)
+        verify_weights(path)  # a damaged weight file is refused by name, not loaded as other weights
         self.processor = load_processor(path)
         self.model = AutoModelForImageTextToText.from_pretrained(path).to(self.device).eval()
         self._dashes = dash_tokens(self.processor.tokenizer) if generation.constrain_echo else frozenset()

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 import torch
 from transformers import LogitsProcessor, PreTrainedTokenizerBase
 
-from ops.prompts.hint_marks import hinted_texts
+from ops.agent.hint_marks import hinted_texts
 
 TEXT_START = '"text":"'
 _EDGE = "\"'.,:;!?()[]"  # stripped off a span's ends: quotes and sentence punctuation

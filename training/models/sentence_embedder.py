@@ -1,4 +1,4 @@
-"""Sentence embeddings for MobileWizard's reasoning reward (an `ops.reasoning_reward.Embedder`):
+"""Sentence embeddings for MobileWizard's reasoning reward (an `ops.judging.reasoning_reward.Embedder`):
 a sentence-transformers model directory with mean pooling, run with transformers, nothing fetched.
 
 `packaged_minilm()` loads all-MiniLM-L6-v2 (Apache-2.0) from the registry package

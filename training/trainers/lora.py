@@ -16,40 +16,23 @@ import torch
 import transformers
 from accelerate import init_empty_weights
 from peft import LoraConfig, PeftModel
-from pydantic import BaseModel, ConfigDict, Field
 from transformers import AutoConfig, PreTrainedModel
 from trl.trainer.utils import create_model_from_path
 
-# Attention and MLP projections of every Qwen2 / Qwen2.5 / Qwen3(-VL) decoder layer (and the tiny model's).
-DEFAULT_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+from training.trainers.settings import LoraSettings
+
 ADAPTER_DIR = "lora_adapter"  # inside the output directory while the adapter is merged, removed afterwards
 
 
-class LoraSettings(BaseModel):
-    """Low-rank adaptation of the language model (Hu et al., LoRA): W + (alpha / r)·B·A on each
-    targeted linear layer, B starting at zero; everything else is frozen."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    r: int = Field(16, gt=0, description="Rank of the update B·A.")
-    alpha: float = Field(32.0, gt=0, description="Scale numerator: the update is multiplied by alpha / r.")
-    dropout: float = Field(0.05, ge=0, lt=1, description="Dropout on the adapter's input while training.")
-    target_modules: tuple[str, ...] = Field(
-        DEFAULT_TARGETS,
-        min_length=1,
-        description="Names (last part of the module path) of the language model's linear layers to adapt; "
-        "the default is every attention and MLP projection of a Qwen2/3(-VL) decoder layer.",
+def peft_lora_config(settings: LoraSettings, language_model: str) -> LoraConfig:
+    """The peft LoraConfig matching `target_modules` under the module path `language_model` only."""
+    names = "|".join(re.escape(n) for n in settings.target_modules)
+    return LoraConfig(
+        r=settings.r,
+        lora_alpha=settings.alpha,
+        lora_dropout=settings.dropout,
+        target_modules=rf"{re.escape(language_model)}\.(?:.*\.)?(?:{names})",  # peft full-matches a str
     )
-
-    def config_for(self, language_model: str) -> LoraConfig:
-        """The peft LoraConfig matching `target_modules` under the module path `language_model` only."""
-        names = "|".join(re.escape(n) for n in self.target_modules)
-        return LoraConfig(
-            r=self.r,
-            lora_alpha=self.alpha,
-            lora_dropout=self.dropout,
-            target_modules=rf"{re.escape(language_model)}\.(?:.*\.)?(?:{names})",  # peft full-matches a str
-        )
 
 
 def _empty_model(base_dir: Path) -> PreTrainedModel:
@@ -71,6 +54,12 @@ def language_model_path(model: PreTrainedModel) -> str:
     raise ValueError(f"lora: cannot find the language model inside {type(model).__name__}")
 
 
+def peft_config(settings: LoraSettings | None, base_dir: str | Path) -> LoraConfig | None:
+    """The peft LoRA config of `settings` for the checkpoint in `base_dir` (None: full fine-tuning);
+    an unknown target module fails here, naming it."""
+    return lora_config(settings, base_dir) if settings is not None else None
+
+
 def lora_config(settings: LoraSettings, base_dir: str | Path) -> LoraConfig:
     """The peft config for the checkpoint in `base_dir`; a ValueError naming every target module the
     language model has no linear layer for (and the names it has), before any weight is loaded."""
@@ -83,7 +72,7 @@ def lora_config(settings: LoraSettings, base_dir: str | Path) -> LoraConfig:
             f"lora.target_modules: {missing} name no linear layer of the language model of {base_dir} "
             f"({type(model).__name__}); its linear layers are {sorted(linear)}"
         )
-    return settings.config_for(path)
+    return peft_lora_config(settings, path)
 
 
 def merge_adapter(base_dir: str | Path, adapter_dir: Path, out_dir: Path, model_dtype: str) -> Path:

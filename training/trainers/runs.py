@@ -9,139 +9,24 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import torch
 from datasets import Dataset
-from pydantic import BaseModel, ConfigDict, Field
 from transformers import AutoProcessor, PrinterCallback, ProcessorMixin, Trainer, TrainerCallback
 from transformers.integrations import TensorBoardCallback
 from trl.data_utils import prepare_multimodal_messages
 
-from peft import LoraConfig
 
+from training.models.weight_files import verify_weights
 from training.threads import torch_threads
 from training.trainers.logprob_tiles import tiles_fitting
-from training.trainers.lora import ADAPTER_DIR, LoraSettings, lora_config, merge_adapter, parameter_counts
+from training.trainers.lora import ADAPTER_DIR, merge_adapter, parameter_counts
+from training.trainers.settings import TENSORBOARD_DIR, TrainSettings
 from training.trainers.step_datasets import dataset_fingerprint, load_step_dataset
 from training.trainers.manifest import Manifest, write_manifest
 
-TENSORBOARD_DIR = "tensorboard"  # inside the saved checkpoint directory, so it is stored with the weights
 PROGRESS_REPORTS = 10  # progress lines per training run when no interval is given
-
-
-class TrainSettings(BaseModel):
-    """Optimisation and runtime settings common to the GRPO and SFT trainers."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    learning_rate: float = Field(1e-6, gt=0, description="AdamW learning rate.")
-    weight_decay: float = Field(0.01, ge=0, description="AdamW weight decay.")
-    max_grad_norm: float = Field(1.0, gt=0, description="Gradient clipping norm.")
-    lr_scheduler_type: str = Field(
-        "constant", description="transformers scheduler name (constant, cosine, linear, ...)."
-    )
-    warmup_steps: float = Field(
-        0, ge=0, description="Linear warm-up: a number of steps, or a fraction of all steps when below 1."
-    )
-    num_train_epochs: float = Field(
-        4.0, gt=0, description="Passes over the dataset (ignored when max_steps is set)."
-    )
-    max_steps: int | None = Field(
-        None, gt=0, description="Stop after this many optimizer steps; None trains for num_train_epochs."
-    )
-    per_device_train_batch_size: int = Field(
-        4, gt=0, description="Sequences (GRPO: completions) per device per micro-step."
-    )
-    gradient_accumulation_steps: int = Field(
-        1, gt=0, description="Micro-steps accumulated into one optimizer step."
-    )
-    seed: int = Field(0, description="Seed for data order, sampling and initialisation.")
-    bf16: bool = Field(False, description="bf16 mixed precision (GPU).")
-    model_dtype: Literal["float32", "bfloat16", "float16", "auto"] = Field(
-        "float32", description="dtype the weights are loaded in."
-    )
-    attn_implementation: str | None = Field(
-        None,
-        description="Attention kernel, e.g. 'flash_attention_2' or 'sdpa'; None lets transformers choose.",
-    )
-    image_max_pixels: int | None = Field(
-        None,
-        gt=0,
-        description="Pixel budget per screenshot for the processor (Qwen-VL `max_pixels`, i.e. "
-        "the image processor's size.longest_edge); None keeps the checkpoint's. Must match what the policy "
-        "saw at rollout time. Saved with the trained checkpoint's processor.",
-    )
-    gradient_checkpointing: bool = Field(
-        False, description="Recompute activations in backward to save memory (GPU)."
-    )
-    logging_steps: int = Field(
-        1, gt=0, description="Log metrics (loss, rewards) every this many optimizer steps."
-    )
-    save_steps: int | None = Field(
-        None,
-        gt=0,
-        description="Also save intermediate checkpoints under out_dir every this many steps; "
-        "None saves only the final one.",
-    )
-    torch_threads: int | None = Field(
-        None,
-        gt=0,
-        description="CPU threads torch may use in this process (torch.set_num_threads, process-wide); "
-        "None keeps torch's default. On a shared 2-core machine 1 thread ran the tiny model's steps "
-        "10-20x faster than 2 (busy threads spin-wait for each other).",
-    )
-    deterministic_algorithms: bool = Field(
-        True,
-        description="Train with torch.use_deterministic_algorithms (warn_only: an op without a deterministic "
-        "kernel warns instead of failing); restored afterwards. On CPU the tiny model's runs were bitwise "
-        "repeatable either way; on GPU it also needs CUBLAS_WORKSPACE_CONFIG=:4096:8 set before the process "
-        "starts, and vLLM generation stays nondeterministic (README, Reproducibility).",
-    )
-    report_to: list[str] = Field(
-        default_factory=lambda: ["tensorboard"],
-        description="Experiment trackers of TRL's `report_to` (tensorboard, mlflow, wandb, ...). TensorBoard "
-        f"event files are written offline into the checkpoint's `{TENSORBOARD_DIR}/` directory.",
-    )
-    lora: LoraSettings | None = Field(
-        None,
-        description="Train LoRA adapters on the language model instead of every weight (large models), e.g. "
-        "{r: 16, alpha: 32, dropout: 0.05, target_modules: [q_proj, v_proj]}; {} takes the defaults. The "
-        "saved checkpoint is the base with the adapters merged in. None: full fine-tuning.",
-    )
-
-    def peft_config(self, base_dir: Path) -> LoraConfig | None:
-        """The peft LoRA config for the checkpoint in `base_dir` (None: full fine-tuning); an unknown
-        target module fails here, naming it."""
-        return lora_config(self.lora, base_dir) if self.lora is not None else None
-
-    def trainer_kwargs(self, out_dir: Path) -> dict[str, Any]:
-        """Keyword arguments shared by `trl.GRPOConfig` and `trl.SFTConfig`."""
-        model_init: dict[str, Any] = {"dtype": self.model_dtype}
-        if self.attn_implementation:
-            model_init["attn_implementation"] = self.attn_implementation
-        return {
-            "output_dir": str(out_dir),
-            "learning_rate": self.learning_rate,
-            "weight_decay": self.weight_decay,
-            "max_grad_norm": self.max_grad_norm,
-            "lr_scheduler_type": self.lr_scheduler_type,
-            "warmup_steps": self.warmup_steps,
-            "num_train_epochs": self.num_train_epochs,
-            "max_steps": self.max_steps or -1,
-            "per_device_train_batch_size": self.per_device_train_batch_size,
-            "gradient_accumulation_steps": self.gradient_accumulation_steps,
-            "seed": self.seed,
-            "bf16": self.bf16,
-            "activation_checkpointing": self.gradient_checkpointing,
-            "logging_steps": self.logging_steps,
-            "save_strategy": "steps" if self.save_steps else "no",
-            "save_steps": self.save_steps or 500,
-            "report_to": self.report_to,
-            "model_init_kwargs": model_init,
-            "disable_tqdm": True,
-            "dataloader_pin_memory": torch.cuda.is_available(),
-        }
 
 
 @dataclass
@@ -177,12 +62,14 @@ def deterministic_algorithms(settings: TrainSettings) -> Iterator[None]:
 
 
 def require_local_checkpoint(path: str | Path) -> Path:
-    """The base checkpoint as a local directory; nothing is ever downloaded."""
+    """The base checkpoint as a local directory, its weights checked against its manifest's digests
+    (`verify_weights`); nothing is ever downloaded."""
     path = Path(path)
     if not (path / "config.json").is_file():
         raise FileNotFoundError(
             f"base checkpoint {path} is not a local model directory (config.json missing)"
         )
+    verify_weights(path)
     return path
 
 
@@ -405,7 +292,8 @@ def train_and_save(run: PreparedRun, *, method: str, out_dir: Path, config: Trai
     save_full_model(trainer.save_model, run.base_checkpoint, out_dir, config,
                     main_process=trainer.accelerator.is_main_process)
     curves = curves_from_history(outcome.log_history, run.curve_keys) | outcome.curves
-    metrics = {k: v for k, v in outcome.metrics.items() if isinstance(v, (int, float))} | counts
+    metrics = {k: v for k, v in outcome.metrics.items() if isinstance(v, (int, float))} | counts \
+        | {"processes": trainer.accelerator.num_processes}
     manifest_path = None
     if trainer.accelerator.is_main_process:
         trainer.processing_class.save_pretrained(str(out_dir))

@@ -1,13 +1,13 @@
 """Step samples along the simulator solver's shortest solution of given tasks, in the agent's own words.
 
-Each task is played from its start by the solver teacher (`ops.teachers.SolverTeacher`) the way corrective
-teaching grafts a remedial trajectory onto a failed attempt that keeps no step (`ops.corrective_teaching.teach`):
+Each task is played from its start by the solver teacher (`ops.remedial.teachers.SolverTeacher`) the way corrective
+teaching grafts a remedial trajectory onto a failed attempt that keeps no step (`ops.remedial.corrective_teaching.teach`):
 the solver's actions are said in the policy's prompt style and output format, every step's prompt is the one the
 policy would see there (its history or memory, no hints), the replayed trajectory is verified by the
 programmatic critic, and the steps become `training_samples` rows as remedial trajectories do
 (`rft_samples`): the prompt, the screenshot and the solver's next action as `target_action`. A task the solver
 cannot finish, or whose actions the format cannot write, gives no rows and is counted by reason
-(`ops.corrective_teaching.REASONS`). `benchmarks/hifpo_signal.py --prompts-from held-out` measures HiFPO's
+(`ops.remedial.corrective_teaching.REASONS`). `benchmarks/hifpo_signal.py --prompts-from held-out` measures HiFPO's
 reward signal on such rows of the benchmark's held-out templates.
 """
 
@@ -18,15 +18,15 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from ops.annotated_samples import AnnotationReport, annotate_samples
-from ops.corrective_teaching import (FailedAttempt, ScriptedPolicy, TeachingReport, remedial_feedback,
+from ops.samples.annotated_samples import AnnotationReport, annotate_samples
+from ops.remedial.corrective_teaching import (FailedAttempt, ScriptedPolicy, TeachingReport, remedial_feedback,
                                      remedial_tables, teach)
-from ops.critic.programmatic import ProgrammaticCritic
-from ops.critic.reasoning_annotation import ProgrammaticAnnotator
-from ops.episode import Environment, TaskSpec
-from ops.prompts import PromptStyle
-from ops.schemas import empty
-from ops.teachers import SolverTeacher
+from ops.judging.critic.programmatic import ProgrammaticCritic
+from ops.judging.critic.reasoning_annotation import ProgrammaticAnnotator
+from ops.agent.episode import Environment, TaskSpec
+from ops.agent.policy_prompt import PromptStyle
+from ops.data.schemas import empty
+from ops.remedial.solver_teacher import SolverTeacher
 from training.trainers.step_datasets import rft_samples
 
 

@@ -1,7 +1,7 @@
 """Step samples → Hugging Face datasets that TRL's GRPOTrainer and SFTTrainer read directly.
 
 A step sample is one (prompt the policy saw, screenshot, target) row of the `training_samples`
-table (ops/schemas.py), plus `target_response` for SFT. The HF dataset keeps the prompt as
+table (ops/data/schemas.py), plus `target_response` for SFT. The HF dataset keeps the prompt as
 conversational messages with a `{"type": "image"}` placeholder and the screenshot in an
 `image` column (TRL fills the placeholder with it); the ground-truth columns ride along so
 reward functions receive them as keyword arguments. Also here: turning rollouts into SFT
@@ -20,11 +20,12 @@ import polars as pl
 import pyarrow as pa
 from datasets import Dataset, Features, Image, Json, List, Value, load_from_disk
 
-from ops.prompts.messages import count_image_placeholders
+from ops.agent.messages import count_image_placeholders
 from ops.actions import POINTED_TYPES, Action, ActionError
-from ops.reward import ANNOTATION_COLUMNS, RewardInputError, element_boxes
-from ops.schemas import STEP_OUTCOMES
-from ops.step_samples import FINISH, reward_elements
+from ops.judging.action_reward import RewardInputError
+from ops.judging.reward_columns import ANNOTATION_COLUMNS, element_boxes
+from ops.data.schemas import STEP_OUTCOMES
+from ops.samples.step_samples import FINISH, reward_elements
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 FORMAT_VERSION = 3  # 2: the reasoning targets (target_<part>) are columns; 3: so is verified_outcome
@@ -104,7 +105,7 @@ def _load_json(value: Any, row: int, column: str) -> Any:
 
 
 def _check_scorable(target: Action, elements: Any, box: Any, row: int) -> None:
-    """The reward (ops.reward) can score responses against this row: the box is a box, the
+    """The reward (ops.judging.action_reward) can score responses against this row: the box is a box, the
     element list reads as boxes, and a pointed target has a point, a box, or an element
     inside the list. `elements` and `box` are decoded JSON."""
     if box is not None and not (
@@ -251,7 +252,7 @@ def load_step_dataset(path: str | Path) -> Dataset:
 
 
 def reward_elements_json(elements: str | None) -> str | None:
-    """An observation's element list (JSON) as the reward reads it (`ops.step_samples.reward_elements`)."""
+    """An observation's element list (JSON) as the reward reads it (`ops.samples.step_samples.reward_elements`)."""
     if elements is None:
         return None
     try:

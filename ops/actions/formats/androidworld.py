@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from ops.actions.coords import CoordFrame
+from ops.actions.excerpt import excerpt
 from ops.actions.formats.base import (
     ActionFormat,
     FormatError,
@@ -39,7 +40,7 @@ def _target(obj: dict[str, Any], frame: CoordFrame) -> dict[str, Any]:
     if obj.get("index") is not None:
         index = number(obj["index"], "index")
         if not index.is_integer():
-            raise FormatError(f"index must be an integer, got {obj['index']!r}")
+            raise FormatError(f"index must be an integer, got {excerpt(obj['index'])}")
         kw["element"] = int(index)
     if obj.get("x") is not None or obj.get("y") is not None:
         kw["point"] = frame.to_grid(number(obj.get("x"), "x"), number(obj.get("y"), "y"))
@@ -49,7 +50,7 @@ def _target(obj: dict[str, Any], frame: CoordFrame) -> dict[str, Any]:
 def _direction(obj: dict[str, Any], what: str) -> str:
     value = text_arg(obj.get("direction"), f"{what}.direction").strip().lower()
     if value not in OPPOSITE:
-        raise FormatError(f"{what}: direction {value!r} is not up/down/left/right")
+        raise FormatError(f"{what}: direction {excerpt(value)} is not up/down/left/right")
     return value
 
 
@@ -85,13 +86,13 @@ def object_to_action(obj: dict[str, Any], frame: CoordFrame) -> Action:
     if kind == "status":
         status = obj.get("goal_status")
         if status not in _GOAL_STATUS:
-            raise FormatError(f"status: goal_status {status!r} is not complete/infeasible")
+            raise FormatError(f"status: goal_status {excerpt(status)} is not complete/infeasible")
         return Action(type=ActionType.TERMINATE, status=_GOAL_STATUS[status])
     if kind == "answer":
         return Action(type=ActionType.ANSWER, text=text_arg(obj.get("text"), "answer.text"))
     if kind == "wait":
         return Action(type=ActionType.WAIT)
-    raise FormatError(f"unsupported action_type {kind!r}")
+    raise FormatError(f"unsupported action_type {excerpt(kind)}")
 
 
 def parse(text: str, frame: CoordFrame) -> ParsedOutput:

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ops.actions.coords import GRID_1000, CoordFrame
-from ops.json_limits import JSONLimitError, NoJSONFound, check_json_limits, decode_at, find_json
+from ops.actions.excerpt import clipped, excerpt
+from ops.actions.json_limits import JSONLimitError, NoJSONFound, check_json_limits, decode_at, find_json
 from phonesim.actions import Action, ActionError, ParseFailure
 
 INTERNAL_ERROR = "internal parser error"  # prefix of failures caused by parser bugs
@@ -117,7 +118,8 @@ def parse_guarded(fmt: str, text: Any, parse: Callable[[str], ParsedOutput]) -> 
     `ParsedOutput`, and whatever is not a valid action is a `ParseFailure` naming why.
 
     Bounded work: the length (`MAX_OUTPUT_CHARS`), bracket depth and digit runs are checked
-    (`ops.json_limits`) before the format's parser runs. Lone surrogates (raw, or decoded
+    (`ops.actions.json_limits`) before the format's parser runs, and the failure's reason quotes
+    at most an excerpt of the output (`ops.actions.excerpt`). Lone surrogates (raw, or decoded
     from a `\\ud800` escape) make the output a failure rather than being replaced: no valid
     text holds one, UTF-8 cannot encode it (Parquet, the critic's HTTP request and the CLI
     would all fail on it later), and replacing it would score and replay text the model
@@ -135,13 +137,13 @@ def parse_guarded(fmt: str, text: Any, parse: Callable[[str], ParsedOutput]) -> 
             _reject_lone_surrogates(parsed.action)
         return parsed
     except (FormatError, ActionError, JSONLimitError) as exc:
-        return ParsedOutput(ParseFailure(str(exc), text, fmt))
+        return ParsedOutput(ParseFailure(clipped(str(exc)), text, fmt))
     except (RecursionError, MemoryError, ValueError, TypeError, OverflowError) as exc:
         # Pathological input that got past the limits into json/ast/float internals.
-        reason = f"unreadable output ({type(exc).__name__}: {str(exc)[:120]})"
+        reason = f"unreadable output ({type(exc).__name__}: {clipped(str(exc), 120)})"
         return ParsedOutput(ParseFailure(reason, text, fmt))
     except Exception as exc:  # noqa: BLE001 — a parser bug must not crash a rollout
-        reason = f"{INTERNAL_ERROR}: {type(exc).__name__}: {str(exc)[:120]}"
+        reason = f"{INTERNAL_ERROR}: {type(exc).__name__}: {clipped(str(exc), 120)}"
         return ParsedOutput(ParseFailure(reason, text, fmt))
 
 
@@ -157,9 +159,17 @@ def _reject_lone_surrogates(action: Action) -> None:
 
 
 def tagged(text: str, tag: str) -> str | None:
-    """Content of the first `<tag>…</tag>` (stripped), or None if the pair is absent."""
-    match = re.search(rf"<{tag}>(.*?)</{tag}>", text, flags=re.DOTALL)
-    return match.group(1).strip() if match else None
+    """Content of the first `<tag>…</tag>` (stripped), or None if the pair is absent.
+
+    The first opening tag and the first closing tag after it: when that opening tag has no closing
+    one, no later one has either, so one pass suffices (a lazy regex retried at each of a flood of
+    unclosed tags rescans the rest of the text each time)."""
+    start = text.find(f"<{tag}>")
+    if start < 0:
+        return None
+    start += len(tag) + 2
+    end = text.find(f"</{tag}>", start)
+    return None if end < 0 else text[start:end].strip()
 
 
 def json_object_at(text: str, start: int) -> tuple[dict[str, Any], int] | None:
@@ -197,27 +207,29 @@ class Call:
     kwargs: dict[str, Any]
 
 
+MAX_CALL_TOKENS = 256
+"""Brackets, commas and literals an action call may hold (a real one holds under 30): past it the
+call is refused before Python's parser builds a tree of every item."""
+# One token of a call: a string literal (closed or not), a bracket, a comma, or a stretch of other
+# text. The possessive quantifiers and the optional closing quote mean no token backtracks.
+_CALL_TOKEN = re.compile(r""""[^"\\]*+(?:\\.[^"\\]*+)*+"?|'[^'\\]*+(?:\\.[^'\\]*+)*+'?|[()\[\]{},]|[^"'()\[\]{},]++""",
+                         re.DOTALL)
+_OPENING, _CLOSING = frozenset("([{"), frozenset(")]}")
+
+
 def _call_end(text: str, open_paren: int) -> int:
     """Index just past the parenthesis matching `text[open_paren]`, skipping string literals."""
     depth = 0
-    quote: str | None = None
-    i = open_paren
-    while i < len(text):
-        ch = text[i]
-        if quote:
-            if ch == "\\":
-                i += 1
-            elif ch == quote:
-                quote = None
-        elif ch in "\"'":
-            quote = ch
-        elif ch in "([{":
+    for count, token in enumerate(_CALL_TOKEN.finditer(text, open_paren)):
+        if count == MAX_CALL_TOKENS:
+            raise FormatError(f"the action call holds more than {MAX_CALL_TOKENS} items and brackets")
+        mark = token.group()
+        if mark in _OPENING:
             depth += 1
-        elif ch in ")]}":
+        elif mark in _CLOSING:
             depth -= 1
             if depth == 0:
-                return i + 1
-        i += 1
+                return token.end()
     raise FormatError("unbalanced parentheses in the action call")
 
 
@@ -228,7 +240,7 @@ def _literal(node: ast.expr) -> Any:
     try:
         return ast.literal_eval(node)
     except ValueError:
-        raise FormatError(f"argument is not a literal: {ast.unparse(node)[:60]!r}") from None
+        raise FormatError(f"argument is not a literal: {excerpt(ast.unparse(node))}") from None
 
 
 _SOURCE_NAME = "<model output>"
@@ -238,7 +250,7 @@ warnings.filterwarnings("ignore", category=SyntaxWarning, module=re.escape(_SOUR
 
 def find_call(text: str, names: Callable[[str], bool]) -> Call:
     """The first call `NAME(...)` in `text` whose NAME passes `names`."""
-    for match in re.finditer(r"(?<![\w.])([A-Za-z_][\w]*)\s*\(", text):
+    for match in re.finditer(r"(?<![\w.])([A-Za-z_]\w*+)\s*+\(", text):
         if not names(match.group(1)):
             continue
         end = _call_end(text, match.end() - 1)
@@ -264,18 +276,18 @@ def find_call(text: str, names: Callable[[str], bool]) -> Call:
 def number(value: Any, what: str) -> float:
     """A finite number from a JSON/literal value (numeric strings allowed)."""
     if isinstance(value, bool):
-        raise FormatError(f"{what}: expected a number, got {value!r}")
+        raise FormatError(f"{what}: expected a number, got {excerpt(value)}")
     if isinstance(value, str):
         try:
             value = float(value.strip())
         except ValueError:
-            raise FormatError(f"{what}: expected a number, got {value!r}") from None
+            raise FormatError(f"{what}: expected a number, got {excerpt(value)}") from None
     if (
         not isinstance(value, int | float)
         or value != value
         or value in (float("inf"), -float("inf"))
     ):
-        raise FormatError(f"{what}: expected a finite number, got {value!r}")
+        raise FormatError(f"{what}: expected a finite number, got {excerpt(value)}")
     return float(value)
 
 
@@ -285,7 +297,7 @@ def point(value: Any, frame: CoordFrame, what: str) -> tuple[float, float]:
         nums = re.findall(r"-?\d+(?:\.\d+)?", value)
         value = nums
     if not isinstance(value, list | tuple) or len(value) not in (2, 4):
-        raise FormatError(f"{what}: expected [x, y] or [x0, y0, x1, y1], got {value!r}")
+        raise FormatError(f"{what}: expected [x, y] or [x0, y0, x1, y1], got {excerpt(value)}")
     coords = [number(v, what) for v in value]
     if len(coords) == 4:
         coords = [(coords[0] + coords[2]) / 2, (coords[1] + coords[3]) / 2]
@@ -294,7 +306,7 @@ def point(value: Any, frame: CoordFrame, what: str) -> tuple[float, float]:
 
 def text_arg(value: Any, what: str) -> str:
     if not isinstance(value, str):
-        raise FormatError(f"{what}: expected a string, got {value!r}")
+        raise FormatError(f"{what}: expected a string, got {excerpt(value)}")
     return value
 
 

@@ -24,15 +24,17 @@ import re
 from collections.abc import Collection, Sequence
 
 from ops.actions.coords import CoordFrame
+from ops.actions.excerpt import clipped, excerpt
 from ops.actions.formats.base import ActionFormat, ParsedOutput, UnsupportedAction, parse_guarded
 from phonesim.actions import Action, ActionError, ParseFailure, ParseResult
 
 TASK_PREFIX = "Task: "
 ROW_PREFIX = "- "
 INDEX_MARK = " #"
-HINT_MARK = " (hint)"  # after the index of a row a critic hint names (ops.prompts.hint_marks)
+HINT_MARK = " (hint)"  # after the index of a row a critic hint names (ops.agent.hint_marks)
 HINT_PREFIX = "Hint: "  # the last line, after the task, names the marked rows again
 INDEX_TOKEN_COUNT = 64  # rows with a larger index still work, as " #6" + "4" (two tokens)
+MAX_INDEX_DIGITS = 6  # an echoed index longer than this names no row of any screen
 FORMAT_NAME = "label_echo"
 _HINTED_ROW = re.compile(rf"^({re.escape(ROW_PREFIX)}.*{re.escape(INDEX_MARK)}\d+){re.escape(HINT_MARK)}$", re.M)
 _HINT_LINE = re.compile(rf"\n{re.escape(HINT_PREFIX)}[^\n]*\Z")
@@ -94,7 +96,7 @@ def render_target(action: Action, labels: Sequence[str]) -> str:
 
 
 def _failure(reason: str, text: str) -> ParseFailure:
-    return ParseFailure(reason=reason, raw=text, format=FORMAT_NAME)
+    return ParseFailure(reason=clipped(reason), raw=text, format=FORMAT_NAME)
 
 
 def split_echo(text: str) -> tuple[str | None, str]:
@@ -153,10 +155,11 @@ def _action(text: str, labels: Sequence[str] | None) -> ParseResult:
     row = echo.removeprefix(ROW_PREFIX.strip()).strip()
     echo_label, mark, index_text = row.rpartition(INDEX_MARK.strip())
     if not mark:
-        return _failure(f"echoed row {echo!r} has no '{INDEX_MARK.strip()}<index>'", text)
+        return _failure(f"echoed row {excerpt(echo)} has no '{INDEX_MARK.strip()}<index>'", text)
     if labels is None:
         return action
-    echo_index = int(index_text) if index_text.isascii() and index_text.isdigit() else None
+    readable = index_text.isascii() and index_text.isdigit() and len(index_text) <= MAX_INDEX_DIGITS
+    echo_index = int(index_text) if readable else None  # an unreadable index leaves the label to decide
     element = _resolve(_clean(echo_label), echo_index, action.element, labels)
     if element >= len(labels):
         return _failure(f"element {element} outside the {len(labels)}-element list", text)
@@ -165,7 +168,7 @@ def _action(text: str, labels: Sequence[str] | None) -> ParseResult:
 
 # As an action format (`parse(text, "label_echo")`) the element list is unknown, so the emitted
 # JSON index stands; rollouts resolve the echoed label against the observation
-# (ops.policy.PromptedPolicy.parse) and rewards score the index.
+# (ops.agent.policy.PromptedPolicy.parse) and rewards score the index.
 def _render(action: Action, frame: CoordFrame, thinking: str | None, conclusion: str | None) -> str:
     if action.element is not None:
         raise UnsupportedAction("label_echo: an element action needs the element list (render_target)")

@@ -12,8 +12,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ops import json_limits
+from ops.actions import json_limits
 from ops.actions.coords import CoordFrame
+from ops.actions.excerpt import excerpt
 from ops.actions.formats.base import (
     FormatError,
     args_within,
@@ -48,7 +49,7 @@ def tool_call_at(text: str, start: int) -> dict[str, Any]:
         raise FormatError("<tool_call> holds no JSON object")
     call, _ = found
     if call.get("name") != TOOL_NAME:
-        raise FormatError(f"tool call names {call.get('name')!r}, expected {TOOL_NAME!r}")
+        raise FormatError(f"tool call names {excerpt(call.get('name'))}, expected {TOOL_NAME!r}")
     arguments = call.get("arguments")
     if isinstance(arguments, str):  # some servers serialise arguments as a JSON string
         try:
@@ -64,7 +65,7 @@ def arguments_to_action(args: dict[str, Any], frame: CoordFrame) -> Action:
     """A canonical action from `mobile_use` arguments."""
     name = args.get("action")
     if not isinstance(name, str) or name.strip().lower() not in _NATIVE:
-        raise FormatError(f"unknown mobile_use action {name!r}")
+        raise FormatError(f"unknown mobile_use action {excerpt(name)}")
     atype = _NATIVE[name.strip().lower()]
     kw: dict[str, Any] = {}
     if "coordinate" in args:

@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 from ops.actions.coords import CoordFrame
+from ops.actions.excerpt import excerpt
 from ops.actions.formats.base import (
     ActionFormat,
     FormatError,
@@ -41,7 +42,10 @@ UNSUPPORTED = {
 ACTION_NAMES = frozenset(
     [*_POINTED, *_STROKES, *_BUTTONS, *_TERMINATE, *UNSUPPORTED, "TYPE", "WAIT", "AWAKE", "ANSWER"]
 )
-_COMPACT = re.compile(r"\b([A-Z_]+)\b(?:\s*\[([^\]]*)\])?")
+MAX_COMPACT_ARGS = 64  # characters between the brackets of `CLICK[880,78]`; a box needs under 30
+# The bracket's content is bounded, so a name followed by `[` and no `]` costs a bounded look ahead,
+# not a scan to the end of the text for every such name.
+_COMPACT = re.compile(rf"\b([A-Z_]+)\b(?:\s*+\[([^\]]{{0,{MAX_COMPACT_ARGS}}})\])?")
 
 
 def object_to_action(obj: dict[str, Any], frame: CoordFrame) -> Action:
@@ -82,7 +86,7 @@ def object_to_action(obj: dict[str, Any], frame: CoordFrame) -> Action:
         return Action(type=ActionType.OPEN_APP, app=text_arg(obj.get("value"), "AWAKE.value"))
     if name == "ANSWER":
         return Action(type=ActionType.ANSWER, text=text_arg(obj.get("value"), "ANSWER.value"))
-    raise FormatError(f"unknown MobileGym action {name!r}")
+    raise FormatError(f"unknown MobileGym action {excerpt(name)}")
 
 
 def _compact_to_object(text: str) -> dict[str, Any]:

@@ -15,6 +15,7 @@ import re
 from typing import Any
 
 from ops.actions.coords import CoordFrame
+from ops.actions.excerpt import excerpt
 from ops.actions.formats.base import (
     ActionFormat,
     Call,
@@ -52,13 +53,19 @@ def _normal_name(name: str) -> str:
     return "long press" if name == "long pres" else name
 
 
+MAX_DURATION_CHARS = 40  # "12.5 seconds" with room to spare; no longer text is a duration
+# Possessive quantifiers: a long digit run is read once, never re-split between `\d*` and `\d+`.
+_SECONDS = re.compile(r"\s*+((?:\d++(?:\.\d++)?+|\.\d++)(?:[eE][-+]?+\d++)?+)\s*+(?:seconds?|secs?|s)?\s*+")
+
+
 def _duration(value: Any) -> float:
     if isinstance(value, str):
-        match = re.fullmatch(
-            r"\s*(\d*\.?\d+(?:[eE][-+]?\d+)?)\s*(?:s|sec|secs|seconds?)?\s*", value
-        )
+        if len(value) > MAX_DURATION_CHARS:
+            raise FormatError(f"Wait.duration: {len(value)} characters, over the {MAX_DURATION_CHARS}-character "
+                              f"limit of a duration: {excerpt(value)}")
+        match = _SECONDS.fullmatch(value)
         if not match:
-            raise FormatError(f"Wait.duration: cannot read seconds from {value!r}")
+            raise FormatError(f"Wait.duration: cannot read seconds from {excerpt(value)}")
         return float(match.group(1))
     return number(value, "Wait.duration")
 
@@ -99,7 +106,7 @@ def call_to_action(call: Call, frame: CoordFrame) -> Action:
         return Action(
             type=ActionType.WAIT, duration=None if seconds is None else _duration(seconds)
         )
-    raise FormatError(f"unknown MobileRL action {kw.get('action')!r}")
+    raise FormatError(f"unknown MobileRL action {excerpt(kw.get('action'))}")
 
 
 def parse(text: str, frame: CoordFrame) -> ParsedOutput:

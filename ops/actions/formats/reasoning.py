@@ -11,9 +11,9 @@ A structured response is exactly
     </think>
     <answer>CLICK(500, 120)</answer>
 
-with only whitespace around the tags. Reading is one linear scan over the tags (no backtracking
-regex), so hostile text of any size up to the parsers' limit costs bounded work; nothing here
-raises on model output, it reports the first problem instead.
+with only whitespace around the tags. Reading is one linear scan over at most `MAX_PART_TAGS` tags
+(no backtracking regex), so hostile text of any size up to the parsers' limit costs bounded work;
+nothing here raises on model output, it reports the first problem instead.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from ops.actions.formats.base import LONE_SURROGATE, MAX_OUTPUT_CHARS, REASONING
 
 _PART_TAG = re.compile(r"<(/?)(" + "|".join(REASONING_PARTS) + r")>")
 _ENVELOPE_TAGS = ("<think>", "</think>", "<answer>", "</answer>")
+MAX_PART_TAGS = 4 * len(REASONING_PARTS)  # a structured block has 8; past this many it is a flood, not an answer
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +68,9 @@ def read_reasoning(thinking: str) -> ReasoningSections:
     problems: list[str] = []
     open_name, open_end, last_end = None, 0, 0
     stray_text = False
-    for tag in _PART_TAG.finditer(thinking):
+    for count, tag in enumerate(_PART_TAG.finditer(thinking)):
+        if count == MAX_PART_TAGS:
+            return ReasoningSections(tuple(found), f"more than {MAX_PART_TAGS} part tags")
         closing, name = tag.group(1) == "/", tag.group(2)
         if open_name is None:
             if closing:

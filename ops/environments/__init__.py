@@ -1,0 +1,1 @@
+"""Where episodes run: the embedded simulator and adb devices, their accessibility trees, device pool and safety guard."""

@@ -1,0 +1,1 @@
+"""Benchmarking a policy: Pass@k and behaviour metrics, the evaluation loop, AndroidWorld's suite, charts and costs."""

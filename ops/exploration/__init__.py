@@ -1,0 +1,1 @@
+"""Function-aware exploration of a target app (MobileForge §2.2.1) and its goal generation."""

@@ -1,0 +1,9 @@
+"""Suite-wide order: the modules that materialize a whole graph start first. Under `--dist loadscope` each
+module runs on one worker in collection order; collected last, these two ran alone at the end while the
+other worker sat idle. Started first, each runs beside the many short modules."""
+
+WHOLE_GRAPH_MODULES = ("tests/pipelines/test_your_apps.py", "tests/pipelines/test_end_to_end.py")
+
+
+def pytest_collection_modifyitems(items):
+    items.sort(key=lambda item: item.nodeid.partition("::")[0] not in WHOLE_GRAPH_MODULES)

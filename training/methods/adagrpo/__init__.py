@@ -1,0 +1,1 @@
+"""AdaGRPO: online trajectory-level GRPO with SPA, AdaPR and FCF (MobileRL §2.2)."""

@@ -1,0 +1,1 @@
+"""RFT: iterative rejection fine-tuning on verified-successful trajectories (UI-Voyager §3.2)."""
