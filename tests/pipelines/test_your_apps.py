@@ -20,7 +20,6 @@ instruction asks."""
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -28,7 +27,6 @@ from pathlib import Path
 
 import adbutils
 import dagster as dg
-import polars as pl
 import pytest
 import torch
 import urllib.request
@@ -38,6 +36,7 @@ from safetensors.torch import load_file, save_file
 from training.base.bundled import BUNDLED_DIR
 from training.methods.checkpoint import Checkpoint, weights_digest
 from training.trainers.manifest import read_manifest
+from training.methods.launched import free_port
 from tests.support.openai_server import OpenAICompatibleServer
 from tests.support.standin_llm import Goal, StandInLLM
 
@@ -77,11 +76,6 @@ MODEL = "own-tiny"
 METHODS = ("hifpo", "rft", "grsd", "adagrpo")
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
 
 def _write_apps(path: Path, apps: dict) -> Path:
     path.write_text(yaml.safe_dump([{"name": n, "package": p, "description": f"the user's {label}"}
@@ -95,7 +89,7 @@ def served(tmp_path_factory):
     brands = tmp_path_factory.mktemp("served") / "brands.yaml"
     brands.write_text(yaml.safe_dump({app: {"package": p, "label": label}
                                       for app, (_, p, label) in {**APPS, **FOURTH}.items()}))
-    port = _free_port()
+    port = free_port()
     env = {k: v for k, v in os.environ.items() if k != "MOBILEFORGE_FORBID_SIMULATOR"}
     process = subprocess.Popen([str(Path(sys.executable).parent / "mobileforge"), "sim", "adb-server", "--port",
                                 str(port), "--devices", "2", "--size", f"{SIZE[0]}x{SIZE[1]}", "--brands", str(brands)],
@@ -134,7 +128,7 @@ def _own_model(directory: Path) -> Path:
 def served_model(tmp_path_factory):
     """The user's model, served by `mobileforge serve` (an OpenAI-compatible endpoint): its directory and URL."""
     model = _own_model(tmp_path_factory.mktemp("model") / MODEL)
-    port = _free_port()
+    port = free_port()
     server = subprocess.Popen([sys.executable, "-m", "mobileforge.cli.main", "serve", str(model), "--port", str(port),
                                "--model-name", MODEL], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120

@@ -4,7 +4,6 @@ starts it (a subprocess), with a smaller memory budget than the default so its b
 from __future__ import annotations
 
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -15,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from training.base.bundled import BUNDLED_DIR
+from training.methods.launched import free_port
 
 REPO = Path(__file__).resolve().parents[4]
 MAX_BODY_MB = 48
@@ -28,15 +28,10 @@ class Served:
     memory_bound_bytes: int  # what the server states it holds for requests at most
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 @pytest.fixture(scope="session")
 def served() -> Served:
-    port = _free_port()
+    port = free_port()
     process = subprocess.Popen([sys.executable, "-m", "mobileforge.cli.main", "serve", str(BUNDLED_DIR),
                                 "--port", str(port), "--model-name", "tiny-base", "--max-body-mb", str(MAX_BODY_MB),
                                 "--queue-mb", "64"],
