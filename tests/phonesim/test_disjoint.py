@@ -110,6 +110,18 @@ def test_the_check_would_catch_a_target_instruction():
     assert TargetMatcher(target_entities()).find(task.instruction)
 
 
+@pytest.mark.parametrize("text,found", [
+    ("call Ann Lee Jr. now", "ann lee jr"),     # the longest entity starting there
+    ("call Ann Lee, Jr", "ann lee"),
+    ("Ann Leeward", None),                      # whole words only
+    ("xAnn Lee", None),
+    ("Bob Day and Ann Lee", "bob day"),         # the leftmost one
+    ("+1 555-0100 called", "+1 555-0100"),      # entities may start with a sign
+])
+def test_the_matcher_finds_the_leftmost_longest_whole_word_entity(text, found):
+    assert TargetMatcher(["Ann Lee", "Ann Lee Jr", "Bob Day", "+1 555-0100"]).find(text) == found
+
+
 # --- states -----------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("world_seed", [0, 1, 2])
