@@ -54,6 +54,12 @@ class AdaGRPOConfig(TrainSettings):
     replay_capacity: int = Field(256, ge=1, description="Replay buffer size (table 5: 256).")
     replay_kappa: float = Field(0.25, gt=0, le=1, description="κ: fraction of each rollout set admitted (table 5: 0.25).")
     replay_gamma: float = Field(1.0, ge=0, le=1, description="γ: at most γ·M replayed trajectories per update (table 5: 1.0).")
+    replay_from: Literal["earlier_epochs", "same_epoch"] = Field("earlier_epochs", description=(
+        "Which successes an update may replay. 'earlier_epochs' (MobileRL §2.2.2 as we read it): an update mixes "
+        "this epoch's on-policy trajectories with what earlier epochs admitted, then this epoch's top-κ go in; the "
+        "buffer is empty at the first update and fills over epochs (figure 3(b): AdaPR helps 'once the replay buffer "
+        "is populated'). 'same_epoch' (before 2026-11-28): admit first, so an update draws its own epoch's successes "
+        "again beside their on-policy copies and the buffer is emptied every epoch at γ = 1."))
     trajectories_per_update: int | None = Field(None, ge=1, description=(
         "M: trajectories per update; None = the epoch's episodes (tasks_per_epoch x group_size)."))
     # --- FCF

@@ -126,6 +126,26 @@ def mixed_batch(on_policy: Sequence[Scored[Payload]], buffer: PositiveReplayBuff
     return replayed + fresh, len(replayed)
 
 
+def replay_update_batch(scored: Sequence[Scored[Payload]], buffer: PositiveReplayBuffer[Payload] | None,
+                        batch_size: int, gamma: float, replay_from: str,
+                        rng: random.Random) -> tuple[list[Scored[Payload]], int]:
+    """One epoch's update batch under AdaPR (`mixed_batch` of its informative trajectories, those with a
+    non-zero advantage) and the buffer's admission of its top-κ, in the order `replay_from` names:
+    'earlier_epochs' draws what earlier epochs admitted and admits this epoch's after; 'same_epoch'
+    admits first. Returns (batch, replayed count)."""
+    if replay_from not in ("earlier_epochs", "same_epoch"):
+        raise ValueError(f"replay_from must be 'earlier_epochs' or 'same_epoch', got {replay_from!r}")
+    informative = [s for s in scored if s.advantage != 0]
+    if buffer is None:
+        return mixed_batch(informative, None, batch_size, 0.0, rng)
+    if replay_from == "same_epoch":
+        buffer.admit(scored)
+    batch = mixed_batch(informative, buffer, batch_size, gamma, rng)
+    if replay_from == "earlier_epochs":
+        buffer.admit(scored)
+    return batch
+
+
 @dataclass
 class TaskFailures:
     """One task's failure record: consecutive all-zero epochs, cooldown epochs left, removed."""

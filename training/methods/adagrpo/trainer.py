@@ -49,7 +49,7 @@ from training.methods.adagrpo.rules import (
     PositiveReplayBuffer,
     Scored,
     group_advantages,
-    mixed_batch,
+    replay_update_batch,
     spa_rewards,
     trajectory_step_weights,
     weighted_sample,
@@ -334,11 +334,8 @@ def run_adagrpo(tasks: Sequence[TaskSpec], *, base_dir: Path, workdir: Path, con
             result.episode_errors += summary.errors
             scored, all_zero, stats = _score_groups(groups, variants.key, config, reasoning)
             failures.record_epoch(all_zero)
-            informative = [s for s in scored if s.advantage != 0]
-            if buffer is not None:
-                buffer.admit(scored)
             size = config.trajectories_per_update or config.tasks_per_epoch * config.group_size
-            batch, replayed = mixed_batch(informative, buffer, size, config.replay_gamma if buffer else 0.0, rng)
+            batch, replayed = replay_update_batch(scored, buffer, size, config.replay_gamma, config.replay_from, rng)
             update = {"loss": 0.0, "kl": 0.0}
             if batch:
                 t1 = time.perf_counter()

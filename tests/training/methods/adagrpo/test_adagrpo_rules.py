@@ -14,6 +14,7 @@ from training.methods.adagrpo.rules import (
     Scored,
     group_advantages,
     mixed_batch,
+    replay_update_batch,
     spa_rewards,
     trajectory_step_weights,
     weighted_sample,
@@ -112,6 +113,32 @@ def test_mixture_draws_at_most_gamma_m_replays_and_fills_with_on_policy():
     assert mixed_batch(on_policy, buffer, 4, 0.0, random.Random(0))[1] == 0
     batch, replayed = mixed_batch(on_policy, buffer, 12, 1.0, random.Random(0))
     assert replayed == 3 and len(batch) == 12 and len(buffer) == 0
+
+
+def test_by_default_an_update_replays_earlier_epochs_successes_and_admits_its_own_after():
+    """MobileRL §2.2.2: the buffer holds earlier iterations' successes; the first update replays nothing and
+    the buffer fills over epochs (figure 3(b)), each stored success replayed about once."""
+    buffer = PositiveReplayBuffer(capacity=16, kappa=0.5)
+    epoch1 = [Scored(1.5, True, "e1-win"), Scored(-0.5, False, "e1-a"), Scored(-0.5, False, "e1-b"),
+              Scored(-0.5, False, "e1-c")]
+    batch, replayed = replay_update_batch(epoch1, buffer, 4, 1.0, "earlier_epochs", random.Random(0))
+    assert replayed == 0 and sorted(s.payload for s in batch) == ["e1-a", "e1-b", "e1-c", "e1-win"]
+    assert [s.payload for s in buffer.items] == ["e1-win"]
+    epoch2 = [Scored(0.0, False, "e2-flat"), Scored(1.0, True, "e2-win"), Scored(-1.0, False, "e2-lose")]
+    batch, replayed = replay_update_batch(epoch2, buffer, 4, 1.0, "earlier_epochs", random.Random(0))
+    assert replayed == 1 and batch[0].payload == "e1-win"  # replayed beside the informative on-policy ones
+    assert sorted(s.payload for s in batch[1:]) == ["e2-lose", "e2-win"]
+    assert [s.payload for s in buffer.items] == ["e2-win"]
+
+
+def test_the_same_epoch_order_replays_an_epochs_own_successes_at_once():
+    buffer = PositiveReplayBuffer(capacity=16, kappa=0.5)
+    epoch1 = [Scored(1.5, True, "win"), Scored(-0.5, False, "a"), Scored(-0.5, False, "b"), Scored(-0.5, False, "c")]
+    batch, replayed = replay_update_batch(epoch1, buffer, 5, 1.0, "same_epoch", random.Random(0))
+    assert replayed == 1 and batch[0].payload == "win" and len(buffer) == 0
+    assert [s.payload for s in batch].count("win") == 2  # its on-policy copy as well
+    with pytest.raises(ValueError, match="replay_from"):
+        replay_update_batch(epoch1, buffer, 4, 1.0, "later", random.Random(0))
 
 
 # --- FCF ----------------------------------------------------------------------------------------
