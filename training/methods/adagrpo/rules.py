@@ -13,7 +13,7 @@ import random
 import statistics
 from collections.abc import Hashable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 Payload = TypeVar("Payload")
 
