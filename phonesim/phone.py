@@ -4,6 +4,7 @@ back dispatch) and action execution live here. Rendering happens only when obser
 
 from __future__ import annotations
 
+import marshal
 from collections.abc import Mapping
 from typing import Any
 
@@ -86,10 +87,15 @@ class Phone(PhoneInput):
         """A JSON copy of the full runtime state."""
         return copy_json(self.state)
 
-    def restore(self, snap: dict[str, Any], frame: L.Frame | None = None) -> None:
-        """Set the state to a copy of `snap`. `frame`, if given, must be the frame composed from
-        exactly this snapshot (frames are immutable), which saves recomposing it (solver)."""
-        self.state = copy_json(snap)
+    def snapshot_bytes(self) -> bytes:
+        """The runtime state marshalled: the cheapest copy to keep many of and restore from (solver)."""
+        return marshal.dumps(self.state)
+
+    def restore(self, snap: dict[str, Any] | bytes, frame: L.Frame | None = None) -> None:
+        """Set the state to a copy of `snap` (a `snapshot()` or `snapshot_bytes()`). `frame`, if given,
+        must be the frame composed from exactly this snapshot (frames are immutable), which saves
+        recomposing it (solver)."""
+        self.state = marshal.loads(snap) if isinstance(snap, bytes) else copy_json(snap)
         self._frame = frame
 
     def fork(self) -> "Phone":

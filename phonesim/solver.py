@@ -36,7 +36,10 @@ so absolute times are inflated ~2×): contacts.edit_phone 5.0 s with the previou
 multi_bluetooth_then_call 6.9 s → ~3 s (~720). Most of the gain on those is from the
 candidate and state-key narrowing, frame reuse and side-effect memo, not the heuristic
 (weak on forms: it cannot tell that the create form is useless for an edit task).
-Everything else is ≤ ~0.6 s cold, most ≤ 0.1 s.
+Everything else is ≤ ~0.6 s cold, most ≤ 0.1 s. Per node, the search keeps states marshalled
+(a restore is one `marshal.loads`) and computes a state's canonical-JSON key once per distinct
+marshalled form: solving the pretraining world's 326 checked templates went from 51 to 32 CPU s
+(same paths for those and every target template).
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ import json
 import marshal
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from phonesim import layout as L
 from phonesim.actions import GRID, Action
@@ -74,17 +78,51 @@ def _state_key(phone: Phone) -> bytes:
     return _keys(phone)[0]
 
 
-def _keys(phone: Phone) -> tuple[bytes, bytes]:
-    """16-byte digests of (the state key, the device data alone)."""
-    os_ = phone.state["os"]
+# digest of a marshalled state -> its `_keys` (~0.2 kB an entry), and digest of marshalled device data ->
+# the hash of its canonical JSON (~0.5 kB); a full table is cleared
+_STATE_KEYS: dict[bytes, tuple[bytes, bytes]] = {}
+_DATA_HASHES: dict[bytes, "hashlib._Hash"] = {}
+MAX_STATE_KEYS, MAX_DATA_HASHES = 100_000, 20_000
+
+
+def _keys(phone: Phone, blob: bytes | None = None) -> tuple[bytes, bytes]:
+    """16-byte digests of (the state key, the device data alone), defined by canonical JSON (key
+    order does not matter). That is computed once per distinct marshalled form (`blob`: the state
+    marshalled, if the caller has it): marshalling is several times cheaper, and equal marshalled
+    bytes mean equal values (unequal bytes may still be equal values: then only a cache miss)."""
+    blob = marshal.dumps(phone.state) if blob is None else blob
+    fingerprint = hashlib.blake2b(blob, digest_size=16).digest()
+    keys = _STATE_KEYS.get(fingerprint)
+    if keys is None:
+        if len(_STATE_KEYS) >= MAX_STATE_KEYS:
+            _STATE_KEYS.clear()
+        keys = _STATE_KEYS[fingerprint] = _canonical_keys(phone.state)
+    return keys
+
+
+def _canonical_keys(state: dict) -> tuple[bytes, bytes]:
+    os_ = state["os"]
     pages = [[p["screen"], p["params"], p["scroll"], {f: v for f, v in p["fields"].items() if v}, p["ui"],
               p["dialog"], p["menu"]] for p in os_["tasks"].get(os_["foreground"], [])]
-    data = hashlib.blake2b(canonical_json(phone.state["data"]).encode(), digest_size=16)
+    data_fingerprint = hashlib.blake2b(marshal.dumps(state["data"]), digest_size=16).digest()
+    data = _DATA_HASHES.get(data_fingerprint)
+    if data is None:
+        if len(_DATA_HASHES) >= MAX_DATA_HASHES:
+            _DATA_HASHES.clear()
+        data = _DATA_HASHES[data_fingerprint] = hashlib.blake2b(canonical_json(state["data"]).encode(),
+                                                                digest_size=16)
     rest = canonical_json([os_["foreground"], sorted(os_["tasks"]), pages, os_["answer"]]
                           + ([os_["launcher_page"]] if os_.get("launcher_page") else [])).encode()
-    state = data.copy()
-    state.update(rest)
-    return state.digest(), data.digest()
+    key = data.copy()
+    key.update(rest)
+    return key.digest(), data.digest()
+
+
+@lru_cache(maxsize=1 << 16)
+def _action(kind: str, point: tuple[int, int] | None = None, text: str | None = None, direction: str | None = None,
+            button: str | None = None, app: str | None = None) -> Action:
+    """A candidate action, built and validated once (actions are immutable; a search makes ~10 per expansion)."""
+    return Action(kind, point=point, text=text, direction=direction, button=button, app=app)
 
 
 def candidate_actions(phone: Phone, task: TaskInstance, shortcuts: bool = True) -> list[Action]:
@@ -113,32 +151,32 @@ def candidate_actions(phone: Phone, task: TaskInstance, shortcuts: bool = True) 
         if n.kind in ("field", "search"):  # focus+type in one targeted action, into empty fields only
             if not n.text and (shortcuts or n.kind == "field"):
                 center = _grid_point((x1 + x2) / 2, (y1 + y2) / 2)
-                out += [Action("type", text=t, point=center) for t in texts]
+                out += [_action("type", text=t, point=center) for t in texts]
             continue
         if n.clickable:
             if n.kind == "slider":
                 for v in values:  # inside the bar at both ends: its right edge is not part of it
                     x = x1 + 1 + (x2 - x1 - 2) * v / 100
-                    out.append(Action("click", point=_grid_point(x, (y1 + y2) / 2)))
+                    out.append(_action("click", point=_grid_point(x, (y1 + y2) / 2)))
             else:
                 key = repr(n.tap)
                 if key not in seen_targets:
                     seen_targets.add(key)
-                    out.append(Action("click", point=_grid_point((x1 + x2) / 2, (y1 + y2) / 2)))
+                    out.append(_action("click", point=_grid_point((x1 + x2) / 2, (y1 + y2) / 2)))
         if shortcuts and n.long_tap is not None and not irrelevant(n.long_tap):
-            out.append(Action("long_press", point=_grid_point((x1 + x2) / 2, (y1 + y2) / 2)))
+            out.append(_action("long_press", point=_grid_point((x1 + x2) / 2, (y1 + y2) / 2)))
     page = phone.top_page() if phone.current_app in phone.apps else None
     if frame.body is not None and frame.scroll_max and not frame.modal:
         if page["scroll"] < frame.scroll_max:
-            out.append(Action("swipe", direction="up"))
+            out.append(_action("swipe", direction="up"))
         if min(page["scroll"], frame.scroll_max) > 0:
-            out.append(Action("swipe", direction="down"))
-    out.append(Action("system_button", button="back"))
-    out += [Action("open_app", app=a) for a in task.apps if a != phone.current_app]
+            out.append(_action("swipe", direction="down"))
+    out.append(_action("system_button", button="back"))
+    out += [_action("open_app", app=a) for a in task.apps if a != phone.current_app]
     if task.answer_spec is not None and phone.answer is None:
         if task.evidence_shown(elements):
             gold = task.answer_spec.gold
-            out.append(Action("answer", text=f"{gold:g}" if isinstance(gold, float) else str(gold)))
+            out.append(_action("answer", text=f"{gold:g}" if isinstance(gold, float) else str(gold)))
     return out
 
 
@@ -219,8 +257,9 @@ def _search(phone: Phone, task: TaskInstance, depth_cap: int, max_nodes: int,
     # heap entries (f, -g, -tie, key): among equal f deeper first, then newest; a node is re-pushed if reached
     # with a smaller g (the memory bounds make the heuristic admissible but not consistent)
     best_g: dict[bytes, int] = {start_key: 0}
-    node: dict[bytes, tuple[dict, list[Action]]] = {start_key: (probe.snapshot(), [])}
-    heap = [(_heuristic(marshal.dumps(probe.state), start_key, mem) if informed else 0, 0, 0, start_key)]
+    start = probe.snapshot_bytes()
+    node: dict[bytes, tuple[bytes, list[Action]]] = {start_key: (start, [])}  # marshalled state, path
+    heap = [(_heuristic(start, start_key, mem) if informed else 0, 0, 0, start_key)]
     tie, expanded = 1, 0
     best: list[Action] | None = None
     while heap and expanded < max_nodes:
@@ -239,7 +278,8 @@ def _search(phone: Phone, task: TaskInstance, depth_cap: int, max_nodes: int,
             probe.restore(snap, frame)
             if not probe.step(a).ok:
                 continue
-            child, data_key = _keys(probe)
+            blob = marshal.dumps(probe.state)
+            child, data_key = _keys(probe, blob)
             if best_g.get(child, depth_cap + 1) <= g + 1:
                 continue
             if child in mem.paths:  # exact remaining path already known
@@ -263,8 +303,7 @@ def _search(phone: Phone, task: TaskInstance, depth_cap: int, max_nodes: int,
             if probe.current_app not in allowed or (verdict.answer_ok is False and probe.answer is not None):
                 continue
             best_g[child] = g + 1
-            blob = marshal.dumps(probe.state)
-            node[child] = (marshal.loads(blob), path + [a])
+            node[child] = (blob, path + [a])
             h = _heuristic(blob, child, mem) if informed else 0
             heapq.heappush(heap, (g + 1 + h, -(g + 1), -tie, child))
             tie += 1

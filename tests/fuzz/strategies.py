@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
 
 from hypothesis import strategies as st
 
@@ -51,6 +52,7 @@ def _fallback(fmt: str) -> Action:
     return Action(type=ActionType.WAIT) if supports(Action(type=ActionType.WAIT), fmt) else Action(type="terminate", status="success")
 
 
+@lru_cache(maxsize=None)  # one strategy object per format: building one per draw costs hypothesis more than the draw
 def valid_outputs(fmt: str) -> st.SearchStrategy[str]:
     """Well-formed outputs of format `fmt`."""
     return actions.map(lambda action: render(action if supports(action, fmt) else _fallback(fmt), fmt))
@@ -81,6 +83,7 @@ def mutated(valid: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
     )
 
 
+@lru_cache(maxsize=None)  # one strategy object per format: building one per draw costs hypothesis more than the draw
 def hostile_outputs(fmt: str) -> st.SearchStrategy[object]:
     """Model output for format `fmt`: mutated valid text, noise, pathological text, or a wrong type."""
     return st.one_of(mutated(valid_outputs(fmt)), snippets, valid_outputs(fmt), wrong_types)
@@ -95,6 +98,7 @@ def _wizard_action(action: Action) -> Action:
     return action if supports(action, "mobilewizard") else _fallback("mobilewizard")
 
 
+@lru_cache(maxsize=None)  # one strategy object per format: building one per draw costs hypothesis more than the draw
 def valid_structured_outputs() -> st.SearchStrategy[str]:
     """Well-formed four-part structured responses (mobilewizard format, MobileWizard §3.3)."""
     return st.builds(lambda action, parts: render_structured(_wizard_action(action), parts), actions, reasoning_parts)
@@ -105,6 +109,7 @@ def _reordered(action: Action, parts: ReasoningParts, order: list[int]) -> str:
     return render(_wizard_action(action), "mobilewizard", thinking="\n".join(blocks[i] for i in order))
 
 
+@lru_cache(maxsize=None)  # one strategy object per format: building one per draw costs hypothesis more than the draw
 def hostile_structured_outputs() -> st.SearchStrategy[object]:
     """Structured responses with one hostile change, parts dropped, repeated or reordered, or noise."""
     valid = valid_structured_outputs()

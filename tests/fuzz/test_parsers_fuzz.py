@@ -58,21 +58,27 @@ def test_the_structured_parse_reads_hostile_output_without_raising(text):
         assert parsed.reasoning is None and parsed.action.reason
 
 
-@st.composite
-def label_echo_answers(draw) -> tuple[object, list[str]]:
-    labels = draw(st.lists(st.one_of(st.sampled_from(["Wi-Fi", "OK", "", "a #1", " #2"]), unicode_text), max_size=10))
-    action = draw(actions)
+# the labels of one example, the same in its answer and beside it
+echo_labels = st.shared(st.lists(st.one_of(st.sampled_from(["Wi-Fi", "OK", "", "a #1", " #2"]), unicode_text),
+                                 max_size=10), key="label_echo labels")
+
+
+def _label_echo_answer(labels: list[str], action, element: int) -> str:
     if action.element is not None and labels:
-        action = dataclasses.replace(action, element=draw(st.integers(0, len(labels) - 1)))
-        answer = label_echo.render_target(action, labels)
-    else:
-        answer = label_echo.render_action(action)
-    echo_number = st.sampled_from(NUMBERS).map(lambda n: f"- Wi-Fi #{n}\n" + answer.split("\n")[-1])
-    return draw(st.one_of(st.just(answer), mutated(st.just(answer)), echo_number, snippets, wrong_types)), labels
+        return label_echo.render_target(dataclasses.replace(action, element=element % len(labels)), labels)
+    return label_echo.render_action(action)
+
+
+# built once (a strategy built per draw costs hypothesis more than the draw)
+echo_answers = st.builds(_label_echo_answer, echo_labels, actions, st.integers(0, 9))
+echo_numbers = st.builds(lambda answer, n: f"- Wi-Fi #{n}\n" + answer.split("\n")[-1], echo_answers,
+                         st.sampled_from(NUMBERS))
+label_echo_answers = st.tuples(st.one_of(echo_answers, mutated(echo_answers), echo_numbers, snippets, wrong_types),
+                               echo_labels)
 
 
 @settings(max_examples=800, deadline=None)
-@given(case=label_echo_answers())
+@given(case=label_echo_answers)
 def test_label_echo_with_element_labels_reads_hostile_output_without_raising(case):
     text, labels = case
     parsed = parse_with_context(text, "label_echo", labels=labels)

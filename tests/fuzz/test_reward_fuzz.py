@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+from functools import lru_cache
 
 import pytest
 from hypothesis import given, settings
@@ -62,6 +63,7 @@ def _nested(depth: int) -> list:
 DEEP_LIST = _nested(DEEP)
 
 
+@lru_cache(maxsize=None)  # strategies built once, not per draw (building costs hypothesis more than drawing)
 def completions(fmt: str) -> st.SearchStrategy[object]:
     text = hostile_outputs(fmt)
     return st.one_of(
@@ -84,6 +86,11 @@ def cells(valid: st.SearchStrategy[object]) -> st.SearchStrategy[object]:
     return st.one_of(valid.map(_dumps), valid, snippets, wrong_types, st.sampled_from(["[" * DEEP, *NUMBERS]))
 
 
+TARGET_CELLS, BOX_CELLS, ELEMENT_CELLS = cells(actions.map(Action.to_dict)), cells(hostile_boxes), cells(hostile_elements)
+PLANNING_CELLS = st.one_of(reasoning_parts.map(lambda p: p.planning), snippets, wrong_types)
+
+
+@lru_cache(maxsize=None)
 def columns(values: st.SearchStrategy[object], n: int) -> st.SearchStrategy[object]:
     return st.one_of(st.lists(values, min_size=n, max_size=n), st.lists(values, max_size=n + 3),  # ragged
                      st.sampled_from([None, [], "column", 5]))
@@ -93,11 +100,11 @@ def columns(values: st.SearchStrategy[object], n: int) -> st.SearchStrategy[obje
 def batches(draw) -> tuple[str, list, dict]:
     fmt = draw(st.sampled_from(FORMAT_NAMES))
     n = draw(st.integers(0, 6))
-    batch = {"target_action": draw(columns(cells(actions.map(Action.to_dict)), n))}
+    batch = {"target_action": draw(columns(TARGET_CELLS, n))}
     if draw(st.booleans()):
-        batch["target_box"] = draw(columns(cells(hostile_boxes), n))
+        batch["target_box"] = draw(columns(BOX_CELLS, n))
     if draw(st.booleans()):
-        batch["elements"] = draw(columns(cells(hostile_elements), n))
+        batch["elements"] = draw(columns(ELEMENT_CELLS, n))
     return fmt, draw(st.lists(completions(fmt), min_size=n, max_size=n)), batch
 
 
@@ -117,16 +124,18 @@ def test_structure_and_reasoning_rewards_score_any_output(text, annotation):
     assert 0.0 <= reasoning_reward(text, annotation, HashingEmbedder()) <= 1.0
 
 
+WIZARD_COMPLETIONS = st.one_of(hostile_structured_outputs(), completions("mobilewizard"))
+
+
 @settings(max_examples=150, deadline=None)
 @given(data=st.data(), component=st.sampled_from(["overall", "structure", "reasoning"]))
 def test_structured_trl_rewards_return_one_finite_reward_per_completion_for_any_batch(data, component):
     n = data.draw(st.integers(0, 6))
-    completions_ = data.draw(st.lists(st.one_of(hostile_structured_outputs(), completions("mobilewizard")),
-                                      min_size=n, max_size=n))
-    batch = {"target_action": data.draw(columns(cells(actions.map(Action.to_dict)), n))}
+    completions_ = data.draw(st.lists(WIZARD_COMPLETIONS, min_size=n, max_size=n))
+    batch = {"target_action": data.draw(columns(TARGET_CELLS, n))}
     for name in ANNOTATION_COLUMNS:
         if data.draw(st.integers(0, 9)):  # now and then a column is missing
-            batch[name] = data.draw(columns(st.one_of(reasoning_parts.map(lambda p: p.planning), snippets, wrong_types), n))
+            batch[name] = data.draw(columns(PLANNING_CELLS, n))
     reward = make_trl_reward("mobilewizard", RewardConfig(structure_weight=0.5, reasoning_weight=0.5), component,
                              embed=HashingEmbedder())
     out = reward(completions_, **batch)

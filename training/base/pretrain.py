@@ -29,11 +29,11 @@ import torch
 from pydantic import BaseModel, Field, model_validator
 
 from ops.actions import Action, ActionType
-from training.base.grounding_data import GroundingSample, SampleFn, critic_view
+from training.base.grounding_data import GroundingSample, SampleFn
 from ops.actions.formats import label_echo
-from ops.agent.hint_marks import hinted_actions, hinted_rows
-from ops.agent.policy_prompt import build_policy_prompt, element_context
+from ops.agent.policy_prompt import build_policy_prompt
 from training.base.induction_format import add_index_tokens
+from training.base.sample_text import answer_text, prompt_text, tokenizer_corpus
 from training.base.structured_pool import ChatSample, chat_batch, evaluate_structured, sample_text
 from training.models.tiny import TinyQwen2VLProcessor, build_tiny_model, check_sizes, load_tiny
 
@@ -133,20 +133,6 @@ class BasePretrainReport:
         return json.dumps(asdict(self), indent=2)
 
 
-def _prompt_text(sample: GroundingSample) -> str:
-    """The user text of a sample's prompt: hints and Done lines, element rows (those a hint
-    names on the sample's screen marked, as in rollouts), instruction."""
-    context = element_context(sample.hints, sample.history)
-    return label_echo.prompt_text([e.label for e in sample.elements], sample.instruction, context,
-                                  hinted_rows(sample.hints, sample.screen, critic_view(sample.elements)),
-                                  hinted_actions(sample.hints, sample.screen))
-
-
-def _answer_text(sample: GroundingSample) -> str:
-    """The label-echo answer the sample teaches."""
-    return label_echo.render_target(sample.target, [e.label for e in sample.elements])
-
-
 class PolicyTextEncoder:
     """Chat-formatted policy prompts without re-running the Jinja template per sample.
 
@@ -168,10 +154,10 @@ class PolicyTextEncoder:
 
     def prompt(self, sample: GroundingSample, with_image: bool) -> str:
         prefix, suffix = self._frame[with_image]
-        return prefix + _prompt_text(sample) + suffix
+        return prefix + prompt_text(sample) + suffix
 
     def answer(self, sample: GroundingSample) -> str:
-        return _answer_text(sample) + self.tokenizer.eos_token
+        return answer_text(sample) + self.tokenizer.eos_token
 
     def batch(self, samples: list[GroundingSample], *, with_images: bool, answers: bool) -> dict[str, torch.Tensor]:
         """Left-padded model inputs; with `answers`, also `labels` (answer tokens only)."""
@@ -237,15 +223,6 @@ def evaluate_policy(model, encoder: PolicyTextEncoder, samples: list[GroundingSa
 def _mean(xs) -> float:
     xs = list(xs)
     return float(sum(xs)) / len(xs) if xs else 0.0
-
-
-def _tokenizer_corpus(sample_fn: SampleFn, n: int, seed: int, extra: Sequence[str] = ()) -> list[str]:
-    rng = random.Random(seed)
-    corpus = list(extra)
-    for _ in range(n):
-        s = sample_fn(rng, False)
-        corpus.append(_prompt_text(s) + "\n" + _answer_text(s))
-    return corpus
 
 
 def _lr_at(config: BasePretrainConfig, step: int, progress: float) -> float:
@@ -314,7 +291,7 @@ def pretrain_base_policy(out_dir: str | Path, config: BasePretrainConfig, sample
             vision_depth=config.vision_depth, vision_embed=config.vision_embed, vocab_size=config.vocab_size,
             max_pixels=config.max_pixels, seed=config.seed,
             # structured responses teach the tokenizer the part tags and the annotator's phrasing
-            corpus=_tokenizer_corpus(sample_fn, config.tokenizer_corpus_samples, config.seed + 1,
+            corpus=tokenizer_corpus(sample_fn, config.tokenizer_corpus_samples, config.seed + 1,
                                      [sample_text(s) for s in structured[:200]]),
         )
         model, processor = load_tiny(out)

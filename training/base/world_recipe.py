@@ -32,8 +32,8 @@ from phonesim.disjoint import TargetMatcher, target_entities
 from phonesim.source import source_digest
 from training.base.episode_skills import with_episode_context
 from training.base.grounding_data import GroundingSample, SampleFn
-from training.base.pretrain import _answer_text, _prompt_text
 from training.base import world_episodes
+from training.base.sample_text import answer_text, prompt_text
 from training.base.sim_grounding import sim_sampler
 from training.base.world_episodes import WorldEpisode, solve_episode, world_step_sample
 
@@ -81,7 +81,7 @@ class TargetGuard:
     def __call__(self, rng: random.Random, render: bool) -> GroundingSample:
         for _ in range(MAX_REDRAWS):
             sample = self.sample_fn(rng, render)
-            hit = self.matcher.find(_prompt_text(sample) + "\n" + _answer_text(sample))
+            hit = self.matcher.find(prompt_text(sample) + "\n" + answer_text(sample))
             if hit is None:
                 return sample
             self.redrawn[hit] += 1

@@ -15,7 +15,7 @@ from ops.judging.critic.programmatic import ProgrammaticCritic
 from ops.agent.episode import AttemptRecord, GroundTruth, StepRecord, TaskSpec
 from ops.agent.hint_marks import hint_targets
 from ops.agent.policy_prompt import build_policy_prompt, element_context
-from training.base.pretrain import _prompt_text
+from training.base.sample_text import prompt_text
 from training.base.episode_skills import SKILLS, TASK_VERBS, with_episode_context
 from phonesim.tasks import instantiate
 from training.base.sim_grounding import sim_sampler
@@ -90,7 +90,7 @@ def test_hints_name_an_element_on_screen_or_the_instruction_does(samples):
         target = s.elements[s.target.element]
         names = {e.name for e in s.elements}
         applicable = [name for h in s.hints for _, name in hint_targets(h) if name in names]
-        lines = _prompt_text(s).split("\n")
+        lines = prompt_text(s).split("\n")
         end = -2 if lines[-1].startswith(label_echo.HINT_PREFIX) else -1  # rows, task line, hint line
         rows = lines[end - len(s.elements):end]
         marked = [i for i, row in enumerate(rows) if row.endswith(label_echo.HINT_MARK)]
@@ -106,7 +106,7 @@ def test_hints_name_an_element_on_screen_or_the_instruction_does(samples):
 
 def test_only_hint_samples_mark_rows(samples):
     for s in samples:
-        has_mark = label_echo.HINT_MARK + "\n" in _prompt_text(s)
+        has_mark = label_echo.HINT_MARK + "\n" in prompt_text(s)
         assert has_mark == (s.kind == "hint" or (s.kind == "type_hint" and s.elements[s.target.element].named))
 
 
@@ -152,9 +152,9 @@ def test_the_pretraining_stream_does_not_depend_on_the_hash_seed():
     code = ("import hashlib, random\n"
             "from training.base.episode_skills import with_episode_context\n"
             "from training.base.sim_grounding import sim_sampler\n"
-            "from training.base.pretrain import _tokenizer_corpus\n"
+            "from training.base.sample_text import tokenizer_corpus\n"
             "fn = with_episode_context(sim_sampler(n_screens=60, seed=0))\n"
-            "print(hashlib.sha256('\\0'.join(_tokenizer_corpus(fn, 1500, 1)).encode()).hexdigest())\n")
+            "print(hashlib.sha256('\\0'.join(tokenizer_corpus(fn, 1500, 1)).encode()).hexdigest())\n")
     digests = {subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONHASHSEED": seed},
                               capture_output=True, text=True, check=True).stdout.strip()
                for seed in ("1", "2")}

@@ -18,7 +18,8 @@ from phonesim.pretrain import GENERATED_APPS
 from phonesim.pretrain.generated import generated_specs
 from phonesim.pretrain.worlds import SPECS
 from training.base.grounding_data import synthetic_sample
-from training.base.pretrain import BasePretrainConfig, _answer_text, _prompt_text, pretrain_base_policy
+from training.base.pretrain import BasePretrainConfig, pretrain_base_policy
+from training.base.sample_text import answer_text, prompt_text
 from training.base.world_episodes import solve_episode, world_step_sample
 from training.base.world_recipe import world_sampler
 
@@ -69,9 +70,9 @@ def test_episode_samples_are_the_prompts_rollouts_build(template_id, hint_rate):
         [message] = build_policy_prompt("elements", episode.instruction, done[:t], [_hint(h) for h in sample.hints],
                                         obs.elements, screen=obs.screen)
         assert sample.history == tuple(done[:t]) and sample.screen == obs.screen
-        assert _prompt_text(sample) == message["content"][-1]["text"]
+        assert prompt_text(sample) == message["content"][-1]["text"]
         compared += 1
-        marked += "(hint)" in _prompt_text(sample)
+        marked += "(hint)" in prompt_text(sample)
     assert compared == 80 and (marked > 0) == (hint_rate > 0)
 
 
@@ -81,7 +82,7 @@ def test_recipe_samples_name_no_target_entity_and_no_target_instruction():
     kinds = {s.kind for s in recipe_samples()}
     assert {"world_click", "world_done", "click"} <= kinds  # episodes and grounding both come through
     for s in recipe_samples():
-        assert matcher.find(_prompt_text(s) + "\n" + _answer_text(s)) is None
+        assert matcher.find(prompt_text(s) + "\n" + answer_text(s)) is None
         assert s.instruction not in instructions
 
 
@@ -93,7 +94,7 @@ def test_recipe_samples_show_no_target_app_and_nothing_of_the_held_out_apps():
     for s in recipe_samples():
         rows = {e.label for e in s.elements}
         assert not {r.lower() for r in rows} & target_labels
-        assert held_out_matcher.find(_prompt_text(s)) is None
+        assert held_out_matcher.find(prompt_text(s)) is None
 
 
 def test_held_out_apps_have_templates_but_no_recipe_episodes():
