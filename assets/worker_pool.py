@@ -9,6 +9,7 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import Manager, get_context
+from multiprocessing.context import BaseContext
 from queue import Queue
 from typing import Any, TypeVar
 
@@ -22,7 +23,7 @@ T = TypeVar("T")
 WORKER_PRELOAD = ("training.inference.local_policy",)
 
 
-def _worker_context(work: Callable[..., Any]):
+def _worker_context(work: Callable[..., Any]) -> BaseContext:
     context = get_context("forkserver")
     context.set_forkserver_preload([work.__module__, *WORKER_PRELOAD])  # no effect once its server runs
     return context
