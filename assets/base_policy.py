@@ -75,7 +75,6 @@ def _embedded_base(context: dg.AssetExecutionContext, config: BasePolicyConfig,
     (e.g. the `wizard` experiment's structured reasoning) it is a stand-in that lets every stage run,
     and most of its outputs are invalid steps, counted where they occur."""
     from training.base.bundled import BUNDLED_DIR, load_bundled, pretrain_embedded_base
-    from training.base.pretrain import BasePretrainConfig
 
     if style != PromptStyle.ELEMENTS:
         context.log.warning(f"the embedded tiny base was pretrained on {PromptStyle.ELEMENTS.value!r} prompts only; it "
@@ -83,6 +82,8 @@ def _embedded_base(context: dg.AssetExecutionContext, config: BasePolicyConfig,
     with tempfile.TemporaryDirectory() as tmp:
         source_dir = BUNDLED_DIR
         if config.source == "pretrain":
+            from training.base.pretrain import BasePretrainConfig  # torch and transformers: ~4 CPU s, bundled needs neither
+
             pretrain_config = BasePretrainConfig(max_steps=config.max_steps, max_seconds=config.max_seconds,
                                                  seed=config.seed, eval_samples=config.eval_samples)
             source_dir = Path(tmp) / "base_policy"

@@ -49,10 +49,14 @@ CHECKS = [
 
 
 # What every training step process would otherwise import afresh: the graph, and the trainers with
-# torch, transformers, datasets and TRL (benchmarks/import_cost.py). Forking after these imports is
-# safe: importing starts no torch threads, and the server process itself never trains. A name that
-# fails to import is skipped by multiprocessing without a word (tests/layout keeps them importable).
-TRAINING_PRELOAD = ["pipelines.definitions", *dict.fromkeys(module for method in METHODS for module in method.preload),
+# torch, transformers, datasets and TRL (benchmarks/import_cost.py), and the storage of the instance each
+# step process opens (Dagster's SQLite storage with SQLAlchemy and Alembic: ~0.6 CPU s a step; a module
+# of Dagster's own, not of its public API). Forking after these imports is safe: importing starts no torch
+# threads, and the server process itself never trains. A name that fails to import is skipped by
+# multiprocessing without a word (tests/layout keeps them importable).
+INSTANCE_STORAGE_MODULE = "dagster._core.storage.sqlite_storage"
+TRAINING_PRELOAD = ["pipelines.definitions", INSTANCE_STORAGE_MODULE,
+                    *dict.fromkeys(module for method in METHODS for module in method.preload),
                     "training.inference.local_policy"]
 
 

@@ -296,15 +296,15 @@ class AdbEnvironment(AdbInput):
         """Relaunch `app` from a clean state and redo `actions`, then observe where that led."""
         self.stats.replays += 1
         self.launch(app)
-        for action in actions:
+        for index, action in enumerate(actions):
+            if index and self.config.settle_s:  # the previous action's screen settles (the last one's: observe)
+                time.sleep(self.config.settle_s)
             self._prefix.append(action)
             result = self._act(action)
             self._acted = True
             if not result.ok:
                 raise DeviceError(self.serial, f"replay of {action.type.value} {action.args} in {app} failed: "
                                                f"{result.reason}")
-            if self.config.settle_s:
-                time.sleep(self.config.settle_s)
         self.observe()
 
     def _replayable(self, action: Action) -> Action:

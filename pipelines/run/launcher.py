@@ -30,7 +30,8 @@ WORKSPACE_FILE = REPO / "workspace.yaml"
 LOCATION = "mobileforge"  # the code location workspace.yaml names
 
 
-POLL_SECONDS = 0.5
+# a finished run is seen (and the next one launched) this much later at most; a poll reads two small records
+POLL_SECONDS = 0.2
 
 
 MAX_CAUSES = 5  # links of an error's cause chain reported

@@ -71,6 +71,9 @@ CONFIG = {
     "adagrpo_checkpoint": {"overrides": {"epochs": 1, "tasks_per_epoch": 1, "group_size": 2}},
     "benchmark_results": {"k": 2},  # task_file: set in the fixture
 }
+# The served simulator draws a screen before it answers: nothing to wait for after an action, and an unchanged
+# dump is final at once. Set as a user with such devices would (`mobileforge run --resource simulator.settle_s=0`).
+DEVICE_SETTINGS = {"settle_s": 0.0, "retry_delay_s": 0.05}
 CRITIC = "openai/standin-critic"
 MODEL = "own-tiny"
 METHODS = ("hifpo", "rft", "grsd", "adagrpo")
@@ -179,7 +182,8 @@ def run(served, served_model, tmp_path_factory):
                 # the definitions of this environment (pipelines.definitions.defs may have been built, in this
                 # worker, under another one), as the code location's processes build them from it
                 defs = dg.Definitions(assets=ASSETS, asset_checks=CHECKS, resources=resources_for(), jobs=STAGES)
-                timings = run_experiment("yours", config, instance=instance, observer=LineObserver(print), defs=defs)
+                timings = run_experiment("yours", config, instance=instance, observer=LineObserver(print), defs=defs,
+                                         resources={"simulator": DEVICE_SETTINGS})
                 print(f"whole graph through adb: {time.perf_counter() - started:.0f} s; stages: "
                       + ", ".join(f"{stage} {seconds:.0f} s" for stage, seconds in timings.items()))
                 yield {"resources": resources_for("local"), "instance": instance, "standin": standin,
@@ -270,14 +274,15 @@ def test_adding_a_fourth_app_adds_its_partition_and_removing_one_keeps_its_trace
     mp.setenv("MOBILEFORGE_ADB_PORT", str(port))
     mp.setenv("MOBILEFORGE_APPS_FILE", str(_write_apps(work / "apps4.yaml", everything)))
     try:
-        environment = resources_for("local")["simulator"]
-        assert sync_app_partitions(instance, environment.apps()) == (["chorebook"], [])  # what the next run does
+        resources = resources_for("local")
+        resources["simulator"] = type(resources["simulator"])(**{**dict(resources["simulator"]), **DEVICE_SETTINGS})
+        assert sync_app_partitions(instance, resources["simulator"].apps()) == (["chorebook"], [])  # what the next run does
         keys = experiment_partition_keys(defs.resolve_job_def("discovery"), instance, "yours")
         assert sorted(k.keys_by_dimension["app"] for k in keys) == sorted(n for n, _, _ in everything.values())
         # ... and that partition explores the new app through the device
         result = dg.materialize([_exploration()], partition_key=dg.MultiPartitionKey({"experiment": "yours",
                                                                                       "app": "chorebook"}),
-                                resources=resources_for("local"), instance=instance,
+                                resources=resources, instance=instance,
                                 run_config={"ops": {"exploration_traces": {"config": CONFIG["exploration_traces"]}}})
         traces = result.output_for_node("exploration_traces")
         assert traces.height > 0 and all("dev.chorebook.lists:id/" in t for t in traces["after_a11y"])
