@@ -49,9 +49,7 @@ def run(workdir: Path) -> dict[str, str]:
     decoding = GenerationSettings(max_new_tokens=48, constrain_echo=True, constrain_typing=True)
     tasks = [t for t, _ in template_tasks("train", 1, 2)]
     rollout_store = ParquetAttemptStore.from_uri(str(workdir / "rollouts"))
-    # one torch thread per policy, as the pipeline's PolicyResource sets (two threads spin-wait for
-    # each other beside another busy process; the test runs two of these side by side)
-    run_rollouts(tasks, make_env, LocalPolicy(BUNDLED_DIR, generation=decoding, version="base", threads=1),
+    run_rollouts(tasks, make_env, LocalPolicy(BUNDLED_DIR, generation=decoding, version="base"),
                  ProgrammaticCritic(0), rollout_store, RolloutConfig(attempts=2))
     attempts, steps, feedback = collect_tables(rollout_store, "base", tasks)
     samples, _ = build_step_samples(attempts, steps, feedback, FilterConfig(), hint_free_copies=True,
@@ -63,8 +61,7 @@ def run(workdir: Path) -> dict[str, str]:
                     SFTTrainConfig.cpu_tiny(max_steps=3, report_to=[]))
     held_out = held_out_tasks(1, 1)
     sampled = LocalPolicy(hifpo.checkpoint, generation=GenerationSettings(
-        max_new_tokens=48, temperature=0.7, seed=0, constrain_echo=True, constrain_typing=True), version="hifpo",
-        threads=1)
+        max_new_tokens=48, temperature=0.7, seed=0, constrain_echo=True, constrain_typing=True), version="hifpo")
     evaluation = evaluate_policy("hifpo", sampled, held_out, make_env,
                                  ParquetAttemptStore.from_uri(str(workdir / "benchmark")), 2,
                                  first_apps([t for t, _ in held_out], 0))
