@@ -30,23 +30,31 @@ def base() -> None:
               "(phonesim.pretrain), nothing of the target apps.")
 @click.option("--structured-every", default=0, show_default=True,
               help="World recipe: every n-th step trains on MobileWizard-style structured samples (0: never).")
+@click.option("--copy-share", type=click.FloatRange(0, 1), default=None,
+              help="World recipe: share of samples that are verbatim copies (clicks on launchers of invented apps "
+              "drawn per sample, episode clicks on rows the instruction or a hint line names). Default: 0.3 with "
+              "--recipe world (docs/base-ceiling.md, R3; 0 gives R2's recipe), 0 with --recipe sim.")
 @click.option("--checkpoint-every", default=250, show_default=True,
               help="Steps between saves; run the same command again to resume an interrupted run.")
 @click.option("--cache-dir", default=Path(".mobileforge/base_pretrain_cache"), show_default=True,
               type=click.Path(file_okay=False, path_type=Path), help="Where the world recipe keeps its solved episodes.")
 def pretrain(out: Path, max_steps: int, max_seconds: float, seed: int, context_share: float, page_share: float,
              threads: int, text_hidden: int, layers: int, heads: int, recipe: str, structured_every: int,
-             checkpoint_every: int, cache_dir: Path) -> None:
+             copy_share: float | None, checkpoint_every: int, cache_dir: Path) -> None:
     """Pretrain the base policy into OUT and record its provenance (resumes an interrupted run in OUT)."""
     from pydantic import ValidationError
 
     from training.base.pretrain import BasePretrainConfig
-    from training.base.bundled import pretrain_embedded_base
+    from training.base.bundled import WORLD_COPY_SHARE, pretrain_embedded_base
+
+    if copy_share is None:
+        copy_share = WORLD_COPY_SHARE if recipe == "world" else 0.0
 
     try:
         config = BasePretrainConfig(max_steps=max_steps, max_seconds=max_seconds, seed=seed, threads=threads,
                                     text_hidden=text_hidden, layers=layers, heads=heads,
-                                    structured_every=structured_every, checkpoint_every=checkpoint_every)
+                                    structured_every=structured_every, copy_share=copy_share,
+                                    checkpoint_every=checkpoint_every)
     except ValidationError as exc:
         raise click.BadParameter(str(exc)) from None
 
@@ -56,7 +64,7 @@ def pretrain(out: Path, max_steps: int, max_seconds: float, seed: int, context_s
     command = (f"mobileforge base pretrain --out {out} --max-steps {max_steps} --max-seconds {max_seconds:g} "
                f"--seed {seed} --context-share {context_share:g} --page-share {page_share:g} --threads {threads} "
                f"--text-hidden {text_hidden} --layers {layers} --heads {heads} --recipe {recipe} "
-               f"--structured-every {structured_every}")
+               f"--structured-every {structured_every} --copy-share {copy_share:g}")
     report = pretrain_embedded_base(out, config, context_share, page_share, command, progress, recipe=recipe,
                                     cache=cache_dir)
     click.echo(json.dumps({"checkpoint": str(out), "steps": report.steps, "train_seconds": round(report.train_seconds),

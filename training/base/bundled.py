@@ -114,6 +114,7 @@ def _git_commit() -> str | None:
 
 
 RECIPES = ("sim", "world")  # the generator of the pretraining samples (`pretrain_embedded_base`)
+WORLD_COPY_SHARE = 0.3  # the world recipe's default `copy_share` (docs/base-ceiling.md, R3)
 STRUCTURED_SEEDS = 2  # solver episodes per trained pretraining template in the structured style
 
 
@@ -127,7 +128,8 @@ def pretrain_embedded_base(out_dir: str | Path, config: BasePretrainConfig, cont
     (`training.base.world_recipe`: solver episodes and grounding on its trained apps, nothing of the
     target apps), its report scored on the held-out pretraining apps; `cache` keeps its solved episodes.
     With `config.structured_every`, the world recipe also trains on its episodes in MobileWizard's
-    structured style (`training.base.structured_pool`).
+    structured style (`training.base.structured_pool`); with `config.copy_share`, on verbatim copies
+    (`training.base.copy_samples`).
     A run stopped midway resumes when started again with the same settings (`pretrain_base_policy`)."""
     from training.base.pretrain import pretrain_base_policy
 
@@ -140,13 +142,14 @@ def pretrain_embedded_base(out_dir: str | Path, config: BasePretrainConfig, cont
         from training.base.structured_pool import structured_samples
         from training.base.world_recipe import held_out_sampler, world_sampler
 
-        sample_fn = world_sampler(seed=config.seed, context_share=context_share, cache=cache)
+        sample_fn = world_sampler(seed=config.seed, context_share=context_share, copy_share=config.copy_share,
+                                  cache=cache)
         eval_fn = held_out_sampler(cache=cache)
         if config.structured_every:
             structured = structured_samples(pretrain_template_ids(held_out=False), STRUCTURED_SEEDS, cache)
             structured_eval = structured_samples(pretrain_template_ids(held_out=True), 1, cache)[::3]
-    elif config.structured_every:
-        raise ValueError("structured-reasoning samples come from the pretraining world: use the world recipe")
+    elif config.structured_every or config.copy_share:
+        raise ValueError("structured-reasoning and copy samples come from the pretraining world: use the world recipe")
     else:
         from training.base.episode_skills import with_episode_context
         from training.base.page_actions import with_page_actions

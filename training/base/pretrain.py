@@ -86,6 +86,10 @@ class BasePretrainConfig(BaseModel, frozen=True):
         "(MobileWizard's four parts, `training.base.structured_pool`) instead, when the run is given some.")
     structured_batch: int = Field(4, gt=0, description="Samples per structured-reasoning step (their prompts "
                                   "are several times longer than the element-list ones).")
+    copy_share: float = Field(
+        0.0, ge=0, le=1, description="World recipe only: share of samples that are verbatim copies "
+        "(`training.base.copy_samples`: clicks on launchers of invented apps drawn per sample, episode clicks "
+        "on rows the instruction or a hint names). 0: none (the sim recipe, and the world recipe of R1/R2).")
     checkpoint_every: int = Field(
         250, gt=0, description="Optimizer steps between saves of the weights and the resume state; a run "
         "started again on the same directory with the same config continues from the last save.")
@@ -260,7 +264,9 @@ def _load_resume(out: Path, config: BasePretrainConfig) -> dict | None:
     if not path.is_file():
         return None
     state = torch.load(path, weights_only=False)
-    changed = {k for k, v in config.model_dump().items() if state["config"].get(k) != v} - RESUMABLE_CHANGES
+    # a setting added after the run was saved: the run used its default
+    saved = {k: state["config"].get(k, info.default) for k, info in BasePretrainConfig.model_fields.items()}
+    changed = {k for k, v in config.model_dump().items() if saved[k] != v} - RESUMABLE_CHANGES
     if changed:
         raise ValueError(f"{out} holds an unfinished run with another config ({sorted(changed)} differ); "
                          "resume it with the same settings or pretrain into another directory")

@@ -8,7 +8,10 @@ held-out apps and every target app stay out):
   recovery, some with the critic's hints;
 - **grounding** on the world's screens reached by random walks (`training.base.sim_grounding`:
   tap / type / back / scroll / open app), part of it turned into the generic episode-context skills
-  (`training.base.episode_skills`: history, sequences, hints to follow or to ignore).
+  (`training.base.episode_skills`: history, sequences, hints to follow or to ignore);
+- optionally (`copy_share`) **verbatim copies** (`training.base.copy_samples`): clicks on launchers of
+  invented app labels drawn afresh per sample, and episode clicks on rows the instruction or a hint
+  line names, so that copying the named row is the only way to fit them.
 
 The generic skills draw names and values from open-ended pools, so a sample could name a target
 entity by chance (a person "Omar Garcia", a date of a target task): any sample whose text names one
@@ -27,9 +30,10 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from phonesim.pretrain import PHONES, phone_catalog, pretrain_template_ids, trained_apps
+from phonesim.pretrain import PHONES, load_pretrain_apps, phone_catalog, pretrain_template_ids, trained_apps
 from phonesim.disjoint import TargetMatcher, target_entities
 from phonesim.source import source_digest
+from training.base.copy_samples import copy_sampler, forbidden_labels
 from training.base.episode_skills import with_episode_context
 from training.base.grounding_data import GroundingSample, SampleFn
 from training.base import world_episodes
@@ -91,13 +95,15 @@ class TargetGuard:
 
 def world_sampler(seed: int = 0, handmade_seeds: int = 8, generated_seeds: int = 2, episode_share: float = 0.6,
                   detour_rate: float = 0.5, hint_rate: float = 0.3, context_share: float = 0.5,
-                  n_screens: int = 1500, cache: Path | None = None) -> SampleFn:
-    """The world recipe's sample function (module docstring): `episode_share` of the samples are
-    episode steps (`handmade_seeds` instances of each trained hand-written app's templates,
-    `generated_seeds` of each generated app's), the rest grounding on the trained apps' screens with
-    `context_share` of its clicks turned into episode-context skills."""
-    if not 0 <= episode_share <= 1:
-        raise ValueError(f"episode_share must be within [0, 1], got {episode_share}")
+                  n_screens: int = 1500, copy_share: float = 0.0, cache: Path | None = None) -> SampleFn:
+    """The world recipe's sample function (module docstring): `copy_share` of the samples are verbatim
+    copies; of the others, `episode_share` are episode steps (`handmade_seeds` instances of each trained
+    hand-written app's templates, `generated_seeds` of each generated app's), the rest grounding on the
+    trained apps' screens with `context_share` of its clicks turned into episode-context skills.
+    `copy_share=0` draws exactly the stream of the recipe before copies existed."""
+    for name, share in (("episode_share", episode_share), ("copy_share", copy_share)):
+        if not 0 <= share <= 1:
+            raise ValueError(f"{name} must be within [0, 1], got {share}")
     trained = pretrain_template_ids(held_out=False)
     handmade = [t for t in trained if t.split(".")[0] in PHONES["handmade"]]
     generated = [t for t in trained if t.split(".")[0] not in PHONES["handmade"]]
@@ -108,14 +114,19 @@ def world_sampler(seed: int = 0, handmade_seeds: int = 8, generated_seeds: int =
     grounding = with_episode_context(sim_sampler(n_screens, seed, synthetic_share=0.0, catalog=phone_catalog,
                                                  apps=trained_apps()), context_share)
 
+    labels = {name: app.label for name, app in load_pretrain_apps().items()}
+    copies = copy_sampler(episodes, labels, forbidden_labels()) if copy_share > 0 else None
+
     def mixed(rng: random.Random, render: bool) -> GroundingSample:
+        if copies is not None and rng.random() < copy_share:  # no draw at 0: the stream stays as it was
+            return copies(rng, render)
         return steps(rng, render) if rng.random() < episode_share else grounding(rng, False)
 
     guard = TargetGuard(mixed, TargetMatcher(target_entities()))
     guard.__qualname__ = (f"world_sampler(seed={seed}, handmade_seeds={handmade_seeds}, "
                           f"generated_seeds={generated_seeds}, episode_share={episode_share}, "
                           f"detour_rate={detour_rate}, hint_rate={hint_rate}, context_share={context_share}, "
-                          f"n_screens={n_screens}, episodes={len(episodes)} of {asked})")
+                          f"n_screens={n_screens}, copy_share={copy_share}, episodes={len(episodes)} of {asked})")
     return guard
 
 

@@ -26,7 +26,8 @@ from training.base.world_recipe import world_sampler
 
 @lru_cache(maxsize=1)
 def recipe():
-    return world_sampler(handmade_seeds=1, generated_seeds=0, n_screens=60)  # generated apps: grounding only
+    # generated apps: grounding only; copies on, so that every check below also covers them
+    return world_sampler(handmade_seeds=1, generated_seeds=0, n_screens=60, copy_share=0.3)
 
 
 @lru_cache(maxsize=1)
@@ -80,7 +81,9 @@ def test_recipe_samples_name_no_target_entity_and_no_target_instruction():
     matcher = TargetMatcher(target_entities())
     instructions = set(target_strings())
     kinds = {s.kind for s in recipe_samples()}
-    assert {"world_click", "world_done", "click"} <= kinds  # episodes and grounding both come through
+    assert {"world_click", "world_done", "click", "launcher_named", "copy_named"} <= kinds  # every part comes through
+    copies = sum(s.kind.startswith(("launcher_", "copy_")) for s in recipe_samples())
+    assert abs(copies / len(recipe_samples()) - 0.3) < 0.05
     for s in recipe_samples():
         assert matcher.find(prompt_text(s) + "\n" + answer_text(s)) is None
         assert s.instruction not in instructions
