@@ -19,7 +19,8 @@ from tests.training.base.test_world_recipe import _hint, _replayed_observations
 from training.base.bundled import pretrain_embedded_base
 from training.base.copy_samples import (LAUNCHER_FORMS, forbidden_labels, in_app_sampler, launcher_sampler,
                                         launcher_screen)
-from training.base.pretrain import RESUME_FILE, BasePretrainConfig, _load_resume, _prompt_text
+from training.base.pretrain import RESUME_FILE, BasePretrainConfig, _load_resume
+from training.base.sample_text import prompt_text
 from training.base.sim_grounding import sim_screen
 from training.base.world_episodes import solve_episode
 
@@ -66,10 +67,10 @@ def test_launcher_samples_are_the_prompts_rollouts_build_on_such_a_launcher():
             [message] = build_policy_prompt("elements", sample.instruction, [], [_hint(h) for h in sample.hints],
                                             obs.elements, screen=obs.screen)
             prompts.add(message["content"][-1]["text"])
-        assert _prompt_text(sample) in prompts
+        assert prompt_text(sample) in prompts
         clicked = sample.elements[sample.target.element].label
-        assert clicked in rows and (clicked in sample.instruction or f"Hint: {clicked}" in _prompt_text(sample))
-        assert (f"{clicked} #{sample.target.element} (hint)" in _prompt_text(sample)) == bool(sample.hints)
+        assert clicked in rows and (clicked in sample.instruction or f"Hint: {clicked}" in prompt_text(sample))
+        assert (f"{clicked} #{sample.target.element} (hint)" in prompt_text(sample)) == bool(sample.hints)
     assert {s.kind for s in launcher_samples()} == set(LAUNCHER_FORMS)
 
 
@@ -84,7 +85,7 @@ def test_drawn_launchers_never_repeat_and_show_nothing_of_the_target_or_held_out
                               for title in spec.titles + spec.new_titles})
     for sample in launcher_samples():
         assert not {row.lower() for row in _app_rows(sample)} & forbidden
-        assert matcher.find(_prompt_text(sample)) is None and held_out.find(_prompt_text(sample)) is None
+        assert matcher.find(prompt_text(sample)) is None and held_out.find(prompt_text(sample)) is None
 
 
 def test_in_app_copies_are_the_prompts_rollouts_build_and_name_their_row():
@@ -98,9 +99,9 @@ def test_in_app_copies_are_the_prompts_rollouts_build_and_name_their_row():
         obs = observations[t]
         [message] = build_policy_prompt("elements", episode.instruction, done[:t], [_hint(h) for h in sample.hints],
                                         obs.elements, screen=obs.screen)
-        assert _prompt_text(sample) == message["content"][-1]["text"] and obs.screen != "launcher"
+        assert prompt_text(sample) == message["content"][-1]["text"] and obs.screen != "launcher"
         row = sample.elements[sample.target.element]
-        assert (row.name in episode.instruction) if sample.kind == "copy_named" else ("(hint)" in _prompt_text(sample))
+        assert (row.name in episode.instruction) if sample.kind == "copy_named" else ("(hint)" in prompt_text(sample))
         kinds.add(sample.kind)
     assert kinds == {"copy_named", "copy_hinted"}
 
