@@ -67,12 +67,18 @@ class _Words:
         return " ".join(self.word().capitalize() for _ in range(self.rng.choice((1, 2, 2))))
 
 
-def _spec(i: int, rng: random.Random, words: _Words) -> CollectionSpec:
+def invented_app(rng: random.Random, words: _Words) -> tuple[str, str]:
+    """A generated app's record noun and its launcher label in one of three forms: the plural
+    ("Dezams"), the noun with a suffix ("Dezamhub") or another invented word ("Zimtrak")."""
     noun = words.word(2)
-    plural = noun + "s"
     kind = rng.random()
-    label = (plural.capitalize() if kind < 0.6 else (noun + rng.choice(LABEL_SUFFIXES)).capitalize() if kind < 0.85
-             else words.word(2).capitalize())
+    label = noun + "s" if kind < 0.6 else noun + rng.choice(LABEL_SUFFIXES) if kind < 0.85 else words.word(2)
+    return noun, label.capitalize()
+
+
+def _spec(i: int, rng: random.Random, words: _Words) -> CollectionSpec:
+    noun, label = invented_app(rng, words)
+    plural = noun + "s"
     names = [words.name() for _ in range(22)]
     numbers = rng.sample(NUMBERS, rng.choice((1, 2)))
     attributes = [Attribute(lab.lower().replace(" ", "_"), lab, numbers=span, unit=unit) for lab, unit, span in numbers]

@@ -28,7 +28,7 @@ from phonesim.app import App, Screen
 from phonesim.apps import load_apps
 from phonesim.phone import Phone
 from phonesim.pretrain import GENERATED_APPS, HELD_OUT_APPS, load_pretrain_apps
-from phonesim.pretrain.generated import LABEL_SUFFIXES, _Words, generated_specs
+from phonesim.pretrain.generated import _Words, generated_specs, invented_app
 from phonesim.pretrain.worlds import SPECS
 from phonesim.system import LAUNCHER
 from phonesim.widgets import Page
@@ -59,9 +59,7 @@ def invented_labels(rng: random.Random, n: int, forbidden: Collection[str]) -> l
     none of them in `forbidden` (lower case)."""
     words, labels = _Words(rng), []
     while len(labels) < n:
-        noun, kind = words.word(2), rng.random()
-        label = (noun + "s" if kind < 0.6 else noun + rng.choice(LABEL_SUFFIXES) if kind < 0.85
-                 else words.word(2)).capitalize()
+        _, label = invented_app(rng, words)
         if label.lower() not in forbidden and label not in labels:
             labels.append(label)
     return labels
