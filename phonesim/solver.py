@@ -92,12 +92,17 @@ def _keys(phone: Phone, blob: bytes | None = None) -> tuple[bytes, bytes]:
     bytes mean equal values (unequal bytes may still be equal values: then only a cache miss)."""
     blob = marshal.dumps(phone.state) if blob is None else blob
     fingerprint = hashlib.blake2b(blob, digest_size=16).digest()
-    keys = _STATE_KEYS.get(fingerprint)
-    if keys is None:
-        if len(_STATE_KEYS) >= MAX_STATE_KEYS:
-            _STATE_KEYS.clear()
-        keys = _STATE_KEYS[fingerprint] = _canonical_keys(phone.state)
-    return keys
+    return _memo(_STATE_KEYS, fingerprint, MAX_STATE_KEYS, lambda: _canonical_keys(phone.state))
+
+
+def _memo(table: dict, key: bytes, limit: int, compute):
+    """`table[key]`, computed on a miss; a table at `limit` entries is cleared first."""
+    value = table.get(key)
+    if value is None:
+        if len(table) >= limit:
+            table.clear()
+        value = table[key] = compute()
+    return value
 
 
 def _canonical_keys(state: dict) -> tuple[bytes, bytes]:
@@ -105,12 +110,8 @@ def _canonical_keys(state: dict) -> tuple[bytes, bytes]:
     pages = [[p["screen"], p["params"], p["scroll"], {f: v for f, v in p["fields"].items() if v}, p["ui"],
               p["dialog"], p["menu"]] for p in os_["tasks"].get(os_["foreground"], [])]
     data_fingerprint = hashlib.blake2b(marshal.dumps(state["data"]), digest_size=16).digest()
-    data = _DATA_HASHES.get(data_fingerprint)
-    if data is None:
-        if len(_DATA_HASHES) >= MAX_DATA_HASHES:
-            _DATA_HASHES.clear()
-        data = _DATA_HASHES[data_fingerprint] = hashlib.blake2b(canonical_json(state["data"]).encode(),
-                                                                digest_size=16)
+    data = _memo(_DATA_HASHES, data_fingerprint, MAX_DATA_HASHES,
+                 lambda: hashlib.blake2b(canonical_json(state["data"]).encode(), digest_size=16))
     rest = canonical_json([os_["foreground"], sorted(os_["tasks"]), pages, os_["answer"]]
                           + ([os_["launcher_page"]] if os_.get("launcher_page") else [])).encode()
     key = data.copy()
