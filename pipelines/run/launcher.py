@@ -19,7 +19,9 @@ from dagster._core.workspace.load_target import WorkspaceFileTarget
 from dagster._utils.error import SerializableErrorInfo
 from dagster.version import __version__ as dagster_version
 
+from pipelines.run.forked_runs import forked_runs
 from pipelines.run.instance import REPO
+from pipelines.run.monitored_launcher import MonitoredRunLauncher
 from pipelines.run.observer import Observer
 from pipelines.start_point import StagePart
 from resources.deployment import load_deployment
@@ -138,12 +140,17 @@ def error_messages(error: SerializableErrorInfo) -> str:
 @contextmanager
 def code_location_runner(instance: dg.DagsterInstance, workspace_file: Path = WORKSPACE_FILE,
                          tags: dict[str, str] | None = None) -> Iterator[CodeLocationRunner]:
-    """The workspace loaded as `dagster dev` loads it (a code server process for the location);
-    `tags` go on every run it launches."""
+    """The workspace loaded as `dagster dev` loads it (a code server process for the location), its runs'
+    workers forked from a zygote when the instance's launcher is the project's; `tags` go on every run it
+    launches."""
     target = WorkspaceFileTarget(paths=[str(workspace_file)])
-    # the code server's own start/stop lines say nothing a user acts on
-    with WorkspaceProcessContext(instance, target, version=dagster_version, read_only=False,
-                                 code_server_log_level="WARNING") as context:
+    origin = next((origin for origin in target.create_origins() if origin.location_name == LOCATION), None)
+    forks = isinstance(instance.run_launcher, MonitoredRunLauncher)
+    # the zygote imports while the code server does; the code server's own start/stop lines say nothing
+    # a user acts on
+    with forked_runs(origin if forks else None, instance), \
+            WorkspaceProcessContext(instance, target, version=dagster_version, read_only=False,
+                                    code_server_log_level="WARNING") as context:
         errors = context.create_request_context().get_code_location_error(LOCATION)
         if errors is not None:
             raise StageFailed(f"code location {LOCATION!r} of {workspace_file} does not load:\n{errors.message}")

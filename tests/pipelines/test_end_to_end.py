@@ -27,6 +27,7 @@ import yaml
 
 import dagster as dg
 
+from tests.support.instances import project_instance
 from training.methods.checkpoint import Checkpoint
 
 # a whole graph runs in this module's fixture: minutes on an idle 2-core machine, far more on a loaded one
@@ -108,7 +109,7 @@ def materialized(tmp_path_factory):
         resources = resources_for("local")
         lines: list[str] = []
         # as `mobileforge run` does: a persistent instance, runs launched through workspace.yaml's code location
-        with dg.instance_for_test(temp_dir=str(tmp_path_factory.mktemp("dagster_home"))) as instance:
+        with project_instance(str(tmp_path_factory.mktemp("dagster_home"))) as instance:
             # the definitions of this storage root (pipelines.definitions.defs may have been built, in this worker,
             # under another one): the experiment's lock is taken where the runs write
             defs = dg.Definitions(assets=ASSETS, asset_checks=CHECKS, resources=resources, jobs=STAGES)

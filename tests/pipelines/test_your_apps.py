@@ -37,6 +37,7 @@ from training.base.bundled import BUNDLED_DIR
 from training.methods.checkpoint import Checkpoint, weights_digest
 from training.trainers.manifest import read_manifest
 from training.methods.launched import free_port
+from tests.support.instances import project_instance
 from tests.support.openai_server import OpenAICompatibleServer
 from tests.support.standin_llm import Goal, StandInLLM
 
@@ -177,7 +178,7 @@ def run(served, served_model, tmp_path_factory):
             config = {**CONFIG, "benchmark_results": {**CONFIG["benchmark_results"],
                                                       "task_file": str(work / "tasks.yaml")}}
             (work / "dagster_home").mkdir()
-            with dg.instance_for_test(temp_dir=str(work / "dagster_home")) as instance:
+            with project_instance(str(work / "dagster_home")) as instance:
                 started = time.perf_counter()
                 # the definitions of this environment (pipelines.definitions.defs may have been built, in this
                 # worker, under another one), as the code location's processes build them from it

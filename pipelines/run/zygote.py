@@ -1,0 +1,104 @@
+"""The parent of a `mobileforge run`'s run workers: a process that has imported Dagster, the code location
+and the instance's storages once, and forks one run worker per run it is sent (as Android's zygote forks
+apps). The worker then does what `dagster api execute_run` does (the path Dagster's container launchers
+take): it reports its pid ("Started process for run") and executes the run from the run's stored origin.
+
+A run worker spawned by Dagster's code server imports all of that afresh, about 2 CPU s and 2.5 s of wall
+per run on a 2-core machine; forked from here it starts in milliseconds (pipelines.run.forked_runs).
+
+    python -m pipelines.run.zygote COMMAND_FD REPLY_FD MODULE [MODULE ...]
+
+Reads one JSON request per line from COMMAND_FD ({"run_id", "instance_ref"}), answers on REPLY_FD: first
+{"ready": true} once MODULEs are imported, then {"pid": N} per request. At the end of its input it waits
+for its workers, then exits.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import signal
+import sys
+import threading
+import traceback
+
+
+def _reap(_signal: int | None = None, _frame: object = None) -> None:
+    """Collect every finished worker, so none lingers as a zombie (run monitoring reads those as gone)."""
+    while True:
+        try:
+            pid, _status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def _execute(request: dict, inherited_fds: tuple[int, ...]) -> int:
+    """In the forked worker: execute the run as `dagster api execute_run` does; its exit code."""
+    for fd in inherited_fds:
+        os.close(fd)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # its own subprocesses are waited for by their callers
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    from dagster._cli.api import _execute_run_command_body
+    from dagster._core.instance import DagsterInstance, InstanceRef
+    from dagster._serdes import deserialize_value
+    from dagster._utils.interrupts import capture_interrupts
+
+    with capture_interrupts():  # SIGINT and SIGTERM become Dagster's interrupt: the run is marked canceled
+        with DagsterInstance.from_ref(deserialize_value(request["instance_ref"], InstanceRef)) as instance:
+            return _execute_run_command_body(request["run_id"], instance, lambda _event: None,
+                                             set_exit_code_on_failure=False)
+
+
+def _fork_worker(request: dict, inherited_fds: tuple[int, ...]) -> int:
+    pid = os.fork()
+    if pid:
+        return pid
+    code = 1
+    try:
+        code = _execute(request, inherited_fds)
+    except BaseException:  # noqa: BLE001 - a worker must never return into the zygote's loop
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def main(argv: list[str]) -> None:
+    command_fd, reply_fd, *modules = argv
+    command_fd, reply_fd = int(command_fd), int(reply_fd)
+    # Ctrl-C reaches the whole process group: the workers stop their runs; the zygote stays to collect them
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGCHLD, _reap)
+    replies = os.fdopen(reply_fd, "w", buffering=1)
+    try:
+        for module in modules:
+            importlib.import_module(module)
+    except Exception as error:  # noqa: BLE001 - said to the launcher, which reports it on the run it launches
+        replies.write(json.dumps({"error": f"importing {module}: {type(error).__name__}: {error}"}) + "\n")
+        return
+    # fork copies only the calling thread: a lock another thread held would stay held in every worker
+    if threading.active_count() != 1:
+        replies.write(json.dumps({"error": f"importing {modules} started threads "
+                                           f"({[t.name for t in threading.enumerate()]}): cannot fork safely"}) + "\n")
+        return
+    replies.write(json.dumps({"ready": True}) + "\n")
+    with os.fdopen(command_fd) as commands:
+        for line in commands:
+            replies.write(json.dumps({"pid": _fork_worker(json.loads(line), (command_fd, reply_fd))}) + "\n")
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    while True:
+        try:
+            os.wait()
+        except ChildProcessError:
+            return
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
