@@ -35,18 +35,18 @@ class RunForker:
     """Client of one zygote: forks a worker per run of the code location it preloaded."""
 
     def __init__(self, module: str, executable: str, working_directory: str, instance: dg.DagsterInstance):
-        self.module, self.executable, self.working_directory = module, executable, working_directory
-        ref = instance.get_ref()
-        storages = [field.module_name for field in ref if hasattr(field, "module_name")]
-        command_read, self._commands = os.pipe()
-        self._replies, reply_write = os.pipe()
+        self.module, self.executable = module, executable
+        storages = [field.module_name for field in instance.get_ref() if hasattr(field, "module_name")]
+        command_read, command_write = os.pipe()
+        reply_read, reply_write = os.pipe()
         self._process = subprocess.Popen(
             [executable, "-m", "pipelines.run.zygote", str(command_read), str(reply_write),
              _RUN_COMMAND, *dict.fromkeys(storages), module],
             cwd=working_directory, pass_fds=(command_read, reply_write))
         os.close(command_read)
         os.close(reply_write)
-        self._reply_lines = os.fdopen(self._replies)
+        self._commands = os.fdopen(command_write, "w", buffering=1)
+        self._replies = os.fdopen(reply_read)
         self._ready = False
         self._lock = threading.Lock()
 
@@ -61,15 +61,18 @@ class RunForker:
 
     def fork(self, run_id: str, instance: dg.DagsterInstance) -> int:
         """Fork the worker of run `run_id`; its pid."""
-        request = json.dumps({"run_id": run_id, "instance_ref": serialize_value(instance.get_ref())}) + "\n"
+        request = json.dumps({"run_id": run_id, "instance_ref": serialize_value(instance.get_ref())})
         with self._lock:
             if not self._ready:
                 self._ready = bool(self._reply("ready"))
-            os.write(self._commands, request.encode())
+            try:
+                self._commands.write(request + "\n")
+            except BrokenPipeError:
+                self._reply("pid")  # says how it ended
             return int(self._reply("pid"))
 
     def _reply(self, key: str) -> object:
-        line = self._reply_lines.readline()
+        line = self._replies.readline()
         reply = json.loads(line) if line else {"error": f"it exited (code {self._process.wait()})"}
         if key not in reply:
             raise ZygoteFailed(f"the run-worker zygote (pid {self._process.pid}) failed: {reply.get('error', reply)}")
@@ -77,8 +80,11 @@ class RunForker:
 
     def close(self) -> None:
         """End the zygote's input: it exits once its workers have finished."""
-        os.close(self._commands)
-        self._reply_lines.close()
+        for pipe in (self._commands, self._replies):
+            try:
+                pipe.close()
+            except BrokenPipeError:  # it had exited already
+                pass
         try:
             self._process.wait(timeout=CLOSE_SECONDS)
         except subprocess.TimeoutExpired:

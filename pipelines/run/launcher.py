@@ -19,7 +19,7 @@ from dagster._core.workspace.load_target import WorkspaceFileTarget
 from dagster._utils.error import SerializableErrorInfo
 from dagster.version import __version__ as dagster_version
 
-from pipelines.run.forked_runs import forked_runs
+from pipelines.run.forked_runs import ZygoteFailed, forked_runs
 from pipelines.run.instance import REPO
 from pipelines.run.monitored_launcher import MonitoredRunLauncher
 from pipelines.run.observer import Observer
@@ -173,6 +173,8 @@ def run_stage(runner: CodeLocationRunner, part: StagePart,
                 except DagsterUserCodeProcessError as error:  # e.g. config the code location rejects
                     raise StageFailed(f"stage {job.name} could not start: {str(error).split('Stack Trace')[0]}") \
                         from None
+                except ZygoteFailed as error:
+                    raise StageFailed(f"stage {job.name} could not start: {error}") from None
                 active.append(_Launched(job.name, run_id))
             time.sleep(POLL_SECONDS)
             for launched in list(active):

@@ -105,3 +105,14 @@ def test_a_zygote_that_cannot_import_its_location_says_why(tmp_path):
                 forker.fork("a-run", instance)
         finally:
             forker.close()
+
+
+def test_a_zygote_that_died_says_so_at_the_next_run(tmp_path):
+    with project_instance(str(tmp_path)) as instance:
+        forker = RunForker("tests.support.tiny_location", sys.executable, str(REPO), instance)
+        try:
+            forker._process.kill()
+            with pytest.raises(ZygoteFailed, match=r"failed: it exited \(code -9\)"):
+                forker.fork("a-run", instance)
+        finally:
+            forker.close()
