@@ -13,6 +13,11 @@
 Decoding is the default run's: the row-echo and typing constraints on. Attempts are staged under
 `--store` (default `.mobileforge/base_ceiling/<checkpoint name>`), so an interrupted measurement
 resumes where it stopped. Prints one JSON line per part.
+
+`--start-in-app` is an oracle ablation, never a base's figure: every episode starts with its task's app
+(the app a shortest solution opens first) already open, as if the base knew which app holds what. It
+measures what is left once that knowledge is given; `first_app_right` then scores the first action
+inside the app and means nothing.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from ops.data.attempt_store import ParquetAttemptStore  # noqa: E402
 from ops.evaluation.benchmark import first_apps, pass_at_k, template_tasks  # noqa: E402
 from ops.evaluation.evaluate import evaluate_policy  # noqa: E402
 from ops.environments.simulator import SimEnvironment  # noqa: E402
+from phonesim.actions import Action, ActionType  # noqa: E402
 from phonesim.pretrain import PHONES  # noqa: E402
 from phonesim.tasks import all_templates  # noqa: E402
 from training.inference.local_policy import GenerationSettings, LocalPolicy  # noqa: E402
@@ -53,18 +59,35 @@ def tasks_of(part: str, seeds: int):
     return template_tasks("test", seeds) + template_tasks("ood", seeds)
 
 
-def measure(checkpoint: str, part: str, seeds: int, store: Path) -> dict:
+class InAppStart(SimEnvironment):
+    """The oracle ablation's phone: the task's phone with the task's first app open."""
+
+    def __init__(self, apps: dict[str, str]):
+        super().__init__(size=(540, 1200))
+        self.apps = apps
+
+    def reset(self, task):
+        super().reset(task)
+        app = self.apps[task.task_id]
+        if app in self.phone.apps:  # not for a task done on the launcher itself
+            assert self.step(Action(ActionType.OPEN_APP, app=app)).ok, app
+        return self.observe()
+
+
+def measure(checkpoint: str, part: str, seeds: int, store: Path, start_in_app: bool = False) -> dict:
     k, temperature = PARTS[part]
     tasks = tasks_of(part, seeds)
     agent = LocalPolicy(checkpoint, "elements", generation=GenerationSettings(
         max_new_tokens=48, temperature=temperature, seed=0, constrain_echo=True, constrain_typing=True))
     began, cpu = time.time(), time.process_time()
-    evaluation = evaluate_policy(checkpoint, agent, tasks, lambda: SimEnvironment(size=(540, 1200)),
-                                 ParquetAttemptStore(pafs.LocalFileSystem(), str(store / part)), k,
-                                 first_apps([t for t, _ in tasks]))
+    apps = first_apps([t for t, _ in tasks])
+    in_app = {task_id: app for task_id, (_, app) in apps.items()}
+    evaluation = evaluate_policy(checkpoint, agent, tasks,
+                                 (lambda: InAppStart(in_app)) if start_in_app else (lambda: SimEnvironment(size=(540, 1200))),
+                                 ParquetAttemptStore(pafs.LocalFileSystem(), str(store / part)), k, apps)
     results = evaluation.results
     split_of = {t.id: t.split for t in all_templates().values()}
-    out = {"part": part, "checkpoint": checkpoint, "tasks": len(tasks), "episodes": results.height, "k": k,
+    out = {"part": part, "checkpoint": checkpoint, "start_in_app": start_in_app, "tasks": len(tasks), "episodes": results.height, "k": k,
            "temperature": temperature, "episode_success": round(float(results["success"].mean()), 4),
            "seconds": round(time.time() - began), "cpu_seconds": round(time.process_time() - cpu),
            "false_complete": round(float(results["false_complete"].mean()), 4),
@@ -89,13 +112,16 @@ def main() -> None:
     parser.add_argument("--parts", default="pretrain,train,test")
     parser.add_argument("--store", type=Path, default=None)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--start-in-app", action="store_true",
+                        help="oracle ablation: each episode starts inside its task's app (see the docstring)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    store = args.store or Path(".mobileforge/base_ceiling") / f"{Path(args.checkpoint).name}-s{args.seeds}"
+    store = args.store or Path(".mobileforge/base_ceiling") / (
+        f"{Path(args.checkpoint).name}-s{args.seeds}" + ("-in-app" if args.start_in_app else ""))
     for part in args.parts.split(","):
         if part not in PARTS:
             raise SystemExit(f"unknown part {part!r}; choose from {sorted(PARTS)}")
-        print(json.dumps(measure(args.checkpoint, part, args.seeds, store)), flush=True)
+        print(json.dumps(measure(args.checkpoint, part, args.seeds, store, args.start_in_app)), flush=True)
 
 
 if __name__ == "__main__":
