@@ -15,6 +15,7 @@ for its workers, then exits.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import json
 import os
@@ -88,6 +89,9 @@ def main(argv: list[str]) -> None:
         replies.write(json.dumps({"error": f"importing {modules} started threads "
                                            f"({[t.name for t in threading.enumerate()]}): cannot fork safely"}) + "\n")
         return
+    # what is imported now is shared by every worker: frozen, the workers' garbage collections neither walk
+    # it nor write to its pages (copy-on-write)
+    gc.freeze()
     replies.write(json.dumps({"ready": True}) + "\n")
     with os.fdopen(command_fd) as commands:
         for line in commands:
