@@ -1,8 +1,10 @@
 """A code location of two one-asset jobs, for the tests of how runs are launched (tests/pipelines/
-test_forked_runs.py): `quick` writes which process ran it to $TINY_LOCATION_REPORT; `slow` waits."""
+test_forked_runs.py, benchmarks/run_start.py): `quick` writes which process ran it, and the CPU time that
+process has used, to $TINY_LOCATION_REPORT; `slow` waits."""
 
 import json
 import os
+import resource
 import time
 
 import dagster as dg
@@ -11,7 +13,8 @@ import dagster as dg
 @dg.asset
 def worker_report() -> None:
     with open(os.environ["TINY_LOCATION_REPORT"], "w", encoding="utf-8") as report:
-        json.dump({"pid": os.getpid(), "parent": os.getppid()}, report)
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        json.dump({"pid": os.getpid(), "parent": os.getppid(), "cpu_seconds": usage.ru_utime + usage.ru_stime}, report)
 
 
 @dg.asset
