@@ -76,7 +76,6 @@ def main(argv: list[str]) -> None:
     command_fd, reply_fd = int(command_fd), int(reply_fd)
     # Ctrl-C reaches the whole process group: the workers stop their runs; the zygote stays to collect them
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGCHLD, _reap)
     replies = os.fdopen(reply_fd, "w", buffering=1)
     try:
         for module in modules:
@@ -92,6 +91,7 @@ def main(argv: list[str]) -> None:
     # what is imported now is shared by every worker: frozen, the workers' garbage collections neither walk
     # it nor write to its pages (copy-on-write)
     gc.freeze()
+    signal.signal(signal.SIGCHLD, _reap)  # from now on its only children are workers
     replies.write(json.dumps({"ready": True}) + "\n")
     with os.fdopen(command_fd) as commands:
         for line in commands:
