@@ -36,7 +36,9 @@ class RunForker:
 
     def __init__(self, module: str, executable: str, working_directory: str, instance: dg.DagsterInstance):
         self.module, self.executable = module, executable
-        storages = [field.module_name for field in instance.get_ref() if hasattr(field, "module_name")]
+        ref = instance.get_ref()
+        self._instance_ref = serialize_value(ref)
+        storages = [field.module_name for field in ref if hasattr(field, "module_name")]
         command_read, command_write = os.pipe()
         reply_read, reply_write = os.pipe()
         self._process = subprocess.Popen(
@@ -59,9 +61,9 @@ class RunForker:
         return (getattr(repository.code_pointer, "module", None) == self.module
                 and repository.executable_path == self.executable)
 
-    def fork(self, run_id: str, instance: dg.DagsterInstance) -> int:
-        """Fork the worker of run `run_id`; its pid."""
-        request = json.dumps({"run_id": run_id, "instance_ref": serialize_value(instance.get_ref())})
+    def fork(self, run_id: str) -> int:
+        """Fork the worker of run `run_id` (a run of the instance this forker was opened for); its pid."""
+        request = json.dumps({"run_id": run_id, "instance_ref": self._instance_ref})
         with self._lock:
             if not self._ready:
                 self._ready = bool(self._reply("ready"))

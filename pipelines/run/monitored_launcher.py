@@ -55,7 +55,7 @@ class MonitoredRunLauncher(dg.DefaultRunLauncher):
             super().launch_run(context)
             return
         self._instance.add_run_tags(run.run_id, {FORKED_TAG: "true", HOST_TAG: socket.gethostname()})
-        forker.fork(run.run_id, self._instance)
+        forker.fork(run.run_id)
 
     def terminate(self, run_id: str) -> bool:
         run = self._instance.get_run_by_id(run_id)

@@ -102,7 +102,7 @@ def test_a_zygote_that_cannot_import_its_location_says_why(tmp_path):
         forker = RunForker("tests.support.no_such_location", sys.executable, str(REPO), instance)
         try:
             with pytest.raises(ZygoteFailed, match="importing tests.support.no_such_location: ModuleNotFoundError"):
-                forker.fork("a-run", instance)
+                forker.fork("a-run")
         finally:
             forker.close()
 
@@ -113,6 +113,6 @@ def test_a_zygote_that_died_says_so_at_the_next_run(tmp_path):
         try:
             forker._process.kill()
             with pytest.raises(ZygoteFailed, match=r"failed: it exited \(code -9\)"):
-                forker.fork("a-run", instance)
+                forker.fork("a-run")
         finally:
             forker.close()
