@@ -32,7 +32,6 @@ from pipelines.run.launcher import FINISHED, LOCATION, code_location_runner  # n
 from pipelines.start_point import StagePart  # noqa: E402
 from tests.support import tiny_location  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
 
 
 def one_run(instance: dg.DagsterInstance, workspace: Path, report: Path) -> tuple[float, float]:
@@ -53,9 +52,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        workspace = tmp / "workspace.yaml"
-        workspace.write_text(yaml.safe_dump({"load_from": [{"python_module": {
-            "module_name": "tests.support.tiny_location", "working_directory": str(REPO), "location_name": LOCATION}}]}))
+        workspace = tiny_location.write_workspace(tmp / "workspace.yaml", LOCATION)
         os.environ["TINY_LOCATION_REPORT"] = str(tmp / "report.json")
         ways = {"spawned by the code server": {}, "forked from the zygote": yaml.safe_load(INSTANCE_SETTINGS)}
         times: dict[str, list[tuple[float, float]]] = {way: [] for way in ways}

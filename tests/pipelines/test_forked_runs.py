@@ -13,7 +13,6 @@ from pathlib import Path
 import dagster as dg
 import psutil
 import pytest
-import yaml
 from dagster._core.storage.dagster_run import DagsterRunStatus
 
 from pipelines.run.forked_runs import RunForker, ZygoteFailed, open_forker
@@ -30,10 +29,7 @@ REPO = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory) -> Path:
     directory = tmp_path_factory.mktemp("tiny_location")
-    path = directory / "workspace.yaml"
-    path.write_text(yaml.safe_dump({"load_from": [{"python_module": {
-        "module_name": "tests.support.tiny_location", "working_directory": str(REPO), "location_name": LOCATION}}]}))
-    return path
+    return tiny_location.write_workspace(directory / "workspace.yaml", LOCATION)
 
 
 @pytest.fixture(scope="module")

@@ -6,8 +6,10 @@ import json
 import os
 import resource
 import time
+from pathlib import Path
 
 import dagster as dg
+import yaml
 
 
 @dg.asset
@@ -25,3 +27,11 @@ def long_wait() -> None:
 # in process: the asset runs in the run's worker itself
 defs = dg.Definitions(assets=[worker_report, long_wait], executor=dg.in_process_executor,
                       jobs=[dg.define_asset_job("quick", [worker_report]), dg.define_asset_job("slow", [long_wait])])
+
+
+def write_workspace(path: Path, location_name: str) -> Path:
+    """A workspace.yaml at `path` loading this module as the code location `location_name`."""
+    path.write_text(yaml.safe_dump({"load_from": [{"python_module": {
+        "module_name": __name__, "working_directory": str(Path(__file__).resolve().parents[2]),
+        "location_name": location_name}}]}))
+    return path
