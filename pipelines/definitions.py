@@ -57,7 +57,7 @@ CHECKS = [
 INSTANCE_STORAGE_MODULE = "dagster._core.storage.sqlite_storage"
 TRAINING_PRELOAD = ["pipelines.definitions", INSTANCE_STORAGE_MODULE,
                     *dict.fromkeys(module for method in METHODS for module in method.preload),
-                    "training.inference.local_policy"]
+                    "training.inference.local_policy", "pipelines.run.frozen_preload"]
 
 
 def _stage_job(name: str, assets: list[dg.AssetsDefinition], description: str,

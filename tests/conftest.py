@@ -1,9 +1,25 @@
 """Suite-wide settings. Under `--dist loadscope` each test module runs on one worker, so a module's
 whole-graph run is built once; xdist starts the modules with the most tests first."""
 
+import gc
 import os
 
 # One torch thread per process, as the pipeline's policy and trainers run (PolicyResource.torch_threads): two
 # xdist workers on two cores, each torch op on two threads, spin-wait for each other (a decoding step's
 # attention 7.6 ms with two threads beside a busy process, 0.02 ms with one). Subprocesses inherit it.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
+# Each worker's heap holds everything the suite imports (~0.9 M objects, 0.37 CPU s a full collection), and
+# the trainers collect garbage in full (accelerate's `free_memory`). Frozen as each module starts (its
+# predecessor's fixtures are torn down by then), those collections walk only the module's own objects:
+# 10 % less CPU on the trainers' tests.
+_frozen_at = {"module": None}
+
+
+def pytest_runtest_protocol(item, nextitem):
+    module = getattr(item, "module", None)
+    if module is not _frozen_at["module"]:
+        _frozen_at["module"] = module
+        gc.collect()
+        gc.freeze()
