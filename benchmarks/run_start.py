@@ -25,13 +25,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import dagster as dg  # noqa: E402
-import yaml  # noqa: E402
 
-from pipelines.run.instance import INSTANCE_SETTINGS  # noqa: E402
 from pipelines.run.launcher import FINISHED, LOCATION, code_location_runner  # noqa: E402
 from pipelines.start_point import StagePart  # noqa: E402
 from tests.support import tiny_location  # noqa: E402
-
+from tests.support.instances import project_instance  # noqa: E402
 
 
 def one_run(instance: dg.DagsterInstance, workspace: Path, report: Path) -> tuple[float, float]:
@@ -54,12 +52,13 @@ def main() -> None:
         tmp = Path(tmp)
         workspace = tiny_location.write_workspace(tmp / "workspace.yaml", LOCATION)
         os.environ["TINY_LOCATION_REPORT"] = str(tmp / "report.json")
-        ways = {"spawned by the code server": {}, "forked from the zygote": yaml.safe_load(INSTANCE_SETTINGS)}
+        # Dagster's default instance (its launcher spawns the worker) and the one `mobileforge run` writes
+        ways = {"spawned by the code server": lambda home: dg.instance_for_test(temp_dir=home),
+                "forked from the zygote": project_instance}
         times: dict[str, list[tuple[float, float]]] = {way: [] for way in ways}
         for _ in range(args.rounds):
-            for way, settings in ways.items():
-                home = tempfile.mkdtemp(dir=tmp)
-                with dg.instance_for_test(temp_dir=home, overrides=settings) as instance:
+            for way, open_instance in ways.items():
+                with open_instance(tempfile.mkdtemp(dir=tmp)) as instance:
                     times[way].append(one_run(instance, workspace, tmp / "report.json"))
     medians = {way: (statistics.median(w for w, _ in runs), statistics.median(c for _, c in runs))
                for way, runs in times.items()}
