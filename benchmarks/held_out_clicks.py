@@ -1,0 +1,77 @@
+"""Where a base's clicks on never-pretrained screens go: the right row, another row, or no row at all.
+
+    python benchmarks/held_out_clicks.py CKPT [CKPT ...] [--cache-dir DIR]
+
+The samples are the pretraining report's: `eval_samples` steps of the held-out pretraining apps'
+episodes (`held_out_sampler`, drawn at `eval_seed`), answered greedily and decoded freely, as the report
+scores them. Each click's echoed row (the answer's first line) is sorted into: the target row; another
+row of the screen; or a line that is no row of the screen (a row the base wrote from memory). A base
+that copies rows from its prompt makes few of the last kind; rollouts decode with the row-echo constraint,
+which forces some row, so those clicks land on whichever row the constraint reaches. Prints one JSON line
+per checkpoint: per-skill exact-match rates (the report's `per_skill`), click accuracy and the three shares.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import torch  # noqa: E402
+
+from ops.actions import ActionType  # noqa: E402
+from ops.actions.formats.label_echo import render_row, split_echo  # noqa: E402
+from training.base.pretrain import BasePretrainConfig, PolicyTextEncoder, evaluate_policy  # noqa: E402
+from training.base.world_recipe import held_out_sampler  # noqa: E402
+from training.models.tiny import load_tiny  # noqa: E402
+
+
+def echo_kinds(model, encoder: PolicyTextEncoder, samples: list, batch_size: int = 50) -> Counter:
+    """Counts of `right`, `other_row` and `no_row` over the click samples' greedy echoes."""
+    clicks = [s for s in samples if s.target.type == ActionType.CLICK]
+    kinds: Counter = Counter()
+    with torch.no_grad():
+        for start in range(0, len(clicks), batch_size):
+            chunk = clicks[start:start + batch_size]
+            inputs = encoder.batch(chunk, with_images=False, answers=False)
+            inputs.pop("position_ids", None)
+            out = model.generate(**inputs, max_new_tokens=32, do_sample=False)
+            texts = encoder.tokenizer.batch_decode(out[:, inputs["input_ids"].shape[1]:], skip_special_tokens=True)
+            for sample, text in zip(chunk, texts):
+                rows = [render_row(i, e.label) for i, e in enumerate(sample.elements)]
+                echo = (split_echo(text)[0] or "").strip()
+                kinds["right" if echo == rows[sample.target.element] else "other_row" if echo in rows else "no_row"] += 1
+    return kinds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("checkpoints", nargs="+")
+    parser.add_argument("--cache-dir", type=Path, default=Path(".mobileforge/base_pretrain_cache"))
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    config = BasePretrainConfig()
+    sample = held_out_sampler(cache=args.cache_dir)
+    rng = random.Random(config.eval_seed)
+    samples = [sample(rng, False) for _ in range(config.eval_samples)]
+    for checkpoint in args.checkpoints:
+        model, processor = load_tiny(checkpoint)
+        model.eval()
+        encoder = PolicyTextEncoder(processor)
+        scores = evaluate_policy(model, encoder, samples, with_images=False)
+        kinds = echo_kinds(model, encoder, samples)
+        n = sum(kinds.values())
+        print(json.dumps({"checkpoint": checkpoint, "clicks": n, "click_accuracy": round(scores["click_accuracy"], 3),
+                          "chance": round(scores["click_chance"], 3),
+                          **{f"echo_{k}": round(kinds[k] / n, 3) for k in ("right", "other_row", "no_row")},
+                          "per_skill": {k: {"n": v.n, "exact": round(v.exact, 3)} for k, v in scores["per_skill"].items()}}),
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()
