@@ -42,6 +42,8 @@ def test_a_config_file_that_is_not_a_mapping_of_mappings_is_refused():
 def run_arguments(monkeypatch, tmp_path) -> dict:
     """The arguments `mobileforge run` passes to `run_experiment` (which is not run), by name."""
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path))
+    # the test's own storage (and its experiment locks): a `mobileforge run` in this checkout holds the default's
+    monkeypatch.setenv("MOBILEFORGE_STORAGE_ROOT", str(tmp_path / "storage"))
     monkeypatch.setattr(pipelines.run.instance, "default_instance", dg.DagsterInstance.ephemeral, raising=False)
     monkeypatch.setattr(pipelines.run.instance, "instance_exists", lambda: True)
     monkeypatch.setattr(pipelines.run.experiment, "refuse_missing_inputs", lambda *args: None)  # nothing is stored
