@@ -13,7 +13,6 @@ per checkpoint: per-skill exact-match rates (the report's `per_skill`), click ac
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import sys
@@ -24,11 +23,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
 
+from benchmarks.checkpoints_cli import checkpoint_parser, loaded_checkpoints  # noqa: E402
 from ops.actions import ActionType  # noqa: E402
 from ops.actions.formats.label_echo import render_row, split_echo  # noqa: E402
 from training.base.pretrain import BasePretrainConfig, PolicyTextEncoder, evaluate_policy  # noqa: E402
 from training.base.world_recipe import held_out_sampler  # noqa: E402
-from training.models.tiny import load_tiny  # noqa: E402
 
 
 def echo_kinds(model, encoder: PolicyTextEncoder, samples: list, batch_size: int = 50) -> Counter:
@@ -50,19 +49,12 @@ def echo_kinds(model, encoder: PolicyTextEncoder, samples: list, batch_size: int
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("checkpoints", nargs="+")
-    parser.add_argument("--cache-dir", type=Path, default=Path(".mobileforge/base_pretrain_cache"))
-    args = parser.parse_args()
-    torch.set_num_threads(1)
+    args = checkpoint_parser(__doc__).parse_args()
     config = BasePretrainConfig()
     sample = held_out_sampler(cache=args.cache_dir)
     rng = random.Random(config.eval_seed)
     samples = [sample(rng, False) for _ in range(config.eval_samples)]
-    for checkpoint in args.checkpoints:
-        model, processor = load_tiny(checkpoint)
-        model.eval()
-        encoder = PolicyTextEncoder(processor)
+    for checkpoint, model, encoder in loaded_checkpoints(args.checkpoints):
         scores = evaluate_policy(model, encoder, samples, with_images=False)
         kinds = echo_kinds(model, encoder, samples)
         n = sum(kinds.values())

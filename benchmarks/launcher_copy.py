@@ -11,7 +11,6 @@ Prints one JSON line per checkpoint: exact-click accuracy per way, and chance (1
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import sys
@@ -20,14 +19,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import torch  # noqa: E402
-
+from benchmarks.checkpoints_cli import checkpoint_parser, loaded_checkpoints  # noqa: E402
 from phonesim.pretrain import load_pretrain_apps, pretrain_template_ids  # noqa: E402
-from training.base.pretrain import PolicyTextEncoder, evaluate_policy  # noqa: E402
+from training.base.pretrain import evaluate_policy  # noqa: E402
 from training.base.grounding_data import GroundingSample  # noqa: E402
 from training.base.world_episodes import _hint  # noqa: E402
 from training.base.world_recipe import collect_episodes  # noqa: E402
-from training.models.tiny import load_tiny  # noqa: E402
 
 
 def launcher_samples(cache: Path | None) -> list:
@@ -46,15 +43,10 @@ def launcher_samples(cache: Path | None) -> list:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("checkpoints", nargs="+")
-    parser.add_argument("--cache-dir", type=Path, default=Path(".mobileforge/base_pretrain_cache"))
-    args = parser.parse_args()
-    torch.set_num_threads(1)
+    args = checkpoint_parser(__doc__).parse_args()
     samples = launcher_samples(args.cache_dir)
-    for checkpoint in args.checkpoints:
-        model, processor = load_tiny(checkpoint)
-        scores = evaluate_policy(model, PolicyTextEncoder(processor), samples, with_images=False)
+    for checkpoint, model, encoder in loaded_checkpoints(args.checkpoints):
+        scores = evaluate_policy(model, encoder, samples, with_images=False)
         print(json.dumps({"checkpoint": checkpoint, "launchers": len(samples) // 2,
                           "chance": round(scores["click_chance"], 3),
                           **{k: {"n": v.n, "exact": round(v.exact, 3)} for k, v in scores["per_skill"].items()}}),
