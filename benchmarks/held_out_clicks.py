@@ -21,30 +21,22 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import torch  # noqa: E402
-
 from benchmarks.checkpoints_cli import checkpoint_parser, loaded_checkpoints  # noqa: E402
 from ops.actions import ActionType  # noqa: E402
 from ops.actions.formats.label_echo import render_row, split_echo  # noqa: E402
-from training.base.pretrain import BasePretrainConfig, PolicyTextEncoder, evaluate_policy  # noqa: E402
+from training.base.pretrain import BasePretrainConfig, evaluate_policy  # noqa: E402
 from training.base.world_recipe import held_out_sampler  # noqa: E402
 
 
-def echo_kinds(model, encoder: PolicyTextEncoder, samples: list, batch_size: int = 50) -> Counter:
-    """Counts of `right`, `other_row` and `no_row` over the click samples' greedy echoes."""
-    clicks = [s for s in samples if s.target.type == ActionType.CLICK]
+def echo_kinds(samples: list, answers: list[str]) -> Counter:
+    """Counts of `right`, `other_row` and `no_row` over the click samples' echoed rows."""
     kinds: Counter = Counter()
-    with torch.no_grad():
-        for start in range(0, len(clicks), batch_size):
-            chunk = clicks[start:start + batch_size]
-            inputs = encoder.batch(chunk, with_images=False, answers=False)
-            inputs.pop("position_ids", None)
-            out = model.generate(**inputs, max_new_tokens=32, do_sample=False)
-            texts = encoder.tokenizer.batch_decode(out[:, inputs["input_ids"].shape[1]:], skip_special_tokens=True)
-            for sample, text in zip(chunk, texts):
-                rows = [render_row(i, e.label) for i, e in enumerate(sample.elements)]
-                echo = (split_echo(text)[0] or "").strip()
-                kinds["right" if echo == rows[sample.target.element] else "other_row" if echo in rows else "no_row"] += 1
+    for sample, answer in zip(samples, answers):
+        if sample.target.type != ActionType.CLICK:
+            continue
+        rows = [render_row(i, e.label) for i, e in enumerate(sample.elements)]
+        echo = (split_echo(answer)[0] or "").strip()
+        kinds["right" if echo == rows[sample.target.element] else "other_row" if echo in rows else "no_row"] += 1
     return kinds
 
 
@@ -56,7 +48,7 @@ def main() -> None:
     samples = [sample(rng, False) for _ in range(config.eval_samples)]
     for checkpoint, model, encoder in loaded_checkpoints(args.checkpoints):
         scores = evaluate_policy(model, encoder, samples, with_images=False)
-        kinds = echo_kinds(model, encoder, samples)
+        kinds = echo_kinds(samples, scores["answers"])
         n = sum(kinds.values())
         print(json.dumps({"checkpoint": checkpoint, "clicks": n, "click_accuracy": round(scores["click_accuracy"], 3),
                           "chance": round(scores["click_chance"], 3),

@@ -196,10 +196,11 @@ def _with_prompt_loss(inputs: dict[str, torch.Tensor], image_token_id: int) -> N
 
 def evaluate_policy(model, encoder: PolicyTextEncoder, samples: list[GroundingSample], *, with_images: bool,
                     batch_size: int = 50, max_new_tokens: int = 32) -> dict:
-    """Greedy answers on `samples`: per-skill format validity / exact match, click accuracy vs chance."""
+    """Greedy answers on `samples`: per-skill format validity / exact match, click accuracy vs chance,
+    and the decoded answers themselves (`answers`, in the order of `samples`)."""
     model.eval()
     rows: dict[str, list[tuple[bool, bool, bool]]] = {}
-    clicks_right, chance = [], []
+    clicks_right, chance, answers = [], [], []
     with torch.no_grad():
         for start in range(0, len(samples), batch_size):
             chunk = samples[start:start + batch_size]
@@ -207,6 +208,7 @@ def evaluate_policy(model, encoder: PolicyTextEncoder, samples: list[GroundingSa
             inputs.pop("position_ids", None)  # generate() derives positions itself
             out = model.generate(**inputs, max_new_tokens=max_new_tokens, do_sample=False)
             texts = encoder.tokenizer.batch_decode(out[:, inputs["input_ids"].shape[1]:], skip_special_tokens=True)
+            answers += texts
             for s, text in zip(chunk, texts):
                 parsed = label_echo.parse_output(text, [e.label for e in s.elements])
                 valid = isinstance(parsed, Action)
@@ -220,7 +222,7 @@ def evaluate_policy(model, encoder: PolicyTextEncoder, samples: list[GroundingSa
     all_rows = [r for v in rows.values() for r in v]
     return {
         "click_accuracy": _mean(clicks_right), "click_chance": _mean(chance), "clicks": len(clicks_right),
-        "format_valid_rate": _mean([r[0] for r in all_rows]), "per_skill": per_skill,
+        "format_valid_rate": _mean([r[0] for r in all_rows]), "per_skill": per_skill, "answers": answers,
     }
 
 
