@@ -21,9 +21,8 @@ def checkpoint_parser(doc: str) -> argparse.ArgumentParser:
 
 
 def loaded_checkpoints(checkpoints: list[str]) -> Iterator[tuple[str, torch.nn.Module, PolicyTextEncoder]]:
-    """(path, model in eval mode, its prompt encoder) for each checkpoint, loaded as the previous one is done."""
+    """(path, model, its prompt encoder) for each checkpoint, loaded as the previous one is done."""
     torch.set_num_threads(1)
     for checkpoint in checkpoints:
         model, processor = load_tiny(checkpoint)
-        model.eval()
         yield checkpoint, model, PolicyTextEncoder(processor)
