@@ -1,5 +1,6 @@
 """Suite-wide settings. Under `--dist loadscope` each test module runs on one worker, so a module's
-whole-graph run is built once; xdist starts the modules with the most tests first."""
+whole-graph run is built once; tests/support/scheduling.py decides which modules share a worker and starts
+the longest first."""
 
 import gc
 import os
@@ -32,3 +33,11 @@ def pytest_runtest_protocol(item, nextitem):
         _frozen_at["module"] = module
         gc.collect()
         gc.freeze()
+
+
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") != "loadscope":
+        return None  # another --dist asked for on the command line: xdist's own
+    from tests.support.scheduling import SuiteScheduling
+
+    return SuiteScheduling(config, log)

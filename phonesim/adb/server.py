@@ -153,6 +153,9 @@ class AdbServer:
                                           "open, the most it serves at once; try again"))
             return
         try:
+            # replies go out as several writes (a sync DATA chunk, then DONE): with Nagle on, the last small
+            # one waits for the client's delayed ACK, ~40 ms per pull on Linux loopback
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             sock.settimeout(self.limits.idle_timeout_s)
             self._serve(sock)
         except (wire.PeerClosed, OSError) as exc:

@@ -9,6 +9,9 @@ from phonesim.pretrain import (HELD_OUT_APPS, PHONES, load_pretrain_apps, phone_
                                pretrain_templates, trained_apps)
 from phonesim.task_template import PRETRAIN_SPLIT, TARGET_SPLITS
 from tests.phonesim.conftest import solved
+from tests.support.fixtures import solver_keeps_every_task  # noqa: F401  (fixture)
+
+pytestmark = pytest.mark.usefixtures("solver_keeps_every_task")  # tests/support/scheduling.SAME_WORKER
 
 TARGET_APPS = ["calendar", "clock", "contacts", "expenses", "files", "notes", "recipes", "recorder", "settings", "sms",
                "todo"]

@@ -22,6 +22,9 @@ from training.base.pretrain import BasePretrainConfig, pretrain_base_policy
 from training.base.sample_text import answer_text, prompt_text
 from training.base.world_episodes import solve_episode, world_step_sample
 from training.base.world_recipe import world_sampler
+from tests.support.fixtures import solver_keeps_every_task  # noqa: F401  (fixture)
+
+pytestmark = pytest.mark.usefixtures("solver_keeps_every_task")  # tests/support/scheduling.SAME_WORKER
 
 
 @lru_cache(maxsize=1)
