@@ -23,7 +23,6 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from html import unescape
 from pathlib import Path
-from urllib.parse import urlencode
 
 import httpx
 import polars as pl
