@@ -2,9 +2,10 @@
 `mobileforge sim adb-server`) behind the `Environment` interface, on adbutils — the twin of
 `ops.environments.simulator.SimEnvironment`.
 
-- Observation: `screencap -p`; `uiautomator dump` pulled over `sync:`, parsed into the
-  simulator's element format after MobileRL appendix C preprocessing (`ops.environments.a11y_tree`);
-  `dumpsys window` for the focused package/activity (app name, screen = activity).
+- Observation: `screencap -p`; in one shell command (`DUMP_COMMAND`), `uiautomator dump` and the dumped
+  file's text, parsed into the simulator's element format after MobileRL appendix C preprocessing
+  (`ops.environments.a11y_tree`), and `dumpsys window` for the focused package/activity (app name,
+  screen = activity).
 - Actions: tap / long press (`input swipe` on one point, `long_press_ms`) / double tap (two
   taps) / swipe / drag, `input text` for ASCII; other text goes through the ADBKeyboard IME's
   `ADB_INPUT_B64` broadcast, which needs `com.android.adbkeyboard` installed and selected as
@@ -54,6 +55,9 @@ if TYPE_CHECKING:
 
 DUMP_PATH = "/sdcard/window_dump.xml"
 DUMP_FAILURES = ("ERROR", "null root node", "could not get idle state")
+# an observation's hierarchy and foreground window in one shell round trip (each adb command is a connection)
+DUMP_COMMAND = (f"rm -f {DUMP_PATH}; uiautomator dump {DUMP_PATH} && cat {DUMP_PATH}; "
+                "dumpsys window | grep mCurrentFocus")
 _FOCUS = re.compile(r"mCurrentFocus=Window\{\S+ \S+ (?P<package>[^\s/]+)/(?P<activity>[^\s}]+)\}")
 _SIZE = re.compile(r"(?:Override|Physical) size: (\d+)x(\d+)")
 _VERSION = re.compile(r"versionName=(\S+)")
@@ -178,12 +182,6 @@ class AdbEnvironment(AdbInput):
             raise self._failure(command.split(" ", 1)[0], exc) from exc
         return _Shell(result.returncode, result.stdout, result.stderr)
 
-    def _pull(self, path: str) -> bytes:
-        try:
-            return self._device.sync.read_bytes(path)
-        except (AdbError, OSError, EOFError) as exc:
-            raise self._failure(f"pull {path}", exc) from exc
-
     def _control(self, verb: str, body: Any = None) -> Any:
         """A `phonesim:<verb>` request to the served simulator (`phonesim.adb.control`)."""
         from phonesim.adb import control
@@ -254,10 +252,10 @@ class AdbEnvironment(AdbInput):
     def observe(self) -> Observation:
         if self._acted and self.config.settle_s:
             time.sleep(self.config.settle_s)
-        xml = self._dump()
+        xml, focus = self._dump()
         tree = parse_hierarchy(xml)
         screenshot = self._shell("screencap -p").stdout
-        package, activity = self._focus()
+        package, activity = _focused(focus)
         self._foreground = package
         app = self._by_package[package].name if package in self._by_package else package
         self._observation = Observation(screenshot_png=screenshot, elements=select_elements(tree, self.size),
@@ -388,41 +386,57 @@ class AdbEnvironment(AdbInput):
 
     # --- observation -------------------------------------------------------------------------------
 
-    def _dump(self) -> str:
-        """`uiautomator dump` + pull, retried on failure and on a stale result."""
-        config, last_error, stale_left = self.config, "", self.config.stale_retries
+    def _dump(self) -> tuple[str, str]:
+        """`DUMP_COMMAND` (one shell round trip), retried on failure and on a stale result: the hierarchy
+        XML and the output of the focused-window query after it."""
+        config, last_error, stale_left, focus = self.config, "", self.config.stale_retries, ""
         for attempt in range(1 + config.dump_retries):
             if attempt:
                 self.stats.dump_retries += 1
                 time.sleep(config.retry_delay_s)
             self.stats.dumps += 1
-            result = self._shell(f"rm -f {DUMP_PATH}; uiautomator dump {DUMP_PATH}", timeout=config.dump_timeout_s)
-            if result.code != 0 or any(f in result.text for f in DUMP_FAILURES):
-                last_error = result.text.strip() or f"exit status {result.code}"
+            result = self._shell(DUMP_COMMAND, timeout=config.dump_timeout_s)
+            xml, after, before = _split_dump(result.text)
+            if xml is None or any(f in before for f in DUMP_FAILURES):
+                last_error = before.strip() or f"no hierarchy in the output (exit status {result.code})"
                 continue
-            xml = self._pull(DUMP_PATH).decode("utf-8", errors="replace")
             try:
                 parse_hierarchy(xml)
             except HierarchyError as exc:
                 last_error = str(exc)
                 continue
+            focus = after
             if self._acted and xml == self._last_xml and stale_left:
                 stale_left -= 1
                 self.stats.stale_dumps += 1
                 continue
             self._last_xml = xml
-            return xml
+            return xml, focus
         if self._last_xml is not None and not last_error:  # only stale answers: the action changed nothing
-            return self._last_xml
+            return self._last_xml, focus
         raise DeviceError(self.serial, f"uiautomator dump failed {1 + config.dump_retries} times: {last_error}")
 
-    def _focus(self) -> tuple[str, str]:
-        text = self._shell("dumpsys window | grep mCurrentFocus").text
-        match = _FOCUS.search(text)
-        if match is None:
-            return "", ""
-        package, activity = match.group("package"), match.group("activity")
-        return package, package + activity if activity.startswith(".") else activity
+
+def _split_dump(text: str) -> tuple[str | None, str, str]:
+    """`DUMP_COMMAND`'s output as (the hierarchy XML or None, what follows it, what precedes it: uiautomator's
+    message); without XML, what precedes the focus query's output stands for the message."""
+    end = text.rfind("</hierarchy>")
+    start = text.find("<?xml")
+    if start < 0 or start > end:
+        start = text.find("<hierarchy")
+    if end < 0 or not 0 <= start < end:
+        return None, "", text.split("mCurrentFocus", 1)[0]
+    end += len("</hierarchy>")
+    return text[start:end], text[end:], text[:start]
+
+
+def _focused(text: str) -> tuple[str, str]:
+    """(package, activity) of the `mCurrentFocus` line in `text`; empty strings when there is none."""
+    match = _FOCUS.search(text)
+    if match is None:
+        return "", ""
+    package, activity = match.group("package"), match.group("activity")
+    return package, package + activity if activity.startswith(".") else activity
 
 
 

@@ -9,7 +9,7 @@ import pytest
 from PIL import Image
 
 from ops.actions import Action
-from ops.environments.adb import AdbEnvConfig, AdbEnvironment, DeviceApp
+from ops.environments.adb import AdbEnvConfig, AdbEnvironment, DeviceApp, _focused, _split_dump
 from ops.environments.infrastructure import DeviceError, DeviceLost
 from ops.agent.episode import TaskSpec
 from ops.environments.simulator import SimEnvironment
@@ -104,6 +104,19 @@ def test_dump_failures_and_stale_dumps_are_retried(server):
     with pytest.raises(DeviceError, match="dump failed 4 times") as failure:
         env.observe()
     assert not isinstance(failure.value, DeviceLost)
+
+
+def test_one_shell_output_splits_into_message_hierarchy_and_focused_window():
+    """A screen that shows "ERROR" is a screen, not a failed dump: only uiautomator's message is checked."""
+    xml = ("<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>"
+           "<hierarchy rotation=\"0\"><node text=\"ERROR 404\" /></hierarchy>")
+    text = f"UI hierchary dumped to: /sdcard/window_dump.xml\n{xml}  mCurrentFocus=Window{{1d2 u0 com.x.app/.Main}}\n"
+    parsed, after, before = _split_dump(text)
+    assert parsed == xml and before == "UI hierchary dumped to: /sdcard/window_dump.xml\n"
+    assert _focused(after) == ("com.x.app", "com.x.app.Main")
+    failed = "ERROR: could not get idle state.\n  mCurrentFocus=Window{1d2 u0 com.x.app/.Main}\n"
+    assert _split_dump(failed) == (None, "", "ERROR: could not get idle state.\n  ")
+    assert _focused("") == ("", "")
 
 
 def test_a_dropped_device_raises_device_lost(server):
