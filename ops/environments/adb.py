@@ -2,10 +2,10 @@
 `mobileforge sim adb-server`) behind the `Environment` interface, on adbutils — the twin of
 `ops.environments.simulator.SimEnvironment`.
 
-- Observation: `screencap -p`; in one shell command (`DUMP_COMMAND`), `uiautomator dump` and the dumped
-  file's text, parsed into the simulator's element format after MobileRL appendix C preprocessing
-  (`ops.environments.a11y_tree`), and `dumpsys window` for the focused package/activity (app name,
-  screen = activity).
+- Observation, in one shell command (`ops.environments.adb_observation`): `uiautomator dump` and the
+  dumped file's text, parsed into the simulator's element format after MobileRL appendix C preprocessing
+  (`ops.environments.a11y_tree`); `dumpsys window` for the focused package/activity (app name, screen =
+  activity); `screencap -p`.
 - Actions: tap / long press (`input swipe` on one point, `long_press_ms`) / double tap (two
   taps) / swipe / drag, `input text` for ASCII; other text goes through the ADBKeyboard IME's
   `ADB_INPUT_B64` broadcast, which needs `com.android.adbkeyboard` installed and selected as
@@ -44,6 +44,8 @@ from adbutils.errors import AdbError
 from ops.environments.a11y_tree import HierarchyError, parse_hierarchy, select_elements
 from ops.environments.adb_client import BoundedClient
 from ops.environments.adb_input import BUTTON_KEYCODES, AdbInput
+from ops.environments.adb_observation import (DUMP_COMMAND, DUMP_FAILURES, focused_window, split_dump,
+                                              split_screenshot)
 from ops.actions import GRID, Action
 from ops.agent.episode import Anchor, EnvStep, GroundTruth, Observation, TaskSpec
 from ops.environments.device_pool import health_problem
@@ -53,12 +55,6 @@ from ops.environments.safety_guard import SafetyGuard, elements_at
 if TYPE_CHECKING:
     from ops.environments.simulator import SimEnvironment
 
-DUMP_PATH = "/sdcard/window_dump.xml"
-DUMP_FAILURES = ("ERROR", "null root node", "could not get idle state")
-# an observation's hierarchy and foreground window in one shell round trip (each adb command is a connection)
-DUMP_COMMAND = (f"rm -f {DUMP_PATH}; uiautomator dump {DUMP_PATH} && cat {DUMP_PATH}; "
-                "dumpsys window | grep mCurrentFocus")
-_FOCUS = re.compile(r"mCurrentFocus=Window\{\S+ \S+ (?P<package>[^\s/]+)/(?P<activity>[^\s}]+)\}")
 _SIZE = re.compile(r"(?:Override|Physical) size: (\d+)x(\d+)")
 _VERSION = re.compile(r"versionName=(\S+)")
 REPLAY = "replay"  # key of an exploration snapshot: {"replay": {"app": ..., "actions": [...]}}
@@ -252,10 +248,9 @@ class AdbEnvironment(AdbInput):
     def observe(self) -> Observation:
         if self._acted and self.config.settle_s:
             time.sleep(self.config.settle_s)
-        xml, focus = self._dump()
+        xml, focus, screenshot = self._dump()
         tree = parse_hierarchy(xml)
-        screenshot = self._shell("screencap -p").stdout
-        package, activity = _focused(focus)
+        package, activity = focused_window(focus)
         self._foreground = package
         app = self._by_package[package].name if package in self._by_package else package
         self._observation = Observation(screenshot_png=screenshot, elements=select_elements(tree, self.size),
@@ -386,17 +381,18 @@ class AdbEnvironment(AdbInput):
 
     # --- observation -------------------------------------------------------------------------------
 
-    def _dump(self) -> tuple[str, str]:
+    def _dump(self) -> tuple[str, str, bytes]:
         """`DUMP_COMMAND` (one shell round trip), retried on failure and on a stale result: the hierarchy
-        XML and the output of the focused-window query after it."""
-        config, last_error, stale_left, focus = self.config, "", self.config.stale_retries, ""
+        XML, the output of the focused-window query after it and the screenshot."""
+        config, last_error, stale_left, focus, screenshot = self.config, "", self.config.stale_retries, "", b""
         for attempt in range(1 + config.dump_retries):
             if attempt:
                 self.stats.dump_retries += 1
                 time.sleep(config.retry_delay_s)
             self.stats.dumps += 1
             result = self._shell(DUMP_COMMAND, timeout=config.dump_timeout_s)
-            xml, after, before = _split_dump(result.text)
+            text, shot = split_screenshot(result.stdout, result.stderr)
+            xml, after, before = split_dump(text)
             if xml is None or any(f in before for f in DUMP_FAILURES):
                 last_error = before.strip() or f"no hierarchy in the output (exit status {result.code})"
                 continue
@@ -405,45 +401,13 @@ class AdbEnvironment(AdbInput):
             except HierarchyError as exc:
                 last_error = str(exc)
                 continue
-            focus = after
+            focus, screenshot = after, shot
             if self._acted and xml == self._last_xml and stale_left:
                 stale_left -= 1
                 self.stats.stale_dumps += 1
                 continue
             self._last_xml = xml
-            return xml, focus
+            return xml, focus, screenshot
         if self._last_xml is not None and not last_error:  # only stale answers: the action changed nothing
-            return self._last_xml, focus
+            return self._last_xml, focus, screenshot
         raise DeviceError(self.serial, f"uiautomator dump failed {1 + config.dump_retries} times: {last_error}")
-
-
-def _split_dump(text: str) -> tuple[str | None, str, str]:
-    """`DUMP_COMMAND`'s output as (the hierarchy XML or None, what follows it, what precedes it: uiautomator's
-    message); without XML, what precedes the focus query's output stands for the message."""
-    end = text.rfind("</hierarchy>")
-    start = text.find("<?xml")
-    if start < 0 or start > end:
-        start = text.find("<hierarchy")
-    if end < 0 or not 0 <= start < end:
-        return None, "", text.split("mCurrentFocus", 1)[0]
-    end += len("</hierarchy>")
-    return text[start:end], text[end:], text[:start]
-
-
-def _focused(text: str) -> tuple[str, str]:
-    """(package, activity) of the `mCurrentFocus` line in `text`; empty strings when there is none."""
-    match = _FOCUS.search(text)
-    if match is None:
-        return "", ""
-    package, activity = match.group("package"), match.group("activity")
-    return package, package + activity if activity.startswith(".") else activity
-
-
-
-
-
-
-
-
-
-
