@@ -121,3 +121,64 @@ def test_one_shell_output_splits_into_message_hierarchy_focused_window_and_scree
     failed = "ERROR: could not get idle state.\n  mCurrentFocus=Window{1d2 u0 com.x.app/.Main}\n"
     assert split_dump(failed) == (None, "", "ERROR: could not get idle state.\n  ")
     assert focused_window("") == ("", "")
+
+def test_a_dropped_device_raises_device_lost(server):
+    env = _env(server, "phonesim-2")
+    env.reset(_task("contacts.edit_phone"))
+    server.drop("phonesim-2")
+    with pytest.raises(DeviceLost, match="not listed"):
+        env.step(Action(type="system_button", button="back"))
+    with pytest.raises(DeviceLost):
+        env.observe()
+
+
+def test_a_stopped_server_raises_device_lost_without_starting_a_real_one(server):
+    env = _env(server)
+    env.reset(TaskSpec(task_id="free", instruction="", step_budget=10))
+    server.stop()
+    started = time.monotonic()
+    with pytest.raises(DeviceLost, match="unreachable"):
+        env.observe()
+    assert time.monotonic() - started < 5
+
+
+def test_a_real_device_has_no_ground_truth_and_resets_by_clearing(server):
+    env = _env(server, simulator=False)
+    phone = server.device("phonesim-1").phone
+    phone.launch("contacts")
+    phone.state["data"]["contacts"] = {"edited": True}
+    task = _task("contacts.edit_phone")
+    obs = env.reset(task)
+    assert obs.screen == "launcher" and phone.state["data"]["contacts"] != {"edited": True}
+    assert env.snapshot() is None and env.ground_truth(task, None, True, 0) is None
+    assert env.launch("contacts").app == "contacts"
+
+
+
+
+def test_exploration_restores_by_relaunch_and_replay_of_the_action_prefix(server):
+    env = _env(server)
+    first = env.launch("contacts")
+    row = next(e for e in first.elements if e.get("clickable") and e["text"])
+    env.step(Action(type="click", element=row["index"]))
+    inside = env.observe()
+    snapshot = env.snapshot()
+    assert json.loads(snapshot)["replay"]["app"] == "contacts"  # an action prefix, not device state
+    env.step(Action(type="system_button", button="back"))
+    env.step(Action(type="system_button", button="home"))
+    env.restore(snapshot)
+    again = env.observe()
+    assert (again.screen, again.elements) == (inside.screen, inside.elements) and env.stats.replays == 1
+
+
+def test_explore_app_on_a_device_anchors_on_activities_and_replays(server):
+    from ops.exploration.explorer import ExplorationConfig, explore_app
+
+    env = _env(server)
+    transitions = explore_app(env, "clock", ExplorationConfig(max_depth=2, max_transitions=6, max_branches=3))
+    assert len(transitions) == 6 and env.stats.replays >= 6
+    assert transitions[0].goal.startswith("In clock, open '")  # a goal per activity of `dumpsys package`
+    by_id = {t.transition_id: t for t in transitions}
+    for t in transitions:  # a child starts where its parent ended: the replay restored that state
+        if t.parent_id:
+            assert t.before.elements == by_id[t.parent_id].after.elements
