@@ -5,6 +5,8 @@ the longest first."""
 import gc
 import os
 
+import pytest
+
 # One torch thread per process, as the pipeline's policy and trainers run (PolicyResource.torch_threads): two
 # xdist workers on two cores, each torch op on two threads, spin-wait for each other (a decoding step's
 # attention 7.6 ms with two threads beside a busy process, 0.02 ms with one). Subprocesses inherit it.
@@ -35,6 +37,7 @@ def pytest_runtest_protocol(item, nextitem):
         gc.freeze()
 
 
+@pytest.hookimpl(optionalhook=True)  # a run with `-p no:xdist` has no such hook
 def pytest_xdist_make_scheduler(config, log):
     if config.getvalue("dist") != "loadscope":
         return None  # another --dist asked for on the command line: xdist's own
