@@ -1,4 +1,4 @@
-"""Hostile-input fuzzing of every surface that reads model or critic output (issues #26, #41).
+"""Hostile-input fuzzing of every surface that reads model, critic or device output (issues #26, #41).
 
 Each surface gets `--n` inputs (default 10,000; generators in `benchmarks/hostile_inputs.py`). A
 surface that reads text first takes the sweep `sweep_texts` (every opener before every flood token,
@@ -25,6 +25,9 @@ Surfaces and their contracts:
   parse_json_output            ops.agent.llm_answers.parse_json_output → a model or OutputError
   cli:actions_score            `mobileforge actions score` on a good line, a hostile one, a good one →
                                three JSON lines, both good lines scored 1.0
+  adb_observation              ops.environments.adb_observation on a device's answer to DUMP_COMMAND (pieces
+                               of a good one among hostile text, a PNG or not) → text, a PNG or nothing, XML
+                               ending its hierarchy or None, a focused window or none; never raises
 
 Run: nice python benchmarks/fuzz.py [--n 10000] [--seed 0] [--surface score_action ...]
 """
@@ -93,6 +96,7 @@ from ops.actions import (  # noqa: E402
 from ops.actions.formats import label_echo  # noqa: E402
 from ops.agent.llm_answers import OutputError, parse_json_output  # noqa: E402
 from ops.curriculum.prompts import CurriculumOutput, curriculum_context  # noqa: E402
+from ops.environments.adb_observation import PNG_SIGNATURE, focused_window, split_dump, split_screenshot  # noqa: E402
 from ops.judging.action_reward import RewardConfig, RewardInputError, score_action  # noqa: E402
 from ops.judging.critic.prompts import CorrectiveHintOutput, FinalDecision, StepDescription  # noqa: E402
 from ops.judging.reasoning_reward import reasoning_reward, structure_reward  # noqa: E402
@@ -315,6 +319,36 @@ def cli_check(line: bytes) -> Case:
     return call
 
 
+DUMP_PIECES = ("UI hierchary dumped to: /sdcard/window_dump.xml\n", "ERROR: could not get idle state.\n",
+               "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>", '<hierarchy rotation="0">',
+               '<node text="a" bounds="[0,0][1,1]" />', "</hierarchy>", "  mCurrentFocus=Window{1d2 u0 a.b/.Main}\n",
+               "mCurrentFocus")
+
+
+def dump_case(rng: random.Random) -> Case:
+    parts = [rng.choice(DUMP_PIECES) if rng.random() < 0.6 else hostile_text(rng) for _ in range(rng.randrange(1, 8))]
+    stdout = "".join(parts).encode("utf-8", "surrogatepass")
+    if rng.random() < 0.5:
+        stdout += PNG_SIGNATURE + rng.randbytes(rng.randrange(5000))
+    stderr = hostile_text(rng).encode("utf-8", "surrogatepass") if rng.random() < 0.2 else b""
+    return dump_check(stdout, stderr)
+
+
+def dump_text_case(text: str) -> Case:
+    return dump_check(text.encode("utf-8", "surrogatepass"), b"")
+
+
+def dump_check(stdout: bytes, stderr: bytes) -> Case:
+    def call() -> None:
+        text, png = split_screenshot(stdout, stderr)
+        xml, after, _ = split_dump(text)
+        if png and not png.startswith(PNG_SIGNATURE) or xml is not None and not xml.endswith("</hierarchy>"):
+            raise ContractBroken(f"split into {xml and xml[:80]!r} and a {len(png)}-byte screenshot")
+        if not all(isinstance(v, str) for v in focused_window(after or text)):
+            raise ContractBroken("focused window not two strings")
+    return call
+
+
 def score_stream_check(n: int, seed: int) -> bool:
     """`n` hostile lines, each after a good one, streamed as one file into `mobileforge actions score` in
     a subprocess; prints what came back and returns whether every line was answered and every good
@@ -420,6 +454,7 @@ SURFACES: dict[str, Surface] = {
     "structured_reward": Surface(structured_reward_case, structured_reward_check, ("", "<think>")),
     "parse_json_output": Surface(json_case, json_check, ("", '{"action_description": "'), 199_000),
     "cli:actions_score": Surface(cli_case, cli_text_case, ("", WIZARD_OPEN)),
+    "adb_observation": Surface(dump_case, dump_text_case, ("", DUMP_PIECES[2] + DUMP_PIECES[3])),
 }
 
 
