@@ -18,6 +18,9 @@ from phonesim import instantiate
 from resources.environment import AdbDeviceResource
 
 TEMPLATE = "contacts.edit_phone"
+# each episode lasts at least this long, so that runs taking turns on one device outlast a killed holder's lease
+# (2 s): a run is still waiting when the holder's device frees, and takes it (the test checks both devices are used)
+EPISODE_S = 0.4
 
 
 def main(dsn: str, adb_port: int, host: str, run: str, episodes: int, hang: bool) -> None:
@@ -38,9 +41,11 @@ def main(dsn: str, adb_port: int, host: str, run: str, episodes: int, hang: bool
             cursor.execute("INSERT INTO episodes (device, run, host, started_at) VALUES (%s, %s, %s, "
                            "clock_timestamp()) RETURNING id", (env.serial, run, host))
             episode = cursor.fetchone()[0]
+        started = time.perf_counter()
         env.reset(task)
         for _ in range(2):
             env.step(Action(type="swipe", direction="up"))
+        time.sleep(max(0.0, EPISODE_S - (time.perf_counter() - started)))
         with record.cursor() as cursor:
             cursor.execute("UPDATE episodes SET ended_at = clock_timestamp() WHERE id = %s", (episode,))
     resource.pool().close()
