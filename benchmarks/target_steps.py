@@ -94,7 +94,7 @@ def output_label(target: Action, answer: str, labels: list[str]) -> str:
         text = "right_text" if parsed.text == target.text else "wrong_text"
         return f"type:{field}_{text}"
     if target.type == ActionType.CLICK:
-        return "click:wrong_row"
+        return "click:wrong_row" if target.element is not None else "click:wrong_point"
     if target.type == ActionType.TERMINATE:
         return f"terminate:{parsed.status}"
     if target.type == ActionType.ANSWER:
@@ -143,7 +143,9 @@ def step_report(cases: list[StepCase], answers: list[str]) -> dict:
         return row
 
     apps = sorted({c.app for c in cases})
-    kinds = echo_kinds([c.sample for c in cases], answers)
+    on_rows = [i for i, c in enumerate(cases)  # a slider's click is at a point, on no row
+               if c.sample.target.type == ActionType.CLICK and c.sample.target.element is not None]
+    kinds = echo_kinds([cases[i].sample for i in on_rows], [answers[i] for i in on_rows])
     clicks = sum(kinds.values())
     return {
         "steps": len(cases), "episodes": len(by_episode), "exact": _rate(right),
@@ -151,6 +153,7 @@ def step_report(cases: list[StepCase], answers: list[str]) -> dict:
                             "exact": _rate([ok for c, ok in zip(cases, right) if c.position == p])} for p in POSITIONS},
         "by_app": {app: summary([i for i, c in enumerate(cases) if c.app == app]) for app in apps},
         "outputs": {kind: dict(counts.most_common()) for kind, counts in sorted(outputs.items())},
+        "point_clicks": sum(c.sample.target.type == ActionType.CLICK for c in cases) - clicks,
         **{f"echo_{k}": round(kinds[k] / clicks, 3) if clicks else 0.0 for k in ("right", "other_row", "no_row")},
         "episodes_all_steps_right": _rate(list(all_right.values())),
         "independent_steps_estimate": round(sum(independent) / len(independent), 4) if independent else 0.0,
