@@ -1,14 +1,15 @@
 """Which steps a base gets wrong on the target's screens: teacher-forced per-step accuracy on the target
 world's solver episodes.
 
-    python benchmarks/target_steps.py CKPT [CKPT ...] [--split train|test|ood] [--seeds N]
+    python benchmarks/target_steps.py CKPT [CKPT ...] [--split train|test|ood|held-out-pretrain] [--seeds N]
         [--cache-dir DIR] [--samples-out FILE]
 
 Every instance (seeds 0..N-1) of the split's target templates is played by the simulator's solver and turned
 into samples the way the pretraining recipe turns its episodes into samples (`training.base.world_episodes`):
 each step on the solver's path is what an unaided rollout of the element-list policy shows there (rows, the
 "Done:" lines of the steps before, the instruction; no hints, no detours), then the stop on the screen where the
-goal holds. The base answers each greedily, decoded freely, as the pretraining report scores its held-out
+goal holds. `--split held-out-pretrain` measures the same on the held-out pretraining apps' templates instead:
+the baseline of screens the base was built to read but never saw. The base answers each greedily, decoded freely, as the pretraining report scores its held-out
 samples (`evaluate_policy`). Nothing is trained.
 
 Prints one JSON line per checkpoint: exact match overall, per skill (the report's `per_skill`), per step position
@@ -36,6 +37,7 @@ from benchmarks.checkpoints_cli import checkpoint_parser, loaded_checkpoints  # 
 from benchmarks.held_out_clicks import echo_kinds  # noqa: E402
 from ops.actions import Action, ActionType  # noqa: E402
 from ops.actions.formats.label_echo import parse_output  # noqa: E402
+from phonesim.pretrain import pretrain_template_ids  # noqa: E402
 from phonesim.task_template import TARGET_SPLITS  # noqa: E402
 from phonesim.tasks import templates  # noqa: E402
 from training.base.grounding_data import GroundingSample  # noqa: E402
@@ -45,6 +47,7 @@ from training.base.world_episodes import episode_move, move_sample  # noqa: E402
 from training.base.world_recipe import collect_episodes  # noqa: E402
 
 POSITIONS = ("first", "middle", "stop")
+HELD_OUT_PRETRAIN = "held-out-pretrain"
 FAILING_SAMPLES = 40  # written by --samples-out, spread over the skills and positions
 PROMPT_TAIL = 600  # characters of the prompt's end kept in a failing sample: the last rows and the instruction
 
@@ -62,6 +65,13 @@ class StepCase:
     @property
     def app(self) -> str:
         return self.template_id.split(".", 1)[0]
+
+
+def split_template_ids(split: str) -> list[str]:
+    """The target split's templates, or the held-out pretraining apps' (`HELD_OUT_PRETRAIN`)."""
+    if split == HELD_OUT_PRETRAIN:
+        return pretrain_template_ids(held_out=True)
+    return [t.id for t in templates(split)]
 
 
 def step_position(step: int, n_steps: int) -> str:
@@ -190,13 +200,13 @@ def measure(model, encoder, cases: list[StepCase]) -> tuple[dict, list[str]]:
 
 def main() -> None:
     parser = checkpoint_parser(__doc__)
-    parser.add_argument("--split", choices=TARGET_SPLITS, default="train")
+    parser.add_argument("--split", choices=(*TARGET_SPLITS, HELD_OUT_PRETRAIN), default="train")
     parser.add_argument("--seeds", type=int, default=1, help="instances (seeds 0..N-1) of each template")
     parser.add_argument("--samples-out", type=Path, help="write failing samples of every checkpoint here (JSONL)")
     args = parser.parse_args()
     if args.seeds < 1:
         parser.error("--seeds must be at least 1")
-    cases, unsolved = target_cases([t.id for t in templates(args.split)], args.seeds, args.cache_dir)
+    cases, unsolved = target_cases(split_template_ids(args.split), args.seeds, args.cache_dir)
     dump = []
     for checkpoint, model, encoder in loaded_checkpoints(args.checkpoints):
         report, answers = measure(model, encoder, cases)

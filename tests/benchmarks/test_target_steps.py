@@ -9,9 +9,12 @@ from functools import lru_cache
 import pytest
 
 from benchmarks.checkpoints_cli import loaded_checkpoints
-from benchmarks.target_steps import failing_samples, measure, step_report, target_cases
+from benchmarks.target_steps import (HELD_OUT_PRETRAIN, failing_samples, measure, split_template_ids, step_report,
+                                     target_cases)
 from ops.actions import Action, ActionType
 from ops.actions.formats.label_echo import render_target
+from phonesim.pretrain import HELD_OUT_APPS
+from phonesim.tasks import all_templates
 from training.base.sample_text import answer_text
 from training.models.tiny import build_tiny_model
 
@@ -115,3 +118,11 @@ def test_a_base_is_scored_on_every_step(tmp_path):
                                             abs=2e-3)
     assert sum(sum(c.values()) for c in report["outputs"].values()) == 13
     assert report["echo_right"] + report["echo_other_row"] + report["echo_no_row"] == pytest.approx(1.0, abs=2e-3)
+
+
+def test_the_splits_are_the_targets_or_the_held_out_pretraining_apps():
+    assert set(split_template_ids("train")) == {t.id for t in all_templates().values() if t.split == "train"}
+    assert set(TEMPLATES) <= set(split_template_ids("train"))
+    held_out = split_template_ids(HELD_OUT_PRETRAIN)
+    assert held_out and not set(held_out) & set(all_templates())
+    assert {tid.split(".")[0] for tid in held_out} >= set(HELD_OUT_APPS)
