@@ -191,7 +191,8 @@ def measure(model, encoder, cases: list[StepCase]) -> tuple[dict, list[str]]:
     """The base's greedy answers on `cases`, scored: the pretraining report's figures and `step_report`'s."""
     scores = evaluate_policy(model, encoder, [c.sample for c in cases], with_images=False)
     report = step_report(cases, scores["answers"])
-    per_skill = {k: {"n": v.n, "valid": round(v.format_valid, 3), "exact": round(v.exact, 3)}
+    per_skill = {k: {"n": v.n, "valid": round(v.format_valid, 3), "type_right": round(v.type_match, 3),
+                     "exact": round(v.exact, 3)}
                  for k, v in scores["per_skill"].items()}
     return {**report, "format_valid": round(scores["format_valid_rate"], 3), "clicks": scores["clicks"],
             "click_accuracy": round(scores["click_accuracy"], 3), "chance": round(scores["click_chance"], 3),
