@@ -12,9 +12,9 @@ goal holds. `--split held-out-pretrain` measures the same on the held-out pretra
 the baseline of screens the base was built to read but never saw. The base answers each greedily, decoded freely,
 as the pretraining report scores its held-out samples (`evaluate_policy`). Nothing is trained.
 
-Prints one JSON line per checkpoint: exact match overall, per skill (the report's `per_skill`), per step position
-(`first`: step 0, on the launcher, nearly always opening the app; `middle`; `stop`) and per app; click accuracy, chance and where the
-echoed rows go (`held_out_clicks.echo_kinds`); what the base outputs instead, per skill (`outputs`: e.g. on the
+Prints one JSON line per checkpoint: exact match overall, per skill (the report's `per_skill`), per step
+position (`first`: step 0, on the launcher, nearly always opening the app; `middle`; `stop`) and per app; click
+accuracy, chance and where the echoed rows go (`held_out_clicks.echo_kinds`); what the base outputs instead, per skill (`outputs`: e.g. on the
 stop step a click, a type, a terminate of another status; on a type step the right field with the wrong text);
 and two approximations of unaided episode success: the share of episodes whose every step it gets right, and the
 mean over episodes of the product of their steps' per-class accuracies (steps taken as independent). Both are
