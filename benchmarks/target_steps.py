@@ -14,8 +14,9 @@ as the pretraining report scores its held-out samples (`evaluate_policy`). Nothi
 
 Prints one JSON line per checkpoint: exact match overall, per skill (the report's `per_skill`), per step
 position (`first`: step 0, on the launcher, nearly always opening the app; `middle`; `stop`) and per app; click
-accuracy, chance and where the echoed rows go (`held_out_clicks.echo_kinds`); what the base outputs instead, per skill (`outputs`: e.g. on the
-stop step a click, a type, a terminate of another status; on a type step the right field with the wrong text);
+accuracy, chance and where the echoed rows go (`held_out_clicks.echo_kinds`); what the base outputs instead, per
+skill (`outputs`: e.g. on the stop step a click, a type, a terminate of another status; on a type step the right
+field with the wrong text);
 and two approximations of unaided episode success: the share of episodes whose every step it gets right, and the
 mean over episodes of the product of their steps' per-class accuracies (steps taken as independent). Both are
 approximations: a rollout can leave the solver's path and recover, or fail off it in ways no step here shows.
