@@ -10,6 +10,9 @@ screen where the goal holds, the target is to stop. Some episodes also get a det
 (or back) at one step, then the solver's next action from the state it led to, so that recovering
 is learned as well as the happy path.
 
+`solve_episode` takes a target template as well: `benchmarks/target_steps.py` scores a base on the
+target's solver episodes (`episode_move` / `move_sample` give every move in order), never trains on them.
+
 `world_step_sample` turns a step into a `GroundingSample`, optionally with critic hints as attempts
 2..K carry them (`ops.agent.hint_marks.corrective_summary` over `ops.agent.hint_marks.describe_step_action`,
 the programmatic critic's own wording): a hint about this step (the row it names is marked), about
@@ -128,27 +131,49 @@ def _hint(step_screen: SimScreen, action: Action) -> str:
     return corrective_summary(step_screen.name, fix, "")
 
 
-def world_step_sample(rng: random.Random, episode: WorldEpisode, hint_rate: float = 0.0) -> GroundingSample:
-    """One step of `episode` (or its stop on the final screen, or a detour's recovery) as a sample."""
+@dataclass(frozen=True, slots=True)
+class EpisodeMove:
+    """One move of an episode as a sample asks it: the screen, the target action on it, the "Done:"
+    lines before it, and the sample kind (`world_click`, `world_done`, `world_recover`, ...)."""
+
+    screen: SimScreen
+    target: Action
+    history: tuple[str, ...]
+    kind: str
+
+
+def episode_move(episode: WorldEpisode, t: int) -> EpisodeMove:
+    """Move `t` of `episode`: its solver steps (0 .. n-1), the stop on the final screen (n), then one
+    recovery per detour (n+1 ..), 1 + n + len(detours) moves in all."""
     stop = len(episode.steps)
-    moves = stop + 1 + len(episode.detours)
-    t = rng.randrange(moves)
+    if not 0 <= t <= stop + len(episode.detours):
+        raise IndexError(f"move {t} outside the {stop + 1 + len(episode.detours)} moves of {episode.template_id}")
     done = [s.done_line for s in episode.steps]
     if t > stop:  # a detour: the wrong step is the last Done line, the recovery is the target
         detour = episode.detours[t - stop - 1]
-        screen, target = detour.recover.screen, detour.recover.action
-        history, kind = (*done[:detour.at], detour.wrong.done_line), "world_recover"
-    elif t == stop:
-        screen, target, history, kind = episode.final, FINISH, tuple(done), "world_done"
-    else:
-        step = episode.steps[t]
-        screen, target, history, kind = step.screen, step.action, tuple(done[:t]), f"world_{step.action.type.value}"
+        return EpisodeMove(detour.recover.screen, detour.recover.action, (*done[:detour.at], detour.wrong.done_line),
+                           "world_recover")
+    if t == stop:
+        return EpisodeMove(episode.final, FINISH, tuple(done), "world_done")
+    step = episode.steps[t]
+    return EpisodeMove(step.screen, step.action, tuple(done[:t]), f"world_{step.action.type.value}")
+
+
+def move_sample(episode: WorldEpisode, move: EpisodeMove, hints: tuple[str, ...] = ()) -> GroundingSample:
+    """`move` of `episode` as a sample, with the critic's `hints` if any (its kind then ends in `_hinted`)."""
+    kind = move.kind + ("_hinted" if hints else "")
+    return GroundingSample(None, move.screen.elements, episode.instruction, move.target, kind, hints=hints,
+                           history=move.history, screen=move.screen.name)
+
+
+def world_step_sample(rng: random.Random, episode: WorldEpisode, hint_rate: float = 0.0) -> GroundingSample:
+    """One move of `episode` drawn uniformly (a step, its stop on the final screen, or a detour's recovery)
+    as a sample."""
+    move = episode_move(episode, rng.randrange(len(episode.steps) + 1 + len(episode.detours)))
     hints: tuple[str, ...] = ()
     if rng.random() < hint_rate:
-        hints = _episode_hints(rng, episode, screen, target)
-        kind += "_hinted" if hints else ""
-    return GroundingSample(None, screen.elements, episode.instruction, target, kind, hints=hints,
-                           history=history, screen=screen.name)
+        hints = _episode_hints(rng, episode, move.screen, move.target)
+    return move_sample(episode, move, hints)
 
 
 def _episode_hints(rng: random.Random, episode: WorldEpisode, screen: SimScreen, target: Action) -> tuple[str, ...]:
