@@ -15,26 +15,19 @@ from typing import Any, Callable
 from phonesim.answers import AnswerSpec
 from phonesim.dates import counted
 from phonesim.pretrain.collection import Attribute, CollectionSpec, all_items, get_item
+from phonesim.pretrain.templating import AppFamily, first_upper
 from phonesim.records import Lookup
-from phonesim.task_template import PRETRAIN_SPLIT, Params, TaskTemplate, extend
+from phonesim.task_template import Params, TaskTemplate, extend
 
 
-def _first_upper(text: str) -> str:
-    return text[:1].upper() + text[1:]
-
-
-class _Family:
-    """Template helpers for one app: sampling, state reads and the templates themselves."""
+class _Family(AppFamily):
+    """Template helpers for one collection app: sampling, state reads and the templates themselves."""
 
     def __init__(self, spec: CollectionSpec):
+        super().__init__(spec.name, Lookup(spec.name, all_items, get_item, overlay_key="items"), "rid")
         self.spec = spec
-        self.items = Lookup(spec.name, all_items, get_item, overlay_key="items")
 
     # --- sampling and reading ------------------------------------------------------------------
-    def pick(self, rng: random.Random, phone: Any) -> Params:
-        rec = rng.choice(self.items.records(phone))
-        return {"rid": rec["id"], "title": rec["title"]}
-
     def other_value(self, attribute: Attribute) -> Callable[[random.Random, Any, Params], Params]:
         def add(rng: random.Random, phone: Any, p: Params) -> Params:
             now = self.items.attr(phone, p["rid"], attribute.key)
@@ -47,23 +40,6 @@ class _Family:
     def other_group(self, rng: random.Random, phone: Any, p: Params) -> Params:
         now = self.items.attr(phone, p["rid"], "group")
         return {"grp": rng.choice([g for g in self.spec.group.values if g != now])}
-
-    def on_page(self, phone: Any, screen: str, **params: Any) -> bool:
-        page = phone.top_page(self.spec.name)
-        return (phone.current_app == self.spec.name and page is not None and page["screen"] == screen
-                and all(page["params"].get(k) == v for k, v in params.items()))
-
-    def path(self, p: Params, key: str = "") -> str:
-        return f"{self.spec.name}.items.{p['rid']}" + (f".{key}" if key else "")
-
-    def set_field(self, key: str, value: Any) -> Callable[[Any, Params], None]:
-        return lambda phone, p: self.items.edit(phone, p["rid"], **{key: value})
-
-    def template(self, family: str, *, objective: str, difficulty: int, budget: int, instructions: tuple[str, ...],
-                 sample, composition: str = "sequential", **kwargs: Any) -> TaskTemplate:
-        return TaskTemplate(id=f"{self.spec.name}.{family}", apps=(self.spec.name,), objective=objective,
-                            composition=composition, difficulty=difficulty, split=PRETRAIN_SPLIT, step_budget=budget,
-                            instructions=instructions, sample=sample, tags=("pretrain",), **kwargs)
 
     # --- families ------------------------------------------------------------------------------
     def navigation(self) -> list[TaskTemplate]:
@@ -98,14 +74,14 @@ class _Family:
 
     def operations(self) -> list[TaskTemplate]:
         s = self.spec
-        unpin = _first_upper(f"un{s.pin.lower()}")
+        unpin = first_upper(f"un{s.pin.lower()}")
         out = [
             self.set_to("pin", "pin", True, 1, (f'{s.pin} the {s.noun} "{{title}}".', f"{s.pin} {{title}} in {s.label}.")),
             self.set_to("unpin", "pin", False, 2, (f'{unpin} the {s.noun} "{{title}}".',
                                                    f"{unpin} {{title}}; it should not be {s.pinned.lower()}.")),
-            self.set_to("flag_on", "flag", True, 1, (f"{_first_upper(s.flag_on)}.", f"In {s.label}, {s.flag_on}.",
+            self.set_to("flag_on", "flag", True, 1, (f"{first_upper(s.flag_on)}.", f"In {s.label}, {s.flag_on}.",
                                                      f'Set "{s.flag}" for {{title}}.')),
-            self.set_to("flag_off", "flag", False, 1, (f"{_first_upper(s.flag_off)}.", f"In {s.label}, {s.flag_off}.",
+            self.set_to("flag_off", "flag", False, 1, (f"{first_upper(s.flag_off)}.", f"In {s.label}, {s.flag_off}.",
                                                        f'Clear "{s.flag}" for {{title}}.')),
             self.template("delete", objective="operate", difficulty=2, budget=15, sample=self.pick,
                           instructions=(f'Delete the {s.noun} "{{title}}".', f"Remove {{title}} from {s.label}.",
