@@ -9,40 +9,79 @@ target app set of exploration, curriculum, rollouts and the benchmark — never 
 target phone never shows them. `phonesim.instantiate` builds a pretraining task on a phone with
 the pretraining apps only (`phonesim.tasks.catalog_of`).
 
+Apps are of two *kinds*, each a declarative spec with its app builder and task families (`KINDS`):
+collection apps (`phonesim.pretrain.collection`) and timed-entry apps (`phonesim.pretrain.timed`, the
+target's kinds of layouts under other names: docs/base-ceiling.md, R8).
+
 The apps come on several *phones* (`PHONES`: name -> its apps, one launcher page each, as the
-target's eleven apps come on one): the eight hand-written apps of `phonesim.pretrain.worlds`, and
-generated apps with invented words (`phonesim.pretrain.generated`) in phones of ten. A pretraining
-task's phone holds its own phone's apps (`phone_catalog`). `HELD_OUT_APPS` — two hand-written apps
-and the last generated phone's ten — are apps whose screens and tasks a pretraining recipe leaves out,
-so that their tasks measure how a pretrained policy does on apps it has never seen.
+target's eleven apps come on one): the hand-written apps of both kinds (`phonesim.pretrain.worlds`,
+`phonesim.pretrain.timed_worlds`), and generated apps with invented words of each kind
+(`phonesim.pretrain.generated`, `phonesim.pretrain.timed_generated`) in phones of ten. A pretraining
+task's phone holds its own phone's apps (`phone_catalog`). `HELD_OUT_APPS` — three hand-written apps
+and the ten apps of the last phone of each generated kind — are apps whose screens and tasks a
+pretraining recipe leaves out, so that their tasks measure how a pretrained policy does on apps it has
+never seen.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Any, Callable, NamedTuple
 
 from phonesim.app import App
 from phonesim.apps import load_apps
 from phonesim.pretrain.collection import CollectionSpec, build_app
 from phonesim.pretrain.families import templates_for
-from phonesim.pretrain.generated import generated_specs
+from phonesim.pretrain.generated import generated_specs, generated_words
+from phonesim.pretrain.timed import TimedSpec, build_timed_app
+from phonesim.pretrain.timed_families import timed_templates_for
+from phonesim.pretrain.timed_generated import generated_timed_specs
+from phonesim.pretrain.timed_worlds import TIMED_HELD_OUT, TIMED_SPECS
 from phonesim.pretrain.worlds import HANDMADE_HELD_OUT, SPECS
 from phonesim.task_template import TaskTemplate
 
 GENERATED_APPS = 50
+GENERATED_TIMED_APPS = 30
 APPS_PER_PHONE = 10
 
 
-def _phones() -> dict[str, tuple[CollectionSpec, ...]]:
-    generated = generated_specs(GENERATED_APPS)
-    phones = {"handmade": tuple(sorted(SPECS, key=lambda s: s.name))}
-    for start in range(0, len(generated), APPS_PER_PHONE):
-        phones[f"generated{start // APPS_PER_PHONE + 1}"] = generated[start:start + APPS_PER_PHONE]
-    return phones
+class Kind(NamedTuple):
+    """One app kind: how a spec of it becomes an App, and its task templates."""
+
+    build: Callable[[Any], App]
+    templates: Callable[[Any], list[TaskTemplate]]
+
+
+KINDS = {CollectionSpec: Kind(build_app, templates_for), TimedSpec: Kind(build_timed_app, timed_templates_for)}
+
+
+def _words(specs) -> set[str]:
+    return {w.lower() for s in specs for text in (s.label, s.noun, *s.titles, *s.new_titles) for w in text.split()}
+
+
+def _in_phones(prefix: str, specs: tuple) -> dict[str, tuple]:
+    return {f"{prefix}{start // APPS_PER_PHONE + 1}": specs[start:start + APPS_PER_PHONE]
+            for start in range(0, len(specs), APPS_PER_PHONE)}
+
+
+@lru_cache(maxsize=1)
+def _phones() -> dict[str, tuple[Any, ...]]:
+    collections = generated_specs(GENERATED_APPS)
+    timed = generated_timed_specs(GENERATED_TIMED_APPS,
+                                  generated_words(GENERATED_APPS) | _words(SPECS + TIMED_SPECS + collections))
+    phones = {"handmade": tuple(sorted(SPECS + TIMED_SPECS, key=lambda s: s.name))}
+    return phones | _in_phones("generated", collections) | _in_phones("timed", timed)
 
 
 PHONES = {phone: tuple(s.name for s in specs) for phone, specs in _phones().items()}
-HELD_OUT_APPS = HANDMADE_HELD_OUT + PHONES[list(PHONES)[-1]]
+HELD_OUT_PHONES = ("generated5", "timed3")  # the last phone of each generated kind
+HELD_OUT_APPS = HANDMADE_HELD_OUT + TIMED_HELD_OUT + tuple(a for p in HELD_OUT_PHONES for a in PHONES[p])
+
+
+def pretrain_specs() -> dict[str, Any]:
+    """name -> the spec of every pretraining app (of any kind: each has a name, label, noun, plural, titles
+    and new titles)."""
+    return {s.name: s for specs in _phones().values() for s in specs}
 
 
 @lru_cache(maxsize=1)
@@ -61,8 +100,9 @@ def load_pretrain_apps() -> dict[str, App]:
             clash = [x for x in (spec.name, spec.label, spec.package) if x.lower() in taken]
             if clash or spec.name in apps:
                 raise ValueError(f"pretraining app {spec.name!r}: {clash or [spec.name]} already names an app")
-            app = build_app(spec)
-            app.templates = templates_for(spec)
+            kind = KINDS[type(spec)]
+            app = kind.build(spec)
+            app.templates = kind.templates(spec)
             apps[app.name] = app
     return apps
 
@@ -94,5 +134,5 @@ def trained_apps() -> list[str]:
     return [name for name in load_pretrain_apps() if name not in HELD_OUT_APPS]
 
 
-__all__ = ["HELD_OUT_APPS", "PHONES", "load_pretrain_apps", "phone_catalog", "pretrain_template_ids",
-           "pretrain_templates", "trained_apps"]
+__all__ = ["HELD_OUT_APPS", "KINDS", "PHONES", "load_pretrain_apps", "phone_catalog", "pretrain_specs",
+           "pretrain_template_ids", "pretrain_templates", "trained_apps"]

@@ -100,8 +100,18 @@ def _spec(i: int, rng: random.Random, words: _Words) -> CollectionSpec:
         detail=rng.choice(DETAIL_STYLES), groups=rng.choice(GROUP_STYLES), flag_widget=rng.choice(FLAG_WIDGETS))
 
 
-def generated_specs(n: int) -> tuple[CollectionSpec, ...]:
-    """`n` generated collection apps (the same ones for the same `n`)."""
+def _generate(n: int) -> tuple[tuple[CollectionSpec, ...], frozenset[str]]:
     rng = random.Random(GENERATOR_SEED)
     words = _Words(rng)
-    return tuple(_spec(i, rng, words) for i in range(n))
+    return tuple(_spec(i, rng, words) for i in range(n)), frozenset(words.used)
+
+
+def generated_specs(n: int) -> tuple[CollectionSpec, ...]:
+    """`n` generated collection apps (the same ones for the same `n`)."""
+    return _generate(n)[0]
+
+
+def generated_words(n: int) -> frozenset[str]:
+    """Every invented word the `n` generated collection apps use (lower case): other generators leave them
+    out, so that no two generated apps share a word."""
+    return _generate(n)[1]
