@@ -76,7 +76,8 @@ class _Family(AppFamily):
         s = self.spec
         unpin = first_upper(f"un{s.pin.lower()}")
         out = [
-            self.set_to("pin", "pin", True, 1, (f'{s.pin} the {s.noun} "{{title}}".', f"{s.pin} {{title}} in {s.label}.")),
+            self.set_to("pin", "pin", True, 1, (f'{s.pin} the {s.noun} "{{title}}".',
+                                                 f"{s.pin} {{title}} in {s.label}.")),
             self.set_to("unpin", "pin", False, 2, (f'{unpin} the {s.noun} "{{title}}".',
                                                    f"{unpin} {{title}}; it should not be {s.pinned.lower()}.")),
             self.set_to("flag_on", "flag", True, 1, (f"{first_upper(s.flag_on)}.", f"In {s.label}, {s.flag_on}.",
@@ -117,7 +118,8 @@ class _Family(AppFamily):
         return [
             self.template("option_on", objective="operate", difficulty=2, budget=12, sample=sample_option(True),
                           setup=setup_option, checks=option_is, expected=option_path,
-                          instructions=(f'Turn on "{{opt}}" in {s.label}.', f"Enable {{opt}} in {s.label}'s preferences.")),
+                          instructions=(f'Turn on "{{opt}}" in {s.label}.',
+                                        f"Enable {{opt}} in {s.label}'s preferences.")),
             self.template("option_off", objective="operate", difficulty=2, budget=12, sample=sample_option(False),
                           setup=setup_option, checks=option_is, expected=option_path,
                           instructions=(f'Turn off "{{opt}}" in {s.label}.',

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from phonesim import instantiate, shortest_path
+from phonesim import instantiate, run_actions, shortest_path
 
 
 @lru_cache(maxsize=None)
@@ -14,3 +14,13 @@ def solved(template_id: str, seed: int = 1):
     path = shortest_path(task.make_phone(), task)
     assert path is not None, f"{template_id}: A* found no solution"
     return task, tuple(path)
+
+
+def solved_cleanly(template_id: str, seed: int = 1):
+    """`solved`, checked: within the step budget, judged a clean success, and no success one step short."""
+    task, path = solved(template_id, seed)
+    assert 0 < len(path) <= task.step_budget
+    done = run_actions(task, list(path))
+    assert done.success and not done.side_effects and done.invalid_steps == 0, done
+    assert not run_actions(task, list(path[:-1])).success
+    return task, path

@@ -27,9 +27,8 @@ from ops.actions import Action, ActionType
 from phonesim.app import App, Screen
 from phonesim.apps import load_apps
 from phonesim.phone import Phone
-from phonesim.pretrain import GENERATED_APPS, HELD_OUT_APPS, load_pretrain_apps
-from phonesim.pretrain.generated import _Words, generated_specs, invented_app
-from phonesim.pretrain.worlds import SPECS
+from phonesim.pretrain import HELD_OUT_APPS, load_pretrain_apps, pretrain_specs
+from phonesim.pretrain.generated import _Words, invented_app
 from phonesim.system import LAUNCHER
 from phonesim.widgets import Page
 from training.base.grounding_data import GroundingSample, SampleFn
@@ -47,7 +46,7 @@ def forbidden_labels() -> frozenset[str]:
     """What a drawn label must not be (lower case): a pretraining app's name or label (its instructions
     are the ones relabelled), a target app's, or any word of a held-out app (its label, noun, titles)."""
     taken = {x for app in (*load_pretrain_apps().values(), *load_apps().values()) for x in (app.name, app.label)}
-    held_out = [spec for spec in SPECS + generated_specs(GENERATED_APPS) if spec.name in HELD_OUT_APPS]
+    held_out = [spec for name, spec in pretrain_specs().items() if name in HELD_OUT_APPS]
     for spec in held_out:
         taken |= {spec.label, spec.noun, spec.plural, *(w for title in spec.titles + spec.new_titles
                                                         for w in title.split())}

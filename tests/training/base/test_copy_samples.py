@@ -12,9 +12,7 @@ import torch
 from ops.agent.policy_prompt import build_policy_prompt
 from phonesim.disjoint import TargetMatcher, target_entities
 from phonesim.phone import Phone
-from phonesim.pretrain import GENERATED_APPS, HELD_OUT_APPS, PHONES, load_pretrain_apps, phone_catalog
-from phonesim.pretrain.generated import generated_specs
-from phonesim.pretrain.worlds import SPECS
+from phonesim.pretrain import HELD_OUT_APPS, PHONES, load_pretrain_apps, phone_catalog, pretrain_specs
 from tests.training.base.test_world_recipe import _hint, _replayed_observations
 from training.base.bundled import pretrain_embedded_base
 from training.base.copy_samples import (LAUNCHER_FORMS, forbidden_labels, in_app_sampler, launcher_sampler,
@@ -81,7 +79,7 @@ def test_drawn_launchers_never_repeat_and_show_nothing_of_the_target_or_held_out
     assert len(set(launchers)) == len(launchers) and {len(rows) for rows in launchers} == set(range(8, 13))
     assert len({s.target.element for s in launcher_samples()}) == 12  # any row may be the one named
     matcher = TargetMatcher(target_entities())
-    held_out = TargetMatcher({title for spec in SPECS + generated_specs(GENERATED_APPS) if spec.name in HELD_OUT_APPS
+    held_out = TargetMatcher({title for name, spec in pretrain_specs().items() if name in HELD_OUT_APPS
                               for title in spec.titles + spec.new_titles})
     for sample in launcher_samples():
         assert not {row.lower() for row in _app_rows(sample)} & forbidden

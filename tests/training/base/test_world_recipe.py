@@ -12,11 +12,8 @@ from safetensors.torch import load_file
 from ops.agent.episode import Hint
 from ops.agent.policy_prompt import build_policy_prompt
 from phonesim import all_templates, instantiate
-from phonesim.pretrain import HELD_OUT_APPS, load_pretrain_apps, pretrain_templates
+from phonesim.pretrain import HELD_OUT_APPS, load_pretrain_apps, pretrain_specs, pretrain_templates
 from phonesim.disjoint import TargetMatcher, target_entities, target_strings
-from phonesim.pretrain import GENERATED_APPS
-from phonesim.pretrain.generated import generated_specs
-from phonesim.pretrain.worlds import SPECS
 from training.base.grounding_data import synthetic_sample
 from training.base.pretrain import BasePretrainConfig, pretrain_base_policy
 from training.base.sample_text import answer_text, prompt_text
@@ -94,7 +91,7 @@ def test_recipe_samples_name_no_target_entity_and_no_target_instruction():
 
 def test_recipe_samples_show_no_target_app_and_nothing_of_the_held_out_apps():
     target_labels = {t.lower() for t in target_entities() if " " not in t}  # the target apps' names and labels
-    held_out = {title for spec in SPECS + generated_specs(GENERATED_APPS) if spec.name in HELD_OUT_APPS
+    held_out = {title for name, spec in pretrain_specs().items() if name in HELD_OUT_APPS
                 for title in spec.titles}
     held_out_matcher = TargetMatcher(held_out)  # whole words: a held-out title inside another word is no title
     for s in recipe_samples():
