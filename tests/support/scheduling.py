@@ -13,35 +13,38 @@ from xdist.scheduler import LoadScopeScheduling
 
 # module -> the module whose worker it joins, because they solve the same task instances: the recipe's episodes are
 # the pretraining world's seed-0 instances that test_pretrain_world solves (`solver_keeps_every_task` keeps the
-# solver's memory of them: 58 -> 38 s on one core); the others read `tests.phonesim.conftest.solved`'s solutions
-# (a process-wide cache) of the target templates at seed 1, which test_templates solves all of (44 -> 30 s)
-SAME_WORKER = {"tests/training/base/test_world_recipe.py": "tests/phonesim/pretrain/test_pretrain_world.py",
+# solver's memory of them: 58 -> 38 s on one core), and test_timed_apps plays timed-entry templates of that world
+# at seed 0 too; the others read `tests.phonesim.conftest.solved`'s solutions (a process-wide cache) of the target
+# templates at seed 1, which test_templates solves all of (44 -> 30 s)
+PRETRAIN_WORLD = "tests/phonesim/pretrain/test_pretrain_world.py"
+SAME_WORKER = {**dict.fromkeys(("tests/training/base/test_world_recipe.py",
+                                "tests/phonesim/pretrain/test_timed_apps.py"), PRETRAIN_WORLD),
                **dict.fromkeys(("tests/phonesim/test_disjoint.py", "tests/phonesim/test_judge.py",
                                 "tests/phonesim/test_state.py"), "tests/phonesim/test_templates.py")}
 
-# wall seconds beside another worker on 2 cores, 2026-11-29 (`pytest -p` a timeline plugin): ≥ 8 s, longest first
+# wall seconds beside another worker on 2 cores, 2026-11-29 (`pytest -p` a timeline plugin): ≥ 7 s, longest first
 LONGEST_FIRST = (
-    "tests/pipelines/test_end_to_end.py",  # 104
-    "tests/pipelines/test_your_apps.py",  # 87
-    "tests/phonesim/pretrain/test_pretrain_world.py",  # 37, with the recipe's tests
+    "tests/pipelines/test_end_to_end.py",  # 101
+    "tests/pipelines/test_your_apps.py",  # 77
+    PRETRAIN_WORLD,  # 54, with the recipe's and the timed apps' tests
     "tests/assets/test_sharded_stages.py",  # 35
-    "tests/phonesim/test_templates.py",  # ~24, with test_disjoint's, test_judge's and test_state's tests
-    "tests/training/methods/hifpo/test_hifpo.py",  # 23
+    "tests/phonesim/test_templates.py",  # 27, with test_disjoint's, test_judge's and test_state's tests
+    "tests/training/methods/hifpo/test_hifpo.py",  # 29
+    "tests/hardening/test_lost_work.py",  # 20
+    "tests/pipelines/test_wizard_experiment.py",  # 19
     "tests/reproducibility/test_reproducible_runs.py",  # 19
-    "tests/hardening/test_lost_work.py",  # 19
-    "tests/pipelines/test_wizard_experiment.py",  # 18
-    "tests/pipelines/test_forked_runs.py",  # 15
     "tests/hardening/test_config_before_work.py",  # 15
+    "tests/deploy/test_launched_trainer.py",  # 14
+    "tests/training/methods/adagrpo/test_adagrpo_reasoning_reward.py",  # 13
     "tests/pipelines/test_fork.py",  # 13
-    "tests/training/methods/adagrpo/test_adagrpo_asset.py",  # 13
-    "tests/training/methods/hifpo/test_hifpo_alignment_rounds.py",  # 12
-    "tests/training/methods/adagrpo/test_adagrpo_reasoning_reward.py",  # 11
-    "tests/deploy/test_launched_trainer.py",  # 11
+    "tests/training/methods/hifpo/test_hifpo_alignment_rounds.py",  # 13
+    "tests/pipelines/test_forked_runs.py",  # 12
+    "tests/training/methods/adagrpo/test_adagrpo_asset.py",  # 12
     "tests/pipelines/test_rollout_workers.py",  # 11
+    "tests/hardening/test_killed_run.py",  # 11
     "tests/deploy/test_ecs_moto.py",  # 10
-    "tests/hardening/test_killed_run.py",  # 10
-    "tests/pipelines/test_benchmark_workers.py",  # 9
-    "tests/mobileforge/viewer/test_viewer_browser.py",  # 9
+    "tests/deploy/test_device_leases.py",  # 9
+    "tests/mobileforge/viewer/test_viewer_browser.py",  # 8
     "tests/deploy/test_concurrency_pools.py",  # 8
     "tests/fuzz/test_reward_fuzz.py",  # 8
 )
