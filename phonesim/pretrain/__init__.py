@@ -31,6 +31,10 @@ from typing import Any, Callable, NamedTuple
 from phonesim.app import App
 from phonesim.apps import load_apps
 from phonesim.pretrain.collection import CollectionSpec, build_app
+from phonesim.pretrain.conversation_families import convo_templates_for
+from phonesim.pretrain.conversation_generated import generated_convo_specs
+from phonesim.pretrain.conversation_worlds import CONVO_HELD_OUT, CONVO_SPECS
+from phonesim.pretrain.conversations import ConvoSpec, build_convo_app
 from phonesim.pretrain.families import templates_for
 from phonesim.pretrain.generated import generated_specs, generated_words
 from phonesim.pretrain.timed import TimedSpec, build_timed_app
@@ -42,6 +46,7 @@ from phonesim.task_template import TaskTemplate
 
 GENERATED_APPS = 50
 GENERATED_TIMED_APPS = 30
+GENERATED_CONVO_APPS = 30
 APPS_PER_PHONE = 10
 
 
@@ -53,6 +58,7 @@ class Kind(NamedTuple):
 
 
 KINDS = {CollectionSpec: Kind(build_app, templates_for), TimedSpec: Kind(build_timed_app, timed_templates_for)}
+KINDS[ConvoSpec] = Kind(build_convo_app, convo_templates_for)
 
 
 def _words(specs) -> set[str]:
@@ -70,12 +76,18 @@ def _phones() -> dict[str, tuple[Any, ...]]:
     timed = generated_timed_specs(GENERATED_TIMED_APPS,
                                   generated_words(GENERATED_APPS) | _words(SPECS + TIMED_SPECS + collections))
     phones = {"handmade": tuple(sorted(SPECS + TIMED_SPECS, key=lambda s: s.name))}
-    return phones | _in_phones("generated", collections) | _in_phones("timed", timed)
+    phones = phones | _in_phones("generated", collections) | _in_phones("timed", timed)
+    convo = generated_convo_specs(GENERATED_CONVO_APPS, generated_words(GENERATED_APPS)
+                                  | _words(SPECS + TIMED_SPECS + CONVO_SPECS + collections + timed))
+    phones["handmade"] = tuple(sorted(phones["handmade"] + CONVO_SPECS, key=lambda s: s.name))
+    return phones | _in_phones("convo", convo)
 
 
 PHONES = {phone: tuple(s.name for s in specs) for phone, specs in _phones().items()}
 HELD_OUT_PHONES = ("generated5", "timed3")  # the last phone of each generated kind
-HELD_OUT_APPS = HANDMADE_HELD_OUT + TIMED_HELD_OUT + tuple(a for p in HELD_OUT_PHONES for a in PHONES[p])
+HELD_OUT_PHONES += ("convo3",)
+HELD_OUT_APPS = (HANDMADE_HELD_OUT + TIMED_HELD_OUT + CONVO_HELD_OUT
+                 + tuple(a for p in HELD_OUT_PHONES for a in PHONES[p]))
 
 
 def pretrain_specs() -> dict[str, Any]:
