@@ -9,16 +9,18 @@ target app set of exploration, curriculum, rollouts and the benchmark — never 
 target phone never shows them. `phonesim.instantiate` builds a pretraining task on a phone with
 the pretraining apps only (`phonesim.tasks.catalog_of`).
 
-Apps are of two *kinds*, each a declarative spec with its app builder and task families (`KINDS`):
-collection apps (`phonesim.pretrain.collection`) and timed-entry apps (`phonesim.pretrain.timed`, the
-target's kinds of layouts under other names: docs/base-ceiling.md, R8).
+Apps are of several *kinds*, each a declarative spec with its app builder and task families (`KINDS`):
+collection apps (`phonesim.pretrain.collection`), and apps of the target's kinds of layouts under other
+names (docs/base-ceiling.md, R8): timed-entry apps (`phonesim.pretrain.timed`) and conversations apps
+(`phonesim.pretrain.conversations`, R8b).
 
 The apps come on several *phones* (`PHONES`: name -> its apps, one launcher page each, as the
-target's eleven apps come on one): the hand-written apps of both kinds (`phonesim.pretrain.worlds`,
-`phonesim.pretrain.timed_worlds`), and generated apps with invented words of each kind
-(`phonesim.pretrain.generated`, `phonesim.pretrain.timed_generated`) in phones of ten. A pretraining
-task's phone holds its own phone's apps (`phone_catalog`). `HELD_OUT_APPS` — three hand-written apps
-and the ten apps of the last phone of each generated kind — are apps whose screens and tasks a
+target's eleven apps come on one): the hand-written apps of every kind (`phonesim.pretrain.worlds`,
+`phonesim.pretrain.timed_worlds`, `phonesim.pretrain.conversation_worlds`), and generated apps with invented
+words of each kind (`phonesim.pretrain.generated`, `phonesim.pretrain.timed_generated`,
+`phonesim.pretrain.conversation_generated`) in phones of ten. A pretraining task's phone holds its own
+phone's apps (`phone_catalog`). `HELD_OUT_APPS` — some hand-written apps of each kind and the ten apps of
+the last phone of each generated kind — are apps whose screens and tasks a
 pretraining recipe leaves out, so that their tasks measure how a pretrained policy does on apps it has
 never seen.
 """

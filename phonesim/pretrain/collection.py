@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from phonesim import effects, records
 from phonesim.app import BACK, App, Screen, Transition
@@ -117,6 +117,20 @@ def all_items(world: dict[str, Any], data: dict[str, Any]) -> list[dict[str, Any
 
 def get_item(world: dict[str, Any], data: dict[str, Any], rid: str) -> dict[str, Any] | None:
     return records.get(world["items"], data["items"], rid)
+
+
+def searched(ctx: Ctx, fid: str, hint: str, recs: list[dict[str, Any]], idle: str, none: str,
+             match: Callable[[dict[str, Any], str], bool] = lambda r, needle: needle in r["title"].casefold()
+             ) -> tuple[list[Any], list[dict[str, Any]]]:
+    """A list's search field over `recs` and its header: the records `match` keeps for the field's text
+    (lower case), under "N results" (or `none`), or every record under `idle` while the field is empty.
+    The other app kinds' lists (`phonesim.pretrain.timed`, `phonesim.pretrain.conversations`) share it."""
+    q = ctx.field(fid)
+    rows = [search_bar(fid, hint, q, ctx.focused(fid))]
+    if not q.strip():
+        return rows + [header(idle)], recs
+    recs = [r for r in recs if match(r, q.casefold().strip())]
+    return rows + [header(counted(len(recs), "result") if recs else none)], recs
 
 
 def view(world: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:

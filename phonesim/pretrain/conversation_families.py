@@ -79,8 +79,8 @@ class _Family(AppFamily):
             return {"pid": t["id"], "topic": t["topic"], "text": rng.choice(s.new_titles)}
 
         return [
-            self.template("send", objective="operate", difficulty=2, budget=15, sample=self.with_text(self.pick_thread()),
-                          checks=self.sent, expected=lambda p: [self.thread_path(p)],
+            self.template("send", objective="operate", difficulty=2, budget=15, checks=self.sent,
+                          sample=self.with_text(self.pick_thread()), expected=lambda p: [self.thread_path(p)],
                           hints=lambda p: [p["name"], p["text"]],
                           instructions=(f'Write "{{text}}" to {{name}} in {s.label}.',
                                         f'In the {s.noun} with {{name}}, send "{{text}}".')),
@@ -128,8 +128,10 @@ class _Family(AppFamily):
             self.template("read_last", objective="query", difficulty=2, budget=10, composition="deep_dive",
                           sample=self.pick_thread(lambda t: self.readable(_last_from_them(t))),
                           answer=lambda phone, p: AnswerSpec(
-                              "text", _last_from_them(self.threads.record(phone, p["pid"])), hint="the line as written"),
-                          evidence=lambda p, spec: [f"{p['name']}\n{spec.gold}", f"{spec.gold}\n{p['name'].split()[0]} ·"],
+                              "text", _last_from_them(self.threads.record(phone, p["pid"])),
+                              hint="the line as written"),
+                          evidence=lambda p, spec: [f"{p['name']}\n{spec.gold}",
+                                                    f"{spec.gold}\n{p['name'].split()[0]} ·"],
                           instructions=(f"What was the last thing {{name}} wrote to me in {s.label}?",
                                         f"Read me the latest line from {{name}}.")),
         ]
@@ -177,7 +179,8 @@ class _Family(AppFamily):
                                         f"Name the {gl.lower()} that {{name}} is part of.")),
             self.template("edit_handle", objective="operate", difficulty=3, budget=18, composition="deep_dive",
                           sample=extend(self.pick_person(), new_handle), hints=lambda p: [p["handle"]],
-                          checks=lambda phone, p: [("handle", self.items.attr(phone, p["pid"], "handle") == p["handle"])],
+                          checks=lambda phone, p: [("handle",
+                                                    self.items.attr(phone, p["pid"], "handle") == p["handle"])],
                           expected=lambda p: [self.path(p, "handle")],
                           instructions=(f"Set the {hl.lower()} of {{name}} to {{handle}}.",
                                         f"{{name}} goes by {{handle}} now: update it in {s.label}.")),

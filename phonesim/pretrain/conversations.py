@@ -32,9 +32,9 @@ from phonesim import effects, records
 from phonesim.app import BACK, App, Screen, Transition
 from phonesim.context import Ctx
 from phonesim.dates import TODAY, counted, minutes
-from phonesim.pretrain.collection import Attribute
+from phonesim.pretrain.collection import Attribute, searched
 from phonesim.widgets import (Page, action_bar, button, fab, field_row, header, hero, icon_button, info, item,
-                              paragraph, search_bar, tabs, tap)
+                              paragraph, tabs, tap)
 
 PEOPLE_STYLES = ("tab", "icon")  # the people list: a tab of the home screen, or a screen behind an app-bar icon
 COMPOSE_STYLES = ("top", "bottom")  # the compose field above the bubbles (newest first) or below (oldest first)
@@ -207,27 +207,20 @@ class _Screens:
                     avatar=who, trailing=badge, rid=f"thread_{t['id']}")
 
     def thread_rows(self, ctx: Ctx) -> list:
-        s, q = self.spec, ctx.field("q")
-        threads = thread_list(ctx.world, ctx.data)
-        rows = [search_bar("q", f"Search {s.plural}", q, ctx.focused("q"))]
-        if q.strip():
-            needle = q.casefold().strip()
-            threads = [t for t in threads if needle in self.name(ctx, t["id"]).casefold()
-                       or any(needle in m["text"].casefold() for m in t["said"])]
-            rows.append(header(counted(len(threads), "result") if threads else f"No {s.plural} found"))
-        else:
-            rows.append(header(f"{sum(1 for t in threads if t['unread'])} unread"))
+        s, threads = self.spec, thread_list(ctx.world, ctx.data)
+
+        def match(t: dict[str, Any], needle: str) -> bool:
+            said = (m["text"] for m in t["said"])
+            return needle in self.name(ctx, t["id"]).casefold() or any(needle in x.casefold() for x in said)
+
+        rows, threads = searched(ctx, "q", f"Search {s.plural}", threads, match=match, none=f"No {s.plural} found",
+                                 idle=f"{sum(1 for t in threads if t['unread'])} unread")
         return rows + [self.thread_row(ctx, t) for t in threads]
 
     def people_rows(self, ctx: Ctx) -> list:
-        s, q = self.spec, ctx.field("pq")
-        people = people_list(ctx.world, ctx.data)
-        rows = [search_bar("pq", f"Search {s.people}", q, ctx.focused("pq"))]
-        if q.strip():
-            people = [p for p in people if q.casefold().strip() in p["title"].casefold()]
-            rows.append(header(counted(len(people), "result") if people else f"No {s.people} found"))
-        else:
-            rows.append(header(counted(len(people), s.person)))
+        s, people = self.spec, people_list(ctx.world, ctx.data)
+        rows, people = searched(ctx, "pq", f"Search {s.people}", people, idle=counted(len(people), s.person),
+                                none=f"No {s.people} found")
         for p in people:
             sub = p["handle"] if s.sub_line == "handle" else p["group"]
             rows.append(item(p["title"], sub + (f" · {s.blocked_word.lower()}" if p["blocked"] else ""),
@@ -260,7 +253,8 @@ class _Screens:
                    for i, m in enumerate(msgs)]
         if not bubbles:
             bubbles = [paragraph(f"Nothing yet. Say something to {first}.")]
-        compose = [field_row("msg", s.compose_label, ctx.field("msg"), ctx.focused("msg"), hint=f"{s.compose_label}…"),
+        compose = [field_row("msg", s.compose_label, ctx.field("msg"), ctx.focused("msg"),
+                             hint=f"{s.compose_label}…"),
                    button(s.send_word, tap("send", pid=pid), enabled=bool(ctx.field("msg").strip()))]
         if s.compose == "top":
             rows = compose + [header(counted(len(msgs), "line"))] + bubbles[::-1]

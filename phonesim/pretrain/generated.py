@@ -13,6 +13,8 @@ Everything is determined by `GENERATOR_SEED`.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable, Collection
+from typing import Any
 
 from phonesim.pretrain.collection import DETAIL_STYLES, FLAG_WIDGETS, GROUP_STYLES, Attribute, CollectionSpec
 
@@ -115,3 +117,13 @@ def generated_words(n: int) -> frozenset[str]:
     """Every invented word the `n` generated collection apps use (lower case): other generators leave them
     out, so that no two generated apps share a word."""
     return _generate(n)[1]
+
+
+def invented_specs(seed: int, n: int, taken: Collection[str], make: Callable[[int, random.Random, _Words], Any]
+                   ) -> tuple[Any, ...]:
+    """`n` specs `make(i, rng, words)` of another app kind, drawn from `seed` (the same ones for the same
+    arguments), none of whose invented words is in `taken` (lower case: the words other apps use)."""
+    rng = random.Random(seed)
+    words = _Words(rng)
+    words.used |= {w.lower() for w in taken}
+    return tuple(make(i, rng, words) for i in range(n))

@@ -30,10 +30,10 @@ from typing import Any
 from phonesim import effects, records
 from phonesim.app import BACK, App, Screen, Transition
 from phonesim.context import Ctx
-from phonesim.dates import counted, hhmm, long_date, read_date, read_time, short_date
-from phonesim.pretrain.collection import FLAG_WIDGETS, Attribute, all_items, get_item
+from phonesim.dates import hhmm, long_date, read_date, read_time, short_date
+from phonesim.pretrain.collection import FLAG_WIDGETS, Attribute, all_items, get_item, searched
 from phonesim.widgets import (Page, button, checkbox, fab, field_row, header, icon_button, info, item, paragraph,
-                              search_bar, switch, tabs, tap)
+                              switch, tabs, tap)
 
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 SCHEDULES = ("days", "date")  # entries repeat on week days (chips), or fall on one date each (typed)
@@ -168,14 +168,9 @@ class _Screens:
         return row
 
     def home(self, ctx: Ctx) -> Page:
-        s, q = self.spec, ctx.field("q")
-        recs = entries(ctx.world, ctx.data)
-        rows = [search_bar("q", f"Search {s.plural}", q, ctx.focused("q"))]
-        if q.strip():
-            recs = [r for r in recs if q.casefold().strip() in r["title"].casefold()]
-            rows.append(header(counted(len(recs), "result") if recs else f"No {s.plural} found"))
-        else:
-            rows.append(header(f"{sum(r['on'] for r in recs)} of {len(recs)} {s.plural} {s.on_word.lower()}"))
+        s, recs = self.spec, entries(ctx.world, ctx.data)
+        rows, recs = searched(ctx, "q", f"Search {s.plural}", recs, none=f"No {s.plural} found",
+                              idle=f"{sum(r['on'] for r in recs)} of {len(recs)} {s.plural} {s.on_word.lower()}")
         rows += [self.row(r) for r in recs]
         return Page(s.label, rows, up=False, fab=fab("plus", f"New {s.noun}", tap("open_create")))
 

@@ -12,6 +12,7 @@ from phonesim.pretrain import (HELD_OUT_APPS, PHONES, load_pretrain_apps, pretra
                                trained_apps)
 from phonesim.pretrain.conversations import SEARCH_FROM, ConvoSpec, thread_list
 from tests.phonesim.conftest import solved, solved_cleanly
+from tests.phonesim.pretrain.playing import act, element, family_of, launched, texts
 from tests.support.fixtures import solver_keeps_every_task  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.usefixtures("solver_keeps_every_task")
@@ -28,36 +29,8 @@ CONVO_IDS = sorted(t for t in pretrain_templates() if t.split(".")[0] in HANDWRI
 CONVO_IDS += sorted(t for t in pretrain_templates() if t.split(".")[0] in set(CONVO_APPS) - set(HANDWRITTEN))[::5]
 
 
-def _family(template_id: str) -> str:
-    return template_id.split(".", 1)[1]
-
-
-def _phone(app: str) -> Phone:
-    phone = Phone(0, catalog=load_pretrain_apps())
-    phone.launch(app)
-    return phone
-
-
-def _index(phone: Phone, text: str, starts: bool = False) -> int:
-    """The element whose text (or description) is `text` (or starts with it)."""
-    for e in phone.observe().elements:
-        for value in (e["text"], e["desc"]):
-            if value == text or (starts and value.startswith(text)):
-                return e["index"]
-    raise AssertionError(f"no element {text!r} on {[e['text'] or e['desc'] for e in phone.observe().elements]}")
-
-
-def _do(phone: Phone, kind: str, text: str, typed: str | None = None, starts: bool = False) -> None:
-    action = Action(kind, element=_index(phone, text, starts), text=typed)
-    assert phone.step(action).ok, (kind, text)
-
-
 def _back(phone: Phone) -> None:
     assert phone.step(Action("system_button", button="back")).ok
-
-
-def _texts(phone: Phone) -> list[str]:
-    return [e["text"] for e in phone.observe().elements]
 
 
 def _state(phone: Phone, app: str) -> dict:
@@ -75,14 +48,14 @@ def test_conversation_apps_are_a_kind_on_phones_of_their_own_with_some_held_out(
     others = {s.label for s in pretrain_specs().values() if not isinstance(s, ConvoSpec)}
     assert not others & {s.label for s in specs}
     for app in CONVO_APPS:
-        assert {_family(t.id) for t in load_pretrain_apps()[app].templates} == FAMILIES, app
+        assert {family_of(t.id) for t in load_pretrain_apps()[app].templates} == FAMILIES, app
 
 
 def test_the_thread_list_shows_people_last_lines_unread_badges_and_an_unread_header():
-    phone = _phone("ropeline")
+    phone = launched("ropeline")
     state = _state(phone, "ropeline")
     unread = [t for t in state["threads"].values() if t["unread"]]
-    assert f"{len(unread)} unread" in _texts(phone)
+    assert f"{len(unread)} unread" in texts(phone)
     rows = [e for e in phone.observe().elements if e["long_clickable"]]
     newest = thread_list(phone.world("ropeline"), phone.data("ropeline"))[0]
     assert newest["said"][-1]["day"] == min(t["said"][-1]["day"] for t in state["threads"].values())
@@ -97,7 +70,7 @@ def test_the_thread_list_shows_people_last_lines_unread_badges_and_an_unread_hea
 def test_every_conversations_template_is_solved_cleanly_with_the_action_kind_it_exercises(template_id):
     task, path = solved_cleanly(template_id, 0)
     kinds = [a.type for a in path]
-    family = _family(template_id)
+    family = family_of(template_id)
     if family in TYPING:
         assert ActionType.TYPE in kinds  # the compose field, the picker, the people search or the handle field
     if family in LONG_PRESSING:
@@ -107,37 +80,37 @@ def test_every_conversations_template_is_solved_cleanly_with_the_action_kind_it_
 
 
 def test_a_line_typed_and_sent_reaches_the_thread_and_the_list():
-    phone = _phone("ropeline")
+    phone = launched("ropeline")
     row = next(e for e in phone.observe().elements if e["long_clickable"])
     name = row["text"].split("\n")[0]
-    _do(phone, "click", row["text"])
-    _do(phone, "type", "Reply…", "Top rope is mine")
-    _do(phone, "click", "Send")
-    assert "Sent" in _texts(phone)  # the toast: the one sign the task is done
-    assert "Top rope is mine\nYou · 08:00" in _texts(phone)  # the newest bubble, under the compose field
+    act(phone, "click", row["text"])
+    act(phone, "type", "Reply…", "Top rope is mine")
+    act(phone, "click", "Send")
+    assert "Sent" in texts(phone)  # the toast: the one sign the task is done
+    assert "Top rope is mine\nYou · 08:00" in texts(phone)  # the newest bubble, under the compose field
     _back(phone)
-    assert f"{name}\nYou: Top rope is mine" in _texts(phone)
+    assert f"{name}\nYou: Top rope is mine" in texts(phone)
     pid = next(pid for pid, p in _state(phone, "ropeline")["people"].items() if p["title"] == name)
     said = _state(phone, "ropeline")["threads"][pid]["said"][-1]
     assert (said["from"], said["text"], said["day"]) == ("me", "Top rope is mine", 0)
 
 
 def test_the_picker_searches_the_people_and_starts_a_thread():
-    phone = _phone("porchlight")  # its picker lists nobody until a name is typed
+    phone = launched("porchlight")  # its picker lists nobody until a name is typed
     before = set(_state(phone, "porchlight")["threads"])
-    _do(phone, "click", "New thread")
+    act(phone, "click", "New thread")
     assert not [e for e in phone.observe().elements if "\n" in e["text"]]
-    _do(phone, "type", "Find a neighbour", "ingri")
-    assert "No neighbours found" in _texts(phone)
-    _do(phone, "click", "Clear To")
+    act(phone, "type", "Find a neighbour", "ingri")
+    assert "No neighbours found" in texts(phone)
+    act(phone, "click", "Clear To")
     stranger = next(p for pid, p in _state(phone, "porchlight")["people"].items() if pid not in before)
-    _do(phone, "type", "Find a neighbour", stranger["title"].split()[1][:4].lower())
-    _do(phone, "click", f"{stranger['title']}\n{stranger['handle']}")
+    act(phone, "type", "Find a neighbour", stranger["title"].split()[1][:4].lower())
+    act(phone, "click", f"{stranger['title']}\n{stranger['handle']}")
     assert phone.top_page("porchlight")["screen"] == "thread"
-    assert f"Nothing yet. Say something to {stranger['title'].split()[0]}." in _texts(phone)
-    _do(phone, "type", "Write…", "Leave it on my step")
+    assert f"Nothing yet. Say something to {stranger['title'].split()[0]}." in texts(phone)
+    act(phone, "type", "Write…", "Leave it on my step")
     _back(phone)  # the keyboard hides the Post button under a bottom compose field
-    _do(phone, "click", "Post")
+    act(phone, "click", "Post")
     assert set(_state(phone, "porchlight")["threads"]) == before | {stranger["id"]}
     task, path = solved("porchlight.send_new", 0)
     assert [a.type for a in path[1:3]] == [ActionType.CLICK, ActionType.TYPE]  # the floating button, the picker
@@ -145,67 +118,67 @@ def test_the_picker_searches_the_people_and_starts_a_thread():
 
 
 def test_the_thread_menu_marks_read_and_deletes_after_a_confirmation():
-    phone = _phone("ropeline")
+    phone = launched("ropeline")
     threads = _state(phone, "ropeline")["threads"]
     unread = next(t for t in threads.values() if t["unread"])
     name = _state(phone, "ropeline")["people"][unread["id"]]["title"]
-    _do(phone, "long_press", f"{name}\n", starts=True)
-    assert {name, "Mark as read", "Delete"} <= set(_texts(phone))
-    _do(phone, "click", "Mark as read")
+    act(phone, "long_press", f"{name}\n", starts=True)
+    assert {name, "Mark as read", "Delete"} <= set(texts(phone))
+    act(phone, "click", "Mark as read")
     assert _state(phone, "ropeline")["threads"][unread["id"]]["unread"] == 0
-    _do(phone, "long_press", f"{name}\n", starts=True)
-    assert "Mark as read" not in _texts(phone)  # nothing left to mark
-    _do(phone, "click", "Delete")
-    assert "Delete this chat?" in _texts(phone)
-    _do(phone, "click", "Cancel")
+    act(phone, "long_press", f"{name}\n", starts=True)
+    assert "Mark as read" not in texts(phone)  # nothing left to mark
+    act(phone, "click", "Delete")
+    assert "Delete this chat?" in texts(phone)
+    act(phone, "click", "Cancel")
     assert unread["id"] in _state(phone, "ropeline")["threads"]
-    _do(phone, "long_press", f"{name}\n", starts=True)
-    _do(phone, "click", "Delete")
-    _do(phone, "click", "Delete")
-    assert unread["id"] not in _state(phone, "ropeline")["threads"] and "Chat removed" in _texts(phone)
+    act(phone, "long_press", f"{name}\n", starts=True)
+    act(phone, "click", "Delete")
+    act(phone, "click", "Delete")
+    assert unread["id"] not in _state(phone, "ropeline")["threads"] and "Chat removed" in texts(phone)
     app = load_pretrain_apps()["ropeline"]
     assert app.transitions["ask_drop"].src == ("home",) and app.transitions["star"].src == ("home",)
 
 
 def test_the_person_menu_stars_at_once_and_blocks_after_a_confirmation_then_sending_is_refused():
-    phone = _phone("ropeline")
-    _do(phone, "click", "Pals")
+    phone = launched("ropeline")
+    act(phone, "click", "Pals")
     person = _state(phone, "ropeline")["people"]["p1"]
     row = f"{person['title']}\n{person['handle']}"
-    _do(phone, "long_press", row)
-    _do(phone, "click", "Unstar" if person["starred"] else "Star")
+    act(phone, "long_press", row)
+    act(phone, "click", "Unstar" if person["starred"] else "Star")
     assert _state(phone, "ropeline")["people"]["p1"]["starred"] is not person["starred"]
-    _do(phone, "long_press", row)
-    _do(phone, "click", "Block")
-    assert f"Block {person['title']}?" in _texts(phone)
-    _do(phone, "click", "Block")
+    act(phone, "long_press", row)
+    act(phone, "click", "Block")
+    assert f"Block {person['title']}?" in texts(phone)
+    act(phone, "click", "Block")
     assert _state(phone, "ropeline")["people"]["p1"]["blocked"] is True
-    assert f"{row} · blocked" in _texts(phone) and f"{person['title']}: blocked" in _texts(phone)
-    _do(phone, "click", f"{row} · blocked")
-    assert "Status\nBlocked" in _texts(phone) and f"Handle\n{person['handle']}" in _texts(phone)
-    _do(phone, "click", "Chat")
-    _do(phone, "type", "Reply…", "Be at the hut in ten")
-    assert not phone.step(Action("click", element=_index(phone, "Send"))).ok  # the guard: blocked
+    assert f"{row} · blocked" in texts(phone) and f"{person['title']}: blocked" in texts(phone)
+    act(phone, "click", f"{row} · blocked")
+    assert "Status\nBlocked" in texts(phone) and f"Handle\n{person['handle']}" in texts(phone)
+    act(phone, "click", "Chat")
+    act(phone, "type", "Reply…", "Be at the hut in ten")
+    assert not phone.step(Action("click", element=element(phone, "Send"))).ok  # the guard: blocked
 
 
 def test_the_edit_form_keeps_a_typed_handle_and_refuses_one_it_cannot_read():
-    phone = _phone("porchlight")
-    _do(phone, "click", "Neighbours")
+    phone = launched("porchlight")
+    act(phone, "click", "Neighbours")
     person = _state(phone, "porchlight")["people"]["p2"]
-    _do(phone, "click", person["title"], starts=True)
-    _do(phone, "click", "Edit")
-    assert {person["title"], person["handle"]} <= set(_texts(phone))
-    _do(phone, "click", "Clear Key tag")
-    _do(phone, "type", "AB-0000", "@not.a.tag")
-    assert not phone.step(Action("click", element=_index(phone, "Save"))).ok
-    _do(phone, "click", "Clear Key tag")
-    _do(phone, "type", "AB-0000", "ZQ-4242")
-    _do(phone, "click", "Circle", starts=True)
+    act(phone, "click", person["title"], starts=True)
+    act(phone, "click", "Edit")
+    assert {person["title"], person["handle"]} <= set(texts(phone))
+    act(phone, "click", "Clear Key tag")
+    act(phone, "type", "AB-0000", "@not.a.tag")
+    assert not phone.step(Action("click", element=element(phone, "Save"))).ok
+    act(phone, "click", "Clear Key tag")
+    act(phone, "type", "AB-0000", "ZQ-4242")
+    act(phone, "click", "Circle", starts=True)
     other = next(v for v in ("Orchard", "Millrace") if v != person["group"])
-    _do(phone, "click", other)
-    _do(phone, "click", "Save")
-    assert "Neighbour saved" in _texts(phone)
-    assert "Key tag\nZQ-4242" in _texts(phone) and f"Circle\n{other}" in _texts(phone)
+    act(phone, "click", other)
+    act(phone, "click", "Save")
+    assert "Neighbour saved" in texts(phone)
+    assert "Key tag\nZQ-4242" in texts(phone) and f"Circle\n{other}" in texts(phone)
     assert _state(phone, "porchlight")["people"]["p2"]["handle"] == "ZQ-4242"
 
 
