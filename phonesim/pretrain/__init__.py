@@ -77,12 +77,10 @@ def _phones() -> dict[str, tuple[Any, ...]]:
     collections = generated_specs(GENERATED_APPS)
     timed = generated_timed_specs(GENERATED_TIMED_APPS,
                                   generated_words(GENERATED_APPS) | _words(SPECS + TIMED_SPECS + collections))
-    phones = {"handmade": tuple(sorted(SPECS + TIMED_SPECS, key=lambda s: s.name))}
-    phones = phones | _in_phones("generated", collections) | _in_phones("timed", timed)
     convo = generated_convo_specs(GENERATED_CONVO_APPS, generated_words(GENERATED_APPS)
                                   | _words(SPECS + TIMED_SPECS + CONVO_SPECS + collections + timed))
-    phones["handmade"] = tuple(sorted(phones["handmade"] + CONVO_SPECS, key=lambda s: s.name))
-    return phones | _in_phones("convo", convo)
+    phones = {"handmade": tuple(sorted(SPECS + TIMED_SPECS + CONVO_SPECS, key=lambda s: s.name))}
+    return phones | _in_phones("generated", collections) | _in_phones("timed", timed) | _in_phones("convo", convo)
 
 
 PHONES = {phone: tuple(s.name for s in specs) for phone, specs in _phones().items()}
