@@ -32,6 +32,10 @@ from phonesim.app import App
 from phonesim.apps import load_apps
 from phonesim.pretrain.collection import CollectionSpec, build_app
 from phonesim.pretrain.families import templates_for
+from phonesim.pretrain.folder_families import folder_templates_for
+from phonesim.pretrain.folder_generated import generated_folder_specs
+from phonesim.pretrain.folder_worlds import FOLDER_HELD_OUT, FOLDER_SPECS
+from phonesim.pretrain.folders import FolderSpec, build_folder_app
 from phonesim.pretrain.generated import generated_specs, generated_words
 from phonesim.pretrain.timed import TimedSpec, build_timed_app
 from phonesim.pretrain.timed_families import timed_templates_for
@@ -42,6 +46,7 @@ from phonesim.task_template import TaskTemplate
 
 GENERATED_APPS = 50
 GENERATED_TIMED_APPS = 30
+GENERATED_FOLDER_APPS = 30
 APPS_PER_PHONE = 10
 
 
@@ -53,6 +58,7 @@ class Kind(NamedTuple):
 
 
 KINDS = {CollectionSpec: Kind(build_app, templates_for), TimedSpec: Kind(build_timed_app, timed_templates_for)}
+KINDS[FolderSpec] = Kind(build_folder_app, folder_templates_for)
 
 
 def _words(specs) -> set[str]:
@@ -70,12 +76,21 @@ def _phones() -> dict[str, tuple[Any, ...]]:
     timed = generated_timed_specs(GENERATED_TIMED_APPS,
                                   generated_words(GENERATED_APPS) | _words(SPECS + TIMED_SPECS + collections))
     phones = {"handmade": tuple(sorted(SPECS + TIMED_SPECS, key=lambda s: s.name))}
-    return phones | _in_phones("generated", collections) | _in_phones("timed", timed)
+    phones = phones | _in_phones("generated", collections) | _in_phones("timed", timed)
+    return _with_folders(phones, generated_words(GENERATED_APPS) | _words(SPECS + TIMED_SPECS + collections + timed))
+
+
+def _with_folders(phones: dict[str, tuple], taken: set[str]) -> dict[str, tuple]:
+    """The folders apps: the hand-written ones join the hand-written phone, the generated ones (none of whose
+    invented words another app uses) come on phones of their own."""
+    folders = generated_folder_specs(GENERATED_FOLDER_APPS, taken | _words(FOLDER_SPECS))
+    handmade = tuple(sorted(phones["handmade"] + FOLDER_SPECS, key=lambda s: s.name))
+    return phones | {"handmade": handmade} | _in_phones("folders", folders)
 
 
 PHONES = {phone: tuple(s.name for s in specs) for phone, specs in _phones().items()}
-HELD_OUT_PHONES = ("generated5", "timed3")  # the last phone of each generated kind
-HELD_OUT_APPS = HANDMADE_HELD_OUT + TIMED_HELD_OUT + tuple(a for p in HELD_OUT_PHONES for a in PHONES[p])
+HELD_OUT_PHONES = ("generated5", "timed3", "folders3")  # the last phone of each generated kind
+HELD_OUT_APPS = HANDMADE_HELD_OUT + TIMED_HELD_OUT + FOLDER_HELD_OUT + tuple(a for p in HELD_OUT_PHONES for a in PHONES[p])
 
 
 def pretrain_specs() -> dict[str, Any]:
