@@ -9,18 +9,19 @@ target app set of exploration, curriculum, rollouts and the benchmark — never 
 target phone never shows them. `phonesim.instantiate` builds a pretraining task on a phone with
 the pretraining apps only (`phonesim.tasks.catalog_of`).
 
-Apps are of two *kinds*, each a declarative spec with its app builder and task families (`KINDS`):
-collection apps (`phonesim.pretrain.collection`) and timed-entry apps (`phonesim.pretrain.timed`, the
-target's kinds of layouts under other names: docs/base-ceiling.md, R8).
+Apps are of several *kinds*, each a declarative spec with its app builder and task families (`KINDS`):
+collection apps (`phonesim.pretrain.collection`), and the target's kinds of layouts under other names
+(docs/base-ceiling.md, R8): timed-entry apps (`phonesim.pretrain.timed`) and folders apps
+(`phonesim.pretrain.folders`, R8c).
 
 The apps come on several *phones* (`PHONES`: name -> its apps, one launcher page each, as the
-target's eleven apps come on one): the hand-written apps of both kinds (`phonesim.pretrain.worlds`,
-`phonesim.pretrain.timed_worlds`), and generated apps with invented words of each kind
-(`phonesim.pretrain.generated`, `phonesim.pretrain.timed_generated`) in phones of ten. A pretraining
-task's phone holds its own phone's apps (`phone_catalog`). `HELD_OUT_APPS` — three hand-written apps
-and the ten apps of the last phone of each generated kind — are apps whose screens and tasks a
-pretraining recipe leaves out, so that their tasks measure how a pretrained policy does on apps it has
-never seen.
+target's eleven apps come on one): the hand-written apps of every kind (`phonesim.pretrain.worlds`,
+`phonesim.pretrain.timed_worlds`, `phonesim.pretrain.folder_worlds`), and generated apps with invented words
+of each kind (`phonesim.pretrain.generated`, `phonesim.pretrain.timed_generated`,
+`phonesim.pretrain.folder_generated`) in phones of ten. A pretraining task's phone holds its own phone's
+apps (`phone_catalog`). `HELD_OUT_APPS` — four hand-written apps and the ten apps of the last phone of
+each generated kind — are apps whose screens and tasks a pretraining recipe leaves out, so that their
+tasks measure how a pretrained policy does on apps it has never seen.
 """
 
 from __future__ import annotations
@@ -90,7 +91,8 @@ def _with_folders(phones: dict[str, tuple], taken: set[str]) -> dict[str, tuple]
 
 PHONES = {phone: tuple(s.name for s in specs) for phone, specs in _phones().items()}
 HELD_OUT_PHONES = ("generated5", "timed3", "folders3")  # the last phone of each generated kind
-HELD_OUT_APPS = HANDMADE_HELD_OUT + TIMED_HELD_OUT + FOLDER_HELD_OUT + tuple(a for p in HELD_OUT_PHONES for a in PHONES[p])
+HELD_OUT_APPS = (HANDMADE_HELD_OUT + TIMED_HELD_OUT + FOLDER_HELD_OUT
+                 + tuple(a for p in HELD_OUT_PHONES for a in PHONES[p]))
 
 
 def pretrain_specs() -> dict[str, Any]:

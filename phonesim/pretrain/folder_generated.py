@@ -13,7 +13,7 @@ import random
 from collections.abc import Collection
 
 from phonesim.pretrain.folders import BIN_PLACES, DETAIL_STYLES, NAV_STYLES, FolderSpec
-from phonesim.pretrain.generated import COLORS, GLYPHS, _Words, invented_app
+from phonesim.pretrain.generated import COLORS, GLYPHS, _Words, draw_specs, invented_app
 
 FOLDER_SEED = 3838
 ITEMS, NEW_ITEMS, TOP_FOLDERS, SUBFOLDERS = 20, 6, 4, 2
@@ -57,7 +57,4 @@ def _spec(i: int, rng: random.Random, words: _Words) -> FolderSpec:
 def generated_folder_specs(n: int, taken: Collection[str] = ()) -> tuple[FolderSpec, ...]:
     """`n` generated folders apps (the same ones for the same `n` and `taken`), none of whose invented
     words is in `taken` (lower case: the words other apps use)."""
-    rng = random.Random(FOLDER_SEED)
-    words = _Words(rng)
-    words.used |= {w.lower() for w in taken}
-    return tuple(_spec(i, rng, words) for i in range(n))
+    return draw_specs(FOLDER_SEED, n, taken, _spec)

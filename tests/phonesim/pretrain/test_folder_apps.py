@@ -13,6 +13,7 @@ from phonesim.pretrain import (HELD_OUT_APPS, PHONES, load_pretrain_apps, pretra
                                trained_apps)
 from phonesim.pretrain.folders import BIN_PLACES, DETAIL_STYLES, NAV_STYLES, FolderSpec
 from tests.phonesim.conftest import solved, solved_cleanly
+from tests.phonesim.pretrain.screen_steps import act, element, family, launched
 from tests.support.fixtures import solver_keeps_every_task  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.usefixtures("solver_keeps_every_task")
@@ -25,29 +26,6 @@ FAMILIES = {"open_item", "search_open", "move", "rename", "star", "delete", "res
 # every family on several generated apps)
 FOLDER_IDS = sorted(t for t in pretrain_templates() if t.split(".")[0] in HANDWRITTEN)
 FOLDER_IDS += sorted(t for t in pretrain_templates() if t.split(".")[0] in FOLDER_APPS[2:])[::5]
-
-
-def _family(template_id: str) -> str:
-    return template_id.split(".", 1)[1]
-
-
-def _phone(app: str) -> Phone:
-    phone = Phone(0, catalog=load_pretrain_apps())
-    phone.launch(app)
-    return phone
-
-
-def _index(phone: Phone, text: str, starts: bool = False) -> int:
-    """The element whose text (or description) is `text` (or starts with it)."""
-    for e in phone.observe().elements:
-        for value in (e["text"], e["desc"]):
-            if value == text or (starts and value.startswith(text)):
-                return e["index"]
-    raise AssertionError(f"no element {text!r} on {[e['text'] or e['desc'] for e in phone.observe().elements]}")
-
-
-def _do(phone: Phone, kind: str, text: str, typed: str | None = None, starts: bool = False) -> None:
-    assert phone.step(Action(kind, element=_index(phone, text, starts), text=typed)).ok, (kind, text)
 
 
 def _texts(phone: Phone) -> list[str]:
@@ -78,33 +56,33 @@ def test_folder_apps_are_a_kind_on_phones_of_their_own_with_some_held_out():
     others = {s.label for s in pretrain_specs().values() if not isinstance(s, FolderSpec)}
     assert not others & {s.label for s in specs}
     for app in FOLDER_APPS:
-        assert {_family(t.id) for t in load_pretrain_apps()[app].templates} == FAMILIES, app
+        assert {family(t.id) for t in load_pretrain_apps()[app].templates} == FAMILIES, app
 
 
 def test_the_root_shows_a_search_field_the_top_folders_with_their_counts_and_the_bin():
-    phone = _phone("fieldbook")
+    phone = launched("fieldbook")
     for folder in ("Birds", "Mosses", "Beetles", "Ferns"):
         n = len(_live(phone, "fieldbook", folder))
         assert f"{folder}\n{n} {'entry' if n == 1 else 'entries'}" in _texts(phone)
     assert not any(t.startswith("Waders") for t in _texts(phone))  # a subfolder shows in its parent only
     assert {"Search entries", "Bin", "New folder"} <= set(_texts(phone))
-    assert "Basket\n3 takes" in _texts(_phone("tapeshelf"))  # the other app's bin is a row
+    assert "Basket\n3 takes" in _texts(launched("tapeshelf"))  # the other app's bin is a row
 
 
 @pytest.mark.parametrize("template_id", FOLDER_IDS)
 def test_every_folder_template_is_solved_cleanly_with_the_action_kind_it_exercises(template_id):
     task, path = solved_cleanly(template_id, 0)
     kinds = [a.type for a in path]
-    family = _family(template_id)
-    if family in ("search_open", "rename", "new_folder", "new_item"):
+    name = family(template_id)
+    if name in ("search_open", "rename", "new_folder", "new_item"):
         assert ActionType.TYPE in kinds  # the search field, or the forms' fields
-    if family == "star":
+    if name == "star":
         assert ActionType.LONG_PRESS in kinds  # the row's menu is the only way
-    if family in ("delete", "empty_bin"):
+    if name in ("delete", "empty_bin"):
         assert kinds.count(ActionType.CLICK) >= 3  # the menu or bar, then a confirmation
     if task.answer_spec is not None:
         assert ActionType.ANSWER in kinds
-    if family == "play_stop":  # it plays on the way, and is stopped at the end
+    if name == "play_stop":  # it plays on the way, and is stopped at the end
         phone, app, playing = task.make_phone(), template_id.split(".")[0], []
         for action in path:
             phone.step(action)
@@ -120,119 +98,120 @@ def test_search_is_the_shorter_way_to_items_in_a_subfolder():
 
 
 def test_a_new_item_keeps_its_typed_title_and_body_and_a_new_folder_joins_the_picker():
-    phone = _phone("fieldbook")
-    _do(phone, "click", "New folder")
-    _do(phone, "type", "Folder name", "Owls", starts=True)
-    _do(phone, "click", "Create")
+    phone = launched("fieldbook")
+    act(phone, "click", "New folder")
+    act(phone, "type", "Folder name", "Owls", starts=True)
+    act(phone, "click", "Create")
     assert "Folder created" in _texts(phone) and "Owls\n0 entries" in _texts(phone)
-    _do(phone, "click", "Beetles", starts=True)
-    _do(phone, "click", "New entry")
-    assert not phone.step(Action("click", element=_index(phone, "Save"))).ok  # the guard: no title yet
-    _do(phone, "type", "Title", "Dor beetle", starts=True)
-    _do(phone, "type", "Field text", "Two by the old sluice gate.", starts=True)
-    _do(phone, "click", "Save")
+    act(phone, "click", "Beetles", starts=True)
+    act(phone, "click", "New entry")
+    assert not phone.step(Action("click", element=element(phone, "Save"))).ok  # the guard: no title yet
+    act(phone, "type", "Title", "Dor beetle", starts=True)
+    act(phone, "type", "Field text", "Two by the old sluice gate.", starts=True)
+    act(phone, "click", "Save")
     made = _titled(phone, "fieldbook", "Dor beetle")
     assert (made["id"], made["body"], made["folder"], made["media"]) == ("n1", "Two by the old sluice gate.",
                                                                          "Beetles", False)
     assert "Saved in Beetles" in _texts(phone)  # the toast: the one sign the task is done
-    _do(phone, "click", "Dor beetle", starts=True)
+    act(phone, "click", "Dor beetle", starts=True)
     assert {"Two by the old sluice gate.", "Kind\nSketch", "Folder\nBeetles"} <= set(_texts(phone))
-    _do(phone, "click", "Move")
+    act(phone, "click", "Move")
     assert "Move to which folder?" in _texts(phone)
     assert {"Owls", "Waders", "Spores"} <= set(_texts(phone)) and "Beetles" not in _texts(phone)
-    _do(phone, "click", "Owls")
+    act(phone, "click", "Owls")
     assert _titled(phone, "fieldbook", "Dor beetle")["folder"] == "Owls" and "Now in Owls" in _texts(phone)
 
 
 def test_the_long_press_menu_renames_moves_and_stars_and_starring_is_nowhere_else():
-    phone = _phone("tapeshelf")
-    _do(phone, "click", "Etudes", starts=True)
+    phone = launched("tapeshelf")
+    act(phone, "click", "Etudes", starts=True)
     first = sorted(_live(phone, "tapeshelf", "Etudes"), key=lambda r: r["title"])[0]
-    _do(phone, "long_press", f"{first['title']}\n", starts=True)
+    act(phone, "long_press", f"{first['title']}\n", starts=True)
     star = "Unpin" if first["starred"] else "Pin"
     assert {first["title"], "Rename", "Move to…", star, "Delete"} <= set(_texts(phone))
-    _do(phone, "click", star)
+    act(phone, "click", star)
     assert _items(phone, "tapeshelf")[first["id"]]["starred"] is not first["starred"]
-    _do(phone, "long_press", f"{first['title']}\n", starts=True)
-    _do(phone, "click", "Rename")
+    act(phone, "long_press", f"{first['title']}\n", starts=True)
+    act(phone, "click", "Rename")
     assert first["title"] in _texts(phone)  # the field starts with the old title
-    _do(phone, "click", "Clear Name")
-    _do(phone, "type", "Name", "Canon duet", starts=True)
-    _do(phone, "click", "Save")
+    act(phone, "click", "Clear Name")
+    act(phone, "type", "Name", "Canon duet", starts=True)
+    act(phone, "click", "Save")
     assert _items(phone, "tapeshelf")[first["id"]]["title"] == "Canon duet" and "Renamed" in _texts(phone)
-    _do(phone, "long_press", "Canon duet\n", starts=True)
-    _do(phone, "click", "Move to…")
-    _do(phone, "click", "Minor")
+    act(phone, "long_press", "Canon duet\n", starts=True)
+    act(phone, "click", "Move to…")
+    act(phone, "click", "Minor")
     assert _items(phone, "tapeshelf")[first["id"]]["folder"] == "Scales/Minor"
     app = load_pretrain_apps()["tapeshelf"]
     assert app.transitions["star"].src == ("root", "folder")  # rows of lists only: the menu is the one way
 
 
 def test_the_bin_takes_an_item_after_a_confirmation_restores_it_and_empties_after_another():
-    phone = _phone("fieldbook")
-    _do(phone, "click", "Mosses", starts=True)
+    phone = launched("fieldbook")
+    act(phone, "click", "Mosses", starts=True)
     rec = sorted(_live(phone, "fieldbook", "Mosses"), key=lambda r: r["title"])[0]
-    _do(phone, "long_press", f"{rec['title']}\n", starts=True)
-    _do(phone, "click", "Delete")
+    act(phone, "long_press", f"{rec['title']}\n", starts=True)
+    act(phone, "click", "Delete")
     assert f"Put “{rec['title']}” in the bin?" in _texts(phone)
-    _do(phone, "click", "Cancel")
+    act(phone, "click", "Cancel")
     assert not _items(phone, "fieldbook")[rec["id"]]["trashed"]
-    _do(phone, "long_press", f"{rec['title']}\n", starts=True)
-    _do(phone, "click", "Delete")
-    _do(phone, "click", "Delete")
+    act(phone, "long_press", f"{rec['title']}\n", starts=True)
+    act(phone, "click", "Delete")
+    act(phone, "click", "Delete")
     assert _items(phone, "fieldbook")[rec["id"]]["trashed"] and "Sent to the bin" in _texts(phone)
     assert not any(t.startswith(f"{rec['title']}\n") for t in _texts(phone))
     phone.step(Action("system_button", button="back"))
-    _do(phone, "click", "Bin")
+    act(phone, "click", "Bin")
     assert "4 entries in the bin" in _texts(phone)
-    _do(phone, "click", f"{rec['title']}\nfrom Mosses")
-    _do(phone, "click", "Restore")
+    act(phone, "click", f"{rec['title']}\nfrom Mosses")
+    act(phone, "click", "Restore")
     assert not _items(phone, "fieldbook")[rec["id"]]["trashed"] and "Back in Mosses" in _texts(phone)
-    _do(phone, "click", "Empty bin")
-    _do(phone, "click", "Cancel")
+    act(phone, "click", "Empty bin")
+    act(phone, "click", "Cancel")
     assert sum(r["trashed"] for r in _items(phone, "fieldbook").values()) == 3
-    _do(phone, "click", "Empty bin")
+    act(phone, "click", "Empty bin")
     assert "Empty the bin?" in _texts(phone)
-    _do(phone, "click", "Empty")
-    assert not any(r["trashed"] for r in _items(phone, "fieldbook").values()) and rec["id"] in _items(phone, "fieldbook")
+    act(phone, "click", "Empty")
+    left = _items(phone, "fieldbook")
+    assert not any(r["trashed"] for r in left.values()) and rec["id"] in left  # the restored one stays
     assert {"Nothing to restore", "The bin is empty"} <= set(_texts(phone))
 
 
 def test_breadcrumbs_lead_back_up_the_tree_and_the_sort_dialog_orders_a_folder():
-    phone = _phone("fieldbook")
-    _do(phone, "click", "Birds", starts=True)
-    _do(phone, "click", "Waders", starts=True)
+    phone = launched("fieldbook")
+    act(phone, "click", "Birds", starts=True)
+    act(phone, "click", "Waders", starts=True)
     assert {"Fieldbook", "Birds", "Waders"} <= set(_texts(phone)) and "Navigate up" not in _texts(phone)
-    _do(phone, "click", "Fieldbook")
+    act(phone, "click", "Fieldbook")
     assert phone.top_page("fieldbook")["screen"] == "root"
-    _do(phone, "click", "Beetles", starts=True)
-    _do(phone, "click", "Sort")
-    _do(phone, "click", "Size")
+    act(phone, "click", "Beetles", starts=True)
+    act(phone, "click", "Sort")
+    act(phone, "click", "Size")
     assert phone.logical_state()["fieldbook"]["sort"] == "size" and "Ordered by size" in _texts(phone)
     rows = [t.split("\n")[0] for t in _texts(phone) if " kB · " in t]
     sizes = {r["title"]: r["size"] for r in _live(phone, "fieldbook", "Beetles")}
     assert rows == sorted(sizes, key=sizes.get, reverse=True) and any(t.endswith("· by size") for t in _texts(phone))
-    _do(phone, "click", "Sort")
-    _do(phone, "click", "Logged")
+    act(phone, "click", "Sort")
+    act(phone, "click", "Logged")
     assert phone.logical_state()["fieldbook"]["sort"] == "date"
-    other = _phone("tapeshelf")  # the other layout: an up arrow, no crumbs
-    _do(other, "click", "Scales", starts=True)
-    _do(other, "click", "Minor", starts=True)
+    other = launched("tapeshelf")  # the other layout: an up arrow, no crumbs
+    act(other, "click", "Scales", starts=True)
+    act(other, "click", "Minor", starts=True)
     assert "Tapeshelf" not in _texts(other)
-    _do(other, "click", "Navigate up")
+    act(other, "click", "Navigate up")
     assert other.top_page("tapeshelf")["params"] == {"path": "Scales"}
 
 
 def test_a_media_item_plays_and_stops_and_counts_its_plays():
-    phone = _phone("fieldbook")
+    phone = launched("fieldbook")
     rec = next(r for r in _items(phone, "fieldbook").values() if r["media"] and not r["trashed"])
-    _do(phone, "type", "Search entries", rec["title"])
-    _do(phone, "click", f"{rec['title']}\n", starts=True)
+    act(phone, "type", "Search entries", rec["title"])
+    act(phone, "click", f"{rec['title']}\n", starts=True)
     assert {"Status\nStopped", "Play", "Kind\nCall"} <= set(_texts(phone))
-    _do(phone, "click", "Play")
+    act(phone, "click", "Play")
     assert {"Status\nPlaying", "Stop", f"Playing {rec['title']}"} <= set(_texts(phone))
     assert phone.logical_state()["fieldbook"]["playing"] == rec["id"]
-    _do(phone, "click", "Stop")
+    act(phone, "click", "Stop")
     assert "Playback stopped" in _texts(phone) and phone.logical_state()["fieldbook"]["playing"] == ""
     assert _items(phone, "fieldbook")[rec["id"]]["plays"] == rec["plays"] + 1
 
