@@ -141,9 +141,9 @@ class _Family(AppFamily):
             self.template("new_item", objective="operate", difficulty=3, budget=18, sample=sample_item,
                           checks=written, expected=lambda p: [f"{s.name}.items.n*"],
                           hints=lambda p: [p["new"], p["body"]],
-                          instructions=(f'In {{folder}}, write a {s.noun} "{{new}}" saying "{{body}}".',
-                                        f'Add a {s.noun} titled "{{new}}" to the {{folder}} {self.fw}; '
-                                        f'its text: "{{body}}".')),
+                          instructions=(f'In {{folder}}, write a new {s.noun} "{{new}}" with the text "{{body}}"',
+                                        f'Add a new {s.noun} titled "{{new}}" to the {{folder}} {self.fw}; '
+                                        f'it should read "{{body}}"')),
         ]
 
     def queries(self) -> list[TaskTemplate]:
