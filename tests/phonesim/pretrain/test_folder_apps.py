@@ -5,6 +5,8 @@ breadcrumbs, the sort dialog, play and stop."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from phonesim import Phone, instantiate
@@ -219,3 +221,15 @@ def test_a_media_item_plays_and_stops_and_counts_its_plays():
 def test_instances_of_a_folder_template_vary_with_the_seed():
     assert len({instantiate("fieldbook.move", s).instruction for s in range(8)}) > 4
     assert len({instantiate("fieldbook.query_count", s).answer_spec.gold for s in range(8)}) > 1
+
+
+@pytest.mark.parametrize("change,error", [
+    ({"folders": ("Birds/Waders", "Birds", "Mosses")}, "before its parent"),
+    ({"folders": ("Birds", "Mosses", "Beetles")}, "no subfolder"),
+    ({"new_folders": ("Mosses",)}, "folder names repeat"),
+    ({"new_titles": ("Royal fern",)}, "titles repeat"),
+    ({"nav": "tabs"}, "unknown layout"),
+])
+def test_a_folder_spec_that_cannot_make_its_tasks_is_refused(change, error):
+    with pytest.raises(ValueError, match=error):
+        dataclasses.replace(pretrain_specs()["fieldbook"], **change)
