@@ -9,18 +9,19 @@ target app set of exploration, curriculum, rollouts and the benchmark — never 
 target phone never shows them. `phonesim.instantiate` builds a pretraining task on a phone with
 the pretraining apps only (`phonesim.tasks.catalog_of`).
 
-Apps are of two *kinds*, each a declarative spec with its app builder and task families (`KINDS`):
-collection apps (`phonesim.pretrain.collection`) and timed-entry apps (`phonesim.pretrain.timed`, the
-target's kinds of layouts under other names: docs/base-ceiling.md, R8).
+Apps are of several *kinds*, each a declarative spec with its app builder and task families (`KINDS`):
+collection apps (`phonesim.pretrain.collection`), and the target's kinds of layouts under other names
+(docs/base-ceiling.md, R8): timed-entry apps (`phonesim.pretrain.timed`) and folders apps
+(`phonesim.pretrain.folders`, R8c).
 
 The apps come on several *phones* (`PHONES`: name -> its apps, one launcher page each, as the
-target's eleven apps come on one): the hand-written apps of both kinds (`phonesim.pretrain.worlds`,
-`phonesim.pretrain.timed_worlds`), and generated apps with invented words of each kind
-(`phonesim.pretrain.generated`, `phonesim.pretrain.timed_generated`) in phones of ten. A pretraining
-task's phone holds its own phone's apps (`phone_catalog`). `HELD_OUT_APPS` — three hand-written apps
-and the ten apps of the last phone of each generated kind — are apps whose screens and tasks a
-pretraining recipe leaves out, so that their tasks measure how a pretrained policy does on apps it has
-never seen.
+target's eleven apps come on one): the hand-written apps of every kind (`phonesim.pretrain.worlds`,
+`phonesim.pretrain.timed_worlds`, `phonesim.pretrain.folder_worlds`), and generated apps with invented words
+of each kind (`phonesim.pretrain.generated`, `phonesim.pretrain.timed_generated`,
+`phonesim.pretrain.folder_generated`) in phones of ten. A pretraining task's phone holds its own phone's
+apps (`phone_catalog`). `HELD_OUT_APPS` — four hand-written apps and the ten apps of the last phone of
+each generated kind — are apps whose screens and tasks a pretraining recipe leaves out, so that their
+tasks measure how a pretrained policy does on apps it has never seen.
 """
 
 from __future__ import annotations
@@ -32,6 +33,10 @@ from phonesim.app import App
 from phonesim.apps import load_apps
 from phonesim.pretrain.collection import CollectionSpec, build_app
 from phonesim.pretrain.families import templates_for
+from phonesim.pretrain.folder_families import folder_templates_for
+from phonesim.pretrain.folder_generated import generated_folder_specs
+from phonesim.pretrain.folder_worlds import FOLDER_HELD_OUT, FOLDER_SPECS
+from phonesim.pretrain.folders import FolderSpec, build_folder_app
 from phonesim.pretrain.generated import generated_specs, generated_words
 from phonesim.pretrain.timed import TimedSpec, build_timed_app
 from phonesim.pretrain.timed_families import timed_templates_for
@@ -42,6 +47,7 @@ from phonesim.task_template import TaskTemplate
 
 GENERATED_APPS = 50
 GENERATED_TIMED_APPS = 30
+GENERATED_FOLDER_APPS = 30
 APPS_PER_PHONE = 10
 
 
@@ -53,6 +59,7 @@ class Kind(NamedTuple):
 
 
 KINDS = {CollectionSpec: Kind(build_app, templates_for), TimedSpec: Kind(build_timed_app, timed_templates_for)}
+KINDS[FolderSpec] = Kind(build_folder_app, folder_templates_for)
 
 
 def _words(specs) -> set[str]:
@@ -70,12 +77,22 @@ def _phones() -> dict[str, tuple[Any, ...]]:
     timed = generated_timed_specs(GENERATED_TIMED_APPS,
                                   generated_words(GENERATED_APPS) | _words(SPECS + TIMED_SPECS + collections))
     phones = {"handmade": tuple(sorted(SPECS + TIMED_SPECS, key=lambda s: s.name))}
-    return phones | _in_phones("generated", collections) | _in_phones("timed", timed)
+    phones = phones | _in_phones("generated", collections) | _in_phones("timed", timed)
+    return _with_folders(phones, generated_words(GENERATED_APPS) | _words(SPECS + TIMED_SPECS + collections + timed))
+
+
+def _with_folders(phones: dict[str, tuple], taken: set[str]) -> dict[str, tuple]:
+    """The folders apps: the hand-written ones join the hand-written phone, the generated ones (none of whose
+    invented words another app uses) come on phones of their own."""
+    folders = generated_folder_specs(GENERATED_FOLDER_APPS, taken | _words(FOLDER_SPECS))
+    handmade = tuple(sorted(phones["handmade"] + FOLDER_SPECS, key=lambda s: s.name))
+    return phones | {"handmade": handmade} | _in_phones("folders", folders)
 
 
 PHONES = {phone: tuple(s.name for s in specs) for phone, specs in _phones().items()}
-HELD_OUT_PHONES = ("generated5", "timed3")  # the last phone of each generated kind
-HELD_OUT_APPS = HANDMADE_HELD_OUT + TIMED_HELD_OUT + tuple(a for p in HELD_OUT_PHONES for a in PHONES[p])
+HELD_OUT_PHONES = ("generated5", "timed3", "folders3")  # the last phone of each generated kind
+HELD_OUT_APPS = (HANDMADE_HELD_OUT + TIMED_HELD_OUT + FOLDER_HELD_OUT
+                 + tuple(a for p in HELD_OUT_PHONES for a in PHONES[p]))
 
 
 def pretrain_specs() -> dict[str, Any]:

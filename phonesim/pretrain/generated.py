@@ -13,6 +13,8 @@ Everything is determined by `GENERATOR_SEED`.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable, Collection
+from typing import Any
 
 from phonesim.pretrain.collection import DETAIL_STYLES, FLAG_WIDGETS, GROUP_STYLES, Attribute, CollectionSpec
 
@@ -74,6 +76,15 @@ def invented_app(rng: random.Random, words: _Words) -> tuple[str, str]:
     kind = rng.random()
     label = noun + "s" if kind < 0.6 else noun + rng.choice(LABEL_SUFFIXES) if kind < 0.85 else words.word(2)
     return noun, label.capitalize()
+
+
+def draw_specs(seed: int, n: int, taken: Collection[str], make: Callable[[int, random.Random, _Words], Any]) -> tuple:
+    """`n` specs of one generated kind, `make(i, rng, words)` each from one stream seeded with `seed` (the same
+    ones for the same arguments), none of whose invented words is in `taken` (lower case: other apps' words)."""
+    rng = random.Random(seed)
+    words = _Words(rng)
+    words.used |= {w.lower() for w in taken}
+    return tuple(make(i, rng, words) for i in range(n))
 
 
 def _spec(i: int, rng: random.Random, words: _Words) -> CollectionSpec:

@@ -12,6 +12,7 @@ from phonesim.pretrain import (HELD_OUT_APPS, PHONES, load_pretrain_apps, pretra
                                trained_apps)
 from phonesim.pretrain.timed import DATES, SEARCH_FROM, TimedSpec
 from tests.phonesim.conftest import solved, solved_cleanly
+from tests.phonesim.pretrain.screen_steps import act, element, family, launched
 from tests.support.fixtures import solver_keeps_every_task  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.usefixtures("solver_keeps_every_task")
@@ -24,30 +25,6 @@ FAMILIES = {"switch_on", "switch_off", "open_entry", "search_open", "add", "chan
 # so every family on several generated apps)
 TIMED_IDS = sorted(t for t in pretrain_templates() if t.split(".")[0] in HANDWRITTEN)
 TIMED_IDS += sorted(t for t in pretrain_templates() if t.split(".")[0] in TIMED_APPS[2:])[::3]
-
-
-def _family(template_id: str) -> str:
-    return template_id.split(".", 1)[1]
-
-
-def _phone(app: str) -> Phone:
-    phone = Phone(0, catalog=load_pretrain_apps())
-    phone.launch(app)
-    return phone
-
-
-def _index(phone: Phone, text: str, starts: bool = False) -> int:
-    """The element whose text (or description) is `text` (or starts with it)."""
-    for e in phone.observe().elements:
-        for value in (e["text"], e["desc"]):
-            if value == text or (starts and value.startswith(text)):
-                return e["index"]
-    raise AssertionError(f"no element {text!r} on {[e['text'] or e['desc'] for e in phone.observe().elements]}")
-
-
-def _do(phone: Phone, kind: str, text: str, typed: str | None = None, starts: bool = False) -> None:
-    action = Action(kind, element=_index(phone, text, starts), text=typed)
-    assert phone.step(action).ok, (kind, text)
 
 
 def _texts(phone: Phone) -> list[str]:
@@ -66,17 +43,17 @@ def test_timed_apps_are_a_kind_on_phones_of_their_own_with_some_held_out():
     others = {s.label for s in pretrain_specs().values() if not isinstance(s, TimedSpec)}
     assert not others & {pretrain_specs()[a].label for a in TIMED_APPS}
     for app in TIMED_APPS:
-        families = {_family(t.id) for t in load_pretrain_apps()[app].templates}
+        families = {family(t.id) for t in load_pretrain_apps()[app].templates}
         assert FAMILIES < families and len(families) == 14, app
 
 
 def test_a_timed_app_shows_time_rows_with_switches_a_count_header_and_a_search_field():
-    phone = _phone("pillbox")
+    phone = launched("pillbox")
     rows = [e for e in phone.observe().elements if e["long_clickable"]]
     entries = sorted(_entries(phone, "pillbox"), key=lambda r: r["time"])
     assert [r["text"].split("\n")[0] for r in rows] == [r["time"] for r in entries][:len(rows)]
     assert f"{sum(r['on'] for r in entries)} of {len(entries)} doses active" in _texts(phone)
-    assert _index(phone, "Search doses") is not None
+    assert element(phone, "Search doses") is not None
     assert sum(e["class"].endswith("Switch") for e in phone.observe().elements) == len(rows)
 
 
@@ -84,10 +61,10 @@ def test_a_timed_app_shows_time_rows_with_switches_a_count_header_and_a_search_f
 def test_every_timed_template_is_solved_cleanly_with_the_action_kind_it_exercises(template_id):
     task, path = solved_cleanly(template_id, 0)
     kinds = [a.type for a in path]
-    family = _family(template_id)
-    if family in ("search_open", "add", "add_days", "add_dated", "change_time"):
+    name = family(template_id)
+    if name in ("search_open", "add", "add_days", "add_dated", "change_time"):
         assert ActionType.TYPE in kinds  # the search field, or the form's HH:MM / date / title fields
-    if family in ("delete", "duplicate"):
+    if name in ("delete", "duplicate"):
         assert ActionType.LONG_PRESS in kinds  # the row's menu is the only way
     if task.answer_spec is not None:
         assert ActionType.ANSWER in kinds
@@ -102,64 +79,64 @@ def test_search_is_the_shorter_way_to_entries_far_down_the_list():
 
 
 def test_a_repeating_entry_typed_into_the_form_keeps_its_time_title_and_days():
-    phone = _phone("pillbox")
-    _do(phone, "click", "New dose")
-    _do(phone, "type", "HH:MM", "7:05")
-    _do(phone, "type", "Medicine", "Sleep tea", starts=True)
-    _do(phone, "click", "Mon")
-    _do(phone, "click", "Wed")
-    _do(phone, "click", "Save")
+    phone = launched("pillbox")
+    act(phone, "click", "New dose")
+    act(phone, "type", "HH:MM", "7:05")
+    act(phone, "type", "Medicine", "Sleep tea", starts=True)
+    act(phone, "click", "Mon")
+    act(phone, "click", "Wed")
+    act(phone, "click", "Save")
     [made] = [r for r in _entries(phone, "pillbox") if r["id"].startswith("n")]
     assert (made["time"], made["title"], made["days"], made["on"]) == ("07:05", "Sleep tea", ["Mon", "Wed"], True)
     assert "Dose saved for 07:05" in _texts(phone)  # the toast: the one sign the task is done
-    _do(phone, "type", "Search doses", "Sleep")
+    act(phone, "type", "Search doses", "Sleep")
     assert "1 result" in _texts(phone)
-    _do(phone, "click", "07:05\nSleep tea · Mon, Wed")
+    act(phone, "click", "07:05\nSleep tea · Mon, Wed")
     assert "Time\n07:05" in _texts(phone) and "Repeats\nMon, Wed" in _texts(phone)
-    _do(phone, "click", "Edit")
+    act(phone, "click", "Edit")
     assert {"07:05", "Sleep tea"} <= set(_texts(phone))
     chips = {e["text"]: e["checked"] for e in phone.observe().elements if e["text"] in ("Mon", "Tue", "Wed")}
     assert chips == {"Mon": True, "Tue": False, "Wed": True}
 
 
 def test_a_dated_entry_takes_a_typed_date_and_refuses_a_time_it_cannot_read():
-    phone = _phone("shiftboard")
-    _do(phone, "click", "New shift")
+    phone = launched("shiftboard")
+    act(phone, "click", "New shift")
     assert DATES[0] in _texts(phone)  # the date field starts at the schedule's first day
-    _do(phone, "click", "Clear Date")
-    _do(phone, "type", "YYYY-MM-DD", "June 20, 2024")
-    _do(phone, "type", "Post", "Ice rink", starts=True)
-    _do(phone, "type", "HH:MM", "25:99")
-    assert not phone.step(Action("click", element=_index(phone, "Save"))).ok  # the guard: not a time
-    _do(phone, "click", "Clear Starts at")
-    _do(phone, "type", "HH:MM", "6:30 pm")
-    _do(phone, "click", "Save")
+    act(phone, "click", "Clear Date")
+    act(phone, "type", "YYYY-MM-DD", "June 20, 2024")
+    act(phone, "type", "Post", "Ice rink", starts=True)
+    act(phone, "type", "HH:MM", "25:99")
+    assert not phone.step(Action("click", element=element(phone, "Save"))).ok  # the guard: not a time
+    act(phone, "click", "Clear Starts at")
+    act(phone, "type", "HH:MM", "6:30 pm")
+    act(phone, "click", "Save")
     [made] = [r for r in _entries(phone, "shiftboard") if r["id"].startswith("n")]
     assert (made["date"], made["time"], made["title"]) == ("2024-06-20", "18:30", "Ice rink")
-    _do(phone, "type", "Search shifts", "Ice rink")
-    _do(phone, "click", "18:30\nIce rink", starts=True)
+    act(phone, "type", "Search shifts", "Ice rink")
+    act(phone, "click", "18:30\nIce rink", starts=True)
     assert "Date\nThursday, June 20, 2024" in _texts(phone) and "Starts at\n18:30" in _texts(phone)
-    _do(phone, "click", "Edit")
+    act(phone, "click", "Edit")
     assert {"2024-06-20", "18:30", "Ice rink"} <= set(_texts(phone))
 
 
 def test_the_long_press_menu_duplicates_and_deletes_after_a_confirmation():
-    phone = _phone("pillbox")
+    phone = launched("pillbox")
     first = min(_entries(phone, "pillbox"), key=lambda r: r["time"])
     row = f"{first['time']}\n{first['title']} ·"
-    _do(phone, "long_press", row, starts=True)
+    act(phone, "long_press", row, starts=True)
     assert {"Duplicate", "Delete"} <= set(_texts(phone)) and first["title"] in _texts(phone)
-    _do(phone, "click", "Duplicate")
+    act(phone, "click", "Duplicate")
     copies = [r for r in _entries(phone, "pillbox") if r["title"] == first["title"]]
     assert len(copies) == 2 and {r["time"] for r in copies} == {first["time"]}
-    _do(phone, "long_press", row, starts=True)
-    _do(phone, "click", "Delete")
+    act(phone, "long_press", row, starts=True)
+    act(phone, "click", "Delete")
     assert "Delete this dose?" in _texts(phone)
-    _do(phone, "click", "Cancel")
+    act(phone, "click", "Cancel")
     assert len([r for r in _entries(phone, "pillbox") if r["title"] == first["title"]]) == 2
-    _do(phone, "long_press", row, starts=True)
-    _do(phone, "click", "Delete")
-    _do(phone, "click", "Delete")
+    act(phone, "long_press", row, starts=True)
+    act(phone, "click", "Delete")
+    act(phone, "click", "Delete")
     assert len([r for r in _entries(phone, "pillbox") if r["title"] == first["title"]]) == 1
     assert "Dose removed" in _texts(phone)
     app = load_pretrain_apps()["pillbox"]
@@ -167,14 +144,14 @@ def test_the_long_press_menu_duplicates_and_deletes_after_a_confirmation():
 
 
 def test_the_row_opens_the_entry_and_its_switch_toggles_it():
-    phone = _phone("pillbox")
+    phone = launched("pillbox")
     first = min(_entries(phone, "pillbox"), key=lambda r: r["time"])
-    switch = _index(phone, f"{first['time']}\n{first['title']} ·", starts=True) + 1
+    switch = element(phone, f"{first['time']}\n{first['title']} ·", starts=True) + 1
     assert phone.step(Action("click", element=switch)).ok
     state = "active" if not first["on"] else "off"
     assert f"Dose at {first['time']}: {state}" in _texts(phone)
     assert phone.logical_state()["pillbox"]["items"][first["id"]]["on"] is not first["on"]
-    _do(phone, "click", f"{first['time']}\n{first['title']} ·", starts=True)
+    act(phone, "click", f"{first['time']}\n{first['title']} ·", starts=True)
     assert phone.top_page("pillbox")["screen"] == "entry" and f"Time\n{first['time']}" in _texts(phone)
 
 
