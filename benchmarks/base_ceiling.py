@@ -40,7 +40,7 @@ from ops.evaluation.benchmark import first_apps, pass_at_k, template_tasks  # no
 from ops.evaluation.evaluate import evaluate_policy  # noqa: E402
 from ops.environments.simulator import SimEnvironment  # noqa: E402
 from phonesim.actions import Action, ActionType  # noqa: E402
-from phonesim.pretrain import PHONES  # noqa: E402
+from phonesim.pretrain import PHONES, pretrain_specs  # noqa: E402
 from phonesim.tasks import all_templates  # noqa: E402
 from training.inference.local_policy import GenerationSettings, LocalPolicy  # noqa: E402
 
@@ -49,6 +49,14 @@ PARTS = {  # part -> (attempts, temperature)
     "train": (3, 1.0),
     "test": (3, 0.7),
 }
+
+
+def pretraining_group(template_id: str) -> str:
+    """A pretraining template's row of the report: its app's kind, and whether the app is hand-written or generated
+    (`collection:handmade`, `timed:generated`, ...)."""
+    app = template_id.split(".", 1)[0]
+    kind = type(pretrain_specs()[app]).__name__.removesuffix("Spec").lower()
+    return f"{kind}:{'handmade' if app in PHONES['handmade'] else 'generated'}"
 
 
 def tasks_of(part: str, seeds: int):
@@ -92,9 +100,7 @@ def measure(checkpoint: str, part: str, seeds: int, store: Path, start_in_app: b
            "seconds": round(time.time() - began), "cpu_seconds": round(time.process_time() - cpu),
            "false_complete": round(float(results["false_complete"].mean()), 4),
            "first_app_right": round(float(results["first_app_right"].mean()), 4)}
-    # a pretraining template's split is its phone: hand-written or generated apps
-    split_of |= {t: "handmade" if t.split(".")[0] in PHONES["handmade"] else "generated"
-                 for t in results["template_id"].to_list() if t not in split_of}
+    split_of |= {t: pretraining_group(t) for t in results["template_id"].to_list() if t not in split_of}
     splits = set(split_of[t] for t in results["template_id"].to_list())
     for split in sorted(splits):
         rows = results.filter(pl.col("template_id").replace_strict(split_of, default=None) == split)

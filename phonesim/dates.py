@@ -59,6 +59,6 @@ def hhmm(total: int) -> str:
     return f"{total // 60:02d}:{total % 60:02d}"
 
 
-def counted(n: int, noun: str) -> str:
-    """'1 event', '3 events' (list headers; task evidence uses the same text)."""
-    return f"{n} {noun}" + ("" if n == 1 else "s")
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """'1 event', '3 events', '3 matches' (list headers; task evidence uses the same text)."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"

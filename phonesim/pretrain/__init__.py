@@ -10,19 +10,19 @@ target phone never shows them. `phonesim.instantiate` builds a pretraining task 
 the pretraining apps only (`phonesim.tasks.catalog_of`).
 
 Apps are of several *kinds*, each a declarative spec with its app builder and task families (`KINDS`):
-collection apps (`phonesim.pretrain.collection`), and apps of the target's kinds of layouts under other
-names (docs/base-ceiling.md, R8): timed-entry apps (`phonesim.pretrain.timed`) and conversations apps
-(`phonesim.pretrain.conversations`, R8b).
+collection apps (`phonesim.pretrain.collection`), and the target's kinds of layouts under other names
+(docs/base-ceiling.md, R8): timed-entry apps (`phonesim.pretrain.timed`), folders apps
+(`phonesim.pretrain.folders`, R8c) and conversations apps (`phonesim.pretrain.conversations`, R8b).
 
 The apps come on several *phones* (`PHONES`: name -> its apps, one launcher page each, as the
 target's eleven apps come on one): the hand-written apps of every kind (`phonesim.pretrain.worlds`,
-`phonesim.pretrain.timed_worlds`, `phonesim.pretrain.conversation_worlds`), and generated apps with invented
-words of each kind (`phonesim.pretrain.generated`, `phonesim.pretrain.timed_generated`,
-`phonesim.pretrain.conversation_generated`) in phones of ten. A pretraining task's phone holds its own
-phone's apps (`phone_catalog`). `HELD_OUT_APPS` — some hand-written apps of each kind and the ten apps of
-the last phone of each generated kind — are apps whose screens and tasks a
-pretraining recipe leaves out, so that their tasks measure how a pretrained policy does on apps it has
-never seen.
+`phonesim.pretrain.timed_worlds`, `phonesim.pretrain.folder_worlds`, `phonesim.pretrain.conversation_worlds`),
+and generated apps with invented words of each kind (`phonesim.pretrain.generated`,
+`phonesim.pretrain.timed_generated`, `phonesim.pretrain.folder_generated`,
+`phonesim.pretrain.conversation_generated`) in phones of ten. A pretraining task's phone holds its own phone's
+apps (`phone_catalog`). `HELD_OUT_APPS` — five hand-written apps and the ten apps of the last phone of
+each generated kind — are apps whose screens and tasks a pretraining recipe leaves out, so that their
+tasks measure how a pretrained policy does on apps it has never seen.
 """
 
 from __future__ import annotations
@@ -38,6 +38,10 @@ from phonesim.pretrain.conversation_generated import generated_convo_specs
 from phonesim.pretrain.conversation_worlds import CONVO_HELD_OUT, CONVO_SPECS
 from phonesim.pretrain.conversations import ConvoSpec, build_convo_app
 from phonesim.pretrain.families import templates_for
+from phonesim.pretrain.folder_families import folder_templates_for
+from phonesim.pretrain.folder_generated import generated_folder_specs
+from phonesim.pretrain.folder_worlds import FOLDER_HELD_OUT, FOLDER_SPECS
+from phonesim.pretrain.folders import FolderSpec, build_folder_app
 from phonesim.pretrain.generated import generated_specs, generated_words
 from phonesim.pretrain.timed import TimedSpec, build_timed_app
 from phonesim.pretrain.timed_families import timed_templates_for
@@ -48,6 +52,7 @@ from phonesim.task_template import TaskTemplate
 
 GENERATED_APPS = 50
 GENERATED_TIMED_APPS = 30
+GENERATED_FOLDER_APPS = 30
 GENERATED_CONVO_APPS = 30
 APPS_PER_PHONE = 10
 
@@ -60,6 +65,7 @@ class Kind(NamedTuple):
 
 
 KINDS = {CollectionSpec: Kind(build_app, templates_for), TimedSpec: Kind(build_timed_app, timed_templates_for)}
+KINDS[FolderSpec] = Kind(build_folder_app, folder_templates_for)
 KINDS[ConvoSpec] = Kind(build_convo_app, convo_templates_for)
 
 
@@ -77,16 +83,24 @@ def _phones() -> dict[str, tuple[Any, ...]]:
     collections = generated_specs(GENERATED_APPS)
     timed = generated_timed_specs(GENERATED_TIMED_APPS,
                                   generated_words(GENERATED_APPS) | _words(SPECS + TIMED_SPECS + collections))
-    convo = generated_convo_specs(GENERATED_CONVO_APPS, generated_words(GENERATED_APPS)
-                                  | _words(SPECS + TIMED_SPECS + CONVO_SPECS + collections + timed))
-    phones = {"handmade": tuple(sorted(SPECS + TIMED_SPECS + CONVO_SPECS, key=lambda s: s.name))}
-    return phones | _in_phones("generated", collections) | _in_phones("timed", timed) | _in_phones("convo", convo)
+    phones = {"handmade": tuple(sorted(SPECS + TIMED_SPECS, key=lambda s: s.name))}
+    phones = phones | _in_phones("generated", collections) | _in_phones("timed", timed)
+    taken = generated_words(GENERATED_APPS) | _words(SPECS + TIMED_SPECS + collections + timed)
+    folders = generated_folder_specs(GENERATED_FOLDER_APPS, taken | _words(FOLDER_SPECS))
+    convo = generated_convo_specs(GENERATED_CONVO_APPS, taken | _words(FOLDER_SPECS + folders + CONVO_SPECS))
+    return _joined(_joined(phones, "folders", FOLDER_SPECS, folders), "convo", CONVO_SPECS, convo)
+
+
+def _joined(phones: dict[str, tuple], prefix: str, handwritten: tuple, generated: tuple) -> dict[str, tuple]:
+    """A kind's apps added to the phones: the hand-written ones join the hand-written phone, the generated ones
+    (none of whose invented words another app uses) come on phones of their own, `prefix`1, 2, ..."""
+    handmade = tuple(sorted(phones["handmade"] + handwritten, key=lambda s: s.name))
+    return phones | {"handmade": handmade} | _in_phones(prefix, generated)
 
 
 PHONES = {phone: tuple(s.name for s in specs) for phone, specs in _phones().items()}
-HELD_OUT_PHONES = ("generated5", "timed3")  # the last phone of each generated kind
-HELD_OUT_PHONES += ("convo3",)
-HELD_OUT_APPS = (HANDMADE_HELD_OUT + TIMED_HELD_OUT + CONVO_HELD_OUT
+HELD_OUT_PHONES = ("generated5", "timed3", "folders3", "convo3")  # the last phone of each generated kind
+HELD_OUT_APPS = (HANDMADE_HELD_OUT + TIMED_HELD_OUT + FOLDER_HELD_OUT + CONVO_HELD_OUT
                  + tuple(a for p in HELD_OUT_PHONES for a in PHONES[p]))
 
 

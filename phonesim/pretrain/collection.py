@@ -160,7 +160,7 @@ class _Screens:
         actions = [icon_button("settings", "Preferences", tap("open_prefs"))]
         if q.strip():
             hits = [r for r in recs if q.casefold().strip() in r["title"].casefold()]
-            rows.append(header(counted(len(hits), "match") if hits else f"No {s.plural} found"))
+            rows.append(header(counted(len(hits), "match", "matches") if hits else f"No {s.plural} found"))
             rows += [self.row(r) for r in hits]
         else:
             shown = ctx.ui("tab", "All")
@@ -171,20 +171,20 @@ class _Screens:
                 recs = [r for r in recs if r["pin"]]
             elif shown != "All":
                 recs = [r for r in recs if r["group"] == shown]
-            rows.append(header(counted(len(recs), s.noun)))
+            rows.append(header(counted(len(recs), s.noun, s.plural)))
             rows += [self.row(r) for r in recs]
         return Page(s.label, rows, up=False, actions=actions, fab=fab("plus", f"New {s.noun}", tap("open_create")))
 
     def groups(self, ctx: Ctx) -> Page:
-        recs = all_items(ctx.world, ctx.data)
-        rows = [item(g, counted(sum(r["group"] == g for r in recs), self.spec.noun), on_tap=tap("open_group", grp=g),
-                     chevron=True, rid=f"group_{i}") for i, g in enumerate(self.spec.group.values)]
+        recs, s = all_items(ctx.world, ctx.data), self.spec
+        rows = [item(g, counted(sum(r["group"] == g for r in recs), s.noun, s.plural), on_tap=tap("open_group", grp=g),
+                     chevron=True, rid=f"group_{i}") for i, g in enumerate(s.group.values)]
         return Page(self.spec.groups_label, rows)
 
     def group(self, ctx: Ctx) -> Page:
         grp = ctx.params["grp"]
         recs = [r for r in all_items(ctx.world, ctx.data) if r["group"] == grp]
-        return Page(grp, [header(counted(len(recs), self.spec.noun))] + [self.row(r) for r in recs])
+        return Page(grp, [header(counted(len(recs), self.spec.noun, self.spec.plural))] + [self.row(r) for r in recs])
 
     def detail(self, ctx: Ctx) -> Page:
         s = self.spec

@@ -15,7 +15,7 @@ from collections.abc import Collection
 from phonesim.pretrain.collection import Attribute
 from phonesim.pretrain.conversations import (BADGES, COMPOSE_STYLES, HANDLES, PEOPLE_STYLES, PERSON_STYLES,
                                              PICKER_STYLES, SUB_LINES, THREADS, ConvoSpec)
-from phonesim.pretrain.generated import COLORS, GLYPHS, _Words, invented_app, invented_specs
+from phonesim.pretrain.generated import COLORS, GLYPHS, _Words, draw_specs, invented_app
 
 CONVO_SEED = 3838
 PEOPLE, TOPICS = 20, 14
@@ -69,4 +69,4 @@ def _spec(i: int, rng: random.Random, words: _Words) -> ConvoSpec:
 def generated_convo_specs(n: int, taken: Collection[str] = ()) -> tuple[ConvoSpec, ...]:
     """`n` generated conversations apps (the same ones for the same `n` and `taken`), none of whose invented
     words is in `taken` (lower case: the words other apps use)."""
-    return invented_specs(CONVO_SEED, n, taken, _spec)
+    return draw_specs(CONVO_SEED, n, taken, _spec)

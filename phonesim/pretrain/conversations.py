@@ -219,8 +219,8 @@ class _Screens:
 
     def people_rows(self, ctx: Ctx) -> list:
         s, people = self.spec, people_list(ctx.world, ctx.data)
-        rows, people = searched(ctx, "pq", f"Search {s.people}", people, idle=counted(len(people), s.person),
-                                none=f"No {s.people} found")
+        rows, people = searched(ctx, "pq", f"Search {s.people}", people, none=f"No {s.people} found",
+                                idle=counted(len(people), s.person, s.people))
         for p in people:
             sub = p["handle"] if s.sub_line == "handle" else p["group"]
             rows.append(item(p["title"], sub + (f" · {s.blocked_word.lower()}" if p["blocked"] else ""),
@@ -271,7 +271,7 @@ class _Screens:
             people = [p for p in people if needle in p["title"].casefold() or needle in p["handle"].casefold()]
         elif s.picker == "suggest":
             return Page(f"New {s.noun}", rows + [paragraph(f"Type a name to find a {s.person}.")])
-        rows.append(header(counted(len(people), s.person) if people else f"No {s.people} found"))
+        rows.append(header(counted(len(people), s.person, s.people) if people else f"No {s.people} found"))
         rows += [item(p["title"], p["handle"], on_tap=tap("open_thread", pid=p["id"]), avatar=p["title"],
                       rid=f"to_{p['id']}") for p in people]
         return Page(f"New {s.noun}", rows)

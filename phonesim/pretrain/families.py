@@ -209,7 +209,7 @@ class _Family(AppFamily):
         out += [
             self.template("query_group_count", objective="query", difficulty=2, budget=12, sample=sample_group,
                           answer=group_count,
-                          evidence=lambda p, spec: [f"{p['grp']}\n{counted(int(spec.gold), s.noun)}"],
+                          evidence=lambda p, spec: [f"{p['grp']}\n{counted(int(spec.gold), s.noun, s.plural)}"],
                           instructions=(f"How many {s.plural} are in {{grp}}?",
                                         f"Count the {s.plural} in {{grp}} ({s.label}).")),
             self.template("query_version", objective="query", difficulty=2, budget=10, sample=lambda rng, phone: {},

@@ -78,6 +78,15 @@ def invented_app(rng: random.Random, words: _Words) -> tuple[str, str]:
     return noun, label.capitalize()
 
 
+def draw_specs(seed: int, n: int, taken: Collection[str], make: Callable[[int, random.Random, _Words], Any]) -> tuple:
+    """`n` specs of one generated kind, `make(i, rng, words)` each from one stream seeded with `seed` (the same
+    ones for the same arguments), none of whose invented words is in `taken` (lower case: other apps' words)."""
+    rng = random.Random(seed)
+    words = _Words(rng)
+    words.used |= {w.lower() for w in taken}
+    return tuple(make(i, rng, words) for i in range(n))
+
+
 def _spec(i: int, rng: random.Random, words: _Words) -> CollectionSpec:
     noun, label = invented_app(rng, words)
     plural = noun + "s"
@@ -117,13 +126,3 @@ def generated_words(n: int) -> frozenset[str]:
     """Every invented word the `n` generated collection apps use (lower case): other generators leave them
     out, so that no two generated apps share a word."""
     return _generate(n)[1]
-
-
-def invented_specs(seed: int, n: int, taken: Collection[str], make: Callable[[int, random.Random, _Words], Any]
-                   ) -> tuple[Any, ...]:
-    """`n` specs `make(i, rng, words)` of another app kind, drawn from `seed` (the same ones for the same
-    arguments), none of whose invented words is in `taken` (lower case: the words other apps use)."""
-    rng = random.Random(seed)
-    words = _Words(rng)
-    words.used |= {w.lower() for w in taken}
-    return tuple(make(i, rng, words) for i in range(n))

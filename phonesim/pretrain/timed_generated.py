@@ -12,7 +12,7 @@ import random
 from collections.abc import Collection
 
 from phonesim.pretrain.collection import FLAG_WIDGETS, Attribute
-from phonesim.pretrain.generated import COLORS, GLYPHS, _Words, invented_app, invented_specs
+from phonesim.pretrain.generated import COLORS, GLYPHS, _Words, draw_specs, invented_app
 from phonesim.pretrain.timed import EDIT_STYLES, SCHEDULES, SUB_LINES, TimedSpec
 
 TIMED_SEED = 3808
@@ -58,4 +58,4 @@ def _spec(i: int, rng: random.Random, words: _Words) -> TimedSpec:
 def generated_timed_specs(n: int, taken: Collection[str] = ()) -> tuple[TimedSpec, ...]:
     """`n` generated timed-entry apps (the same ones for the same `n` and `taken`), none of whose invented
     words is in `taken` (lower case: the words other apps use)."""
-    return invented_specs(TIMED_SEED, n, taken, _spec)
+    return draw_specs(TIMED_SEED, n, taken, _spec)

@@ -104,3 +104,8 @@ def test_guests_come_from_the_contacts_world_of_the_same_seed():
                                        ("tomorrow", None), ("2024-03-05 or 2024-03-06", None)])
 def test_read_date_accepts_one_concrete_date(text, iso):
     assert read_date(text) == iso
+
+
+def test_a_count_says_its_noun_in_the_singular_or_plural():
+    assert counted(1, "event") == "1 event" and counted(3, "event") == "3 events"
+    assert counted(2, "match", "matches") == "2 matches"

@@ -19,6 +19,7 @@ from xdist.scheduler import LoadScopeScheduling
 PRETRAIN_WORLD = "tests/phonesim/pretrain/test_pretrain_world.py"
 SAME_WORKER = {**dict.fromkeys(("tests/training/base/test_world_recipe.py",
                                 "tests/phonesim/pretrain/test_timed_apps.py",
+                                "tests/phonesim/pretrain/test_folder_apps.py",
                                 "tests/phonesim/pretrain/test_conversation_apps.py"), PRETRAIN_WORLD),
                **dict.fromkeys(("tests/phonesim/test_disjoint.py", "tests/phonesim/test_judge.py",
                                 "tests/phonesim/test_state.py"), "tests/phonesim/test_templates.py")}

@@ -12,7 +12,7 @@ from phonesim.pretrain import (HELD_OUT_APPS, PHONES, load_pretrain_apps, pretra
                                trained_apps)
 from phonesim.pretrain.conversations import SEARCH_FROM, ConvoSpec, thread_list
 from tests.phonesim.conftest import solved, solved_cleanly
-from tests.phonesim.pretrain.playing import act, element, family_of, launched, texts
+from tests.phonesim.pretrain.screen_steps import act, element, family, launched
 from tests.support.fixtures import solver_keeps_every_task  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.usefixtures("solver_keeps_every_task")
@@ -27,6 +27,10 @@ LONG_PRESSING = {"mark_read", "delete_thread", "star", "block"}
 # so every family on several generated apps; the module stays within a few seconds on one core)
 CONVO_IDS = sorted(t for t in pretrain_templates() if t.split(".")[0] in HANDWRITTEN)
 CONVO_IDS += sorted(t for t in pretrain_templates() if t.split(".")[0] in set(CONVO_APPS) - set(HANDWRITTEN))[::5]
+
+
+def _texts(phone: Phone) -> list[str]:
+    return [e["text"] for e in phone.observe().elements]
 
 
 def _back(phone: Phone) -> None:
@@ -48,14 +52,14 @@ def test_conversation_apps_are_a_kind_on_phones_of_their_own_with_some_held_out(
     others = {s.label for s in pretrain_specs().values() if not isinstance(s, ConvoSpec)}
     assert not others & {s.label for s in specs}
     for app in CONVO_APPS:
-        assert {family_of(t.id) for t in load_pretrain_apps()[app].templates} == FAMILIES, app
+        assert {family(t.id) for t in load_pretrain_apps()[app].templates} == FAMILIES, app
 
 
 def test_the_thread_list_shows_people_last_lines_unread_badges_and_an_unread_header():
     phone = launched("ropeline")
     state = _state(phone, "ropeline")
     unread = [t for t in state["threads"].values() if t["unread"]]
-    assert f"{len(unread)} unread" in texts(phone)
+    assert f"{len(unread)} unread" in _texts(phone)
     rows = [e for e in phone.observe().elements if e["long_clickable"]]
     newest = thread_list(phone.world("ropeline"), phone.data("ropeline"))[0]
     assert newest["said"][-1]["day"] == min(t["said"][-1]["day"] for t in state["threads"].values())
@@ -70,10 +74,10 @@ def test_the_thread_list_shows_people_last_lines_unread_badges_and_an_unread_hea
 def test_every_conversations_template_is_solved_cleanly_with_the_action_kind_it_exercises(template_id):
     task, path = solved_cleanly(template_id, 0)
     kinds = [a.type for a in path]
-    family = family_of(template_id)
-    if family in TYPING:
+    name = family(template_id)
+    if name in TYPING:
         assert ActionType.TYPE in kinds  # the compose field, the picker, the people search or the handle field
-    if family in LONG_PRESSING:
+    if name in LONG_PRESSING:
         assert ActionType.LONG_PRESS in kinds  # the thread's or the person's menu is the only way
     if task.answer_spec is not None:
         assert ActionType.ANSWER in kinds
@@ -86,10 +90,10 @@ def test_a_line_typed_and_sent_reaches_the_thread_and_the_list():
     act(phone, "click", row["text"])
     act(phone, "type", "Reply…", "Top rope is mine")
     act(phone, "click", "Send")
-    assert "Sent" in texts(phone)  # the toast: the one sign the task is done
-    assert "Top rope is mine\nYou · 08:00" in texts(phone)  # the newest bubble, under the compose field
+    assert "Sent" in _texts(phone)  # the toast: the one sign the task is done
+    assert "Top rope is mine\nYou · 08:00" in _texts(phone)  # the newest bubble, under the compose field
     _back(phone)
-    assert f"{name}\nYou: Top rope is mine" in texts(phone)
+    assert f"{name}\nYou: Top rope is mine" in _texts(phone)
     pid = next(pid for pid, p in _state(phone, "ropeline")["people"].items() if p["title"] == name)
     said = _state(phone, "ropeline")["threads"][pid]["said"][-1]
     assert (said["from"], said["text"], said["day"]) == ("me", "Top rope is mine", 0)
@@ -101,13 +105,13 @@ def test_the_picker_searches_the_people_and_starts_a_thread():
     act(phone, "click", "New thread")
     assert not [e for e in phone.observe().elements if "\n" in e["text"]]
     act(phone, "type", "Find a neighbour", "ingri")
-    assert "No neighbours found" in texts(phone)
+    assert "No neighbours found" in _texts(phone)
     act(phone, "click", "Clear To")
     stranger = next(p for pid, p in _state(phone, "porchlight")["people"].items() if pid not in before)
     act(phone, "type", "Find a neighbour", stranger["title"].split()[1][:4].lower())
     act(phone, "click", f"{stranger['title']}\n{stranger['handle']}")
     assert phone.top_page("porchlight")["screen"] == "thread"
-    assert f"Nothing yet. Say something to {stranger['title'].split()[0]}." in texts(phone)
+    assert f"Nothing yet. Say something to {stranger['title'].split()[0]}." in _texts(phone)
     act(phone, "type", "Write…", "Leave it on my step")
     _back(phone)  # the keyboard hides the Post button under a bottom compose field
     act(phone, "click", "Post")
@@ -123,19 +127,19 @@ def test_the_thread_menu_marks_read_and_deletes_after_a_confirmation():
     unread = next(t for t in threads.values() if t["unread"])
     name = _state(phone, "ropeline")["people"][unread["id"]]["title"]
     act(phone, "long_press", f"{name}\n", starts=True)
-    assert {name, "Mark as read", "Delete"} <= set(texts(phone))
+    assert {name, "Mark as read", "Delete"} <= set(_texts(phone))
     act(phone, "click", "Mark as read")
     assert _state(phone, "ropeline")["threads"][unread["id"]]["unread"] == 0
     act(phone, "long_press", f"{name}\n", starts=True)
-    assert "Mark as read" not in texts(phone)  # nothing left to mark
+    assert "Mark as read" not in _texts(phone)  # nothing left to mark
     act(phone, "click", "Delete")
-    assert "Delete this chat?" in texts(phone)
+    assert "Delete this chat?" in _texts(phone)
     act(phone, "click", "Cancel")
     assert unread["id"] in _state(phone, "ropeline")["threads"]
     act(phone, "long_press", f"{name}\n", starts=True)
     act(phone, "click", "Delete")
     act(phone, "click", "Delete")
-    assert unread["id"] not in _state(phone, "ropeline")["threads"] and "Chat removed" in texts(phone)
+    assert unread["id"] not in _state(phone, "ropeline")["threads"] and "Chat removed" in _texts(phone)
     app = load_pretrain_apps()["ropeline"]
     assert app.transitions["ask_drop"].src == ("home",) and app.transitions["star"].src == ("home",)
 
@@ -150,12 +154,12 @@ def test_the_person_menu_stars_at_once_and_blocks_after_a_confirmation_then_send
     assert _state(phone, "ropeline")["people"]["p1"]["starred"] is not person["starred"]
     act(phone, "long_press", row)
     act(phone, "click", "Block")
-    assert f"Block {person['title']}?" in texts(phone)
+    assert f"Block {person['title']}?" in _texts(phone)
     act(phone, "click", "Block")
     assert _state(phone, "ropeline")["people"]["p1"]["blocked"] is True
-    assert f"{row} · blocked" in texts(phone) and f"{person['title']}: blocked" in texts(phone)
+    assert f"{row} · blocked" in _texts(phone) and f"{person['title']}: blocked" in _texts(phone)
     act(phone, "click", f"{row} · blocked")
-    assert "Status\nBlocked" in texts(phone) and f"Handle\n{person['handle']}" in texts(phone)
+    assert "Status\nBlocked" in _texts(phone) and f"Handle\n{person['handle']}" in _texts(phone)
     act(phone, "click", "Chat")
     act(phone, "type", "Reply…", "Be at the hut in ten")
     assert not phone.step(Action("click", element=element(phone, "Send"))).ok  # the guard: blocked
@@ -167,7 +171,7 @@ def test_the_edit_form_keeps_a_typed_handle_and_refuses_one_it_cannot_read():
     person = _state(phone, "porchlight")["people"]["p2"]
     act(phone, "click", person["title"], starts=True)
     act(phone, "click", "Edit")
-    assert {person["title"], person["handle"]} <= set(texts(phone))
+    assert {person["title"], person["handle"]} <= set(_texts(phone))
     act(phone, "click", "Clear Key tag")
     act(phone, "type", "AB-0000", "@not.a.tag")
     assert not phone.step(Action("click", element=element(phone, "Save"))).ok
@@ -177,8 +181,8 @@ def test_the_edit_form_keeps_a_typed_handle_and_refuses_one_it_cannot_read():
     other = next(v for v in ("Orchard", "Millrace") if v != person["group"])
     act(phone, "click", other)
     act(phone, "click", "Save")
-    assert "Neighbour saved" in texts(phone)
-    assert "Key tag\nZQ-4242" in texts(phone) and f"Circle\n{other}" in texts(phone)
+    assert "Neighbour saved" in _texts(phone)
+    assert "Key tag\nZQ-4242" in _texts(phone) and f"Circle\n{other}" in _texts(phone)
     assert _state(phone, "porchlight")["people"]["p2"]["handle"] == "ZQ-4242"
 
 

@@ -12,7 +12,7 @@ from phonesim.pretrain import (HELD_OUT_APPS, PHONES, load_pretrain_apps, pretra
                                trained_apps)
 from phonesim.pretrain.timed import DATES, SEARCH_FROM, TimedSpec
 from tests.phonesim.conftest import solved, solved_cleanly
-from tests.phonesim.pretrain.playing import act, element, family_of, launched, texts
+from tests.phonesim.pretrain.screen_steps import act, element, family, launched
 from tests.support.fixtures import solver_keeps_every_task  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.usefixtures("solver_keeps_every_task")
@@ -27,6 +27,10 @@ TIMED_IDS = sorted(t for t in pretrain_templates() if t.split(".")[0] in HANDWRI
 TIMED_IDS += sorted(t for t in pretrain_templates() if t.split(".")[0] in TIMED_APPS[2:])[::3]
 
 
+def _texts(phone: Phone) -> list[str]:
+    return [e["text"] for e in phone.observe().elements]
+
+
 def _entries(phone: Phone, app: str) -> list[dict]:
     return list(phone.logical_state()[app]["items"].values())
 
@@ -39,7 +43,7 @@ def test_timed_apps_are_a_kind_on_phones_of_their_own_with_some_held_out():
     others = {s.label for s in pretrain_specs().values() if not isinstance(s, TimedSpec)}
     assert not others & {pretrain_specs()[a].label for a in TIMED_APPS}
     for app in TIMED_APPS:
-        families = {family_of(t.id) for t in load_pretrain_apps()[app].templates}
+        families = {family(t.id) for t in load_pretrain_apps()[app].templates}
         assert FAMILIES < families and len(families) == 14, app
 
 
@@ -48,7 +52,7 @@ def test_a_timed_app_shows_time_rows_with_switches_a_count_header_and_a_search_f
     rows = [e for e in phone.observe().elements if e["long_clickable"]]
     entries = sorted(_entries(phone, "pillbox"), key=lambda r: r["time"])
     assert [r["text"].split("\n")[0] for r in rows] == [r["time"] for r in entries][:len(rows)]
-    assert f"{sum(r['on'] for r in entries)} of {len(entries)} doses active" in texts(phone)
+    assert f"{sum(r['on'] for r in entries)} of {len(entries)} doses active" in _texts(phone)
     assert element(phone, "Search doses") is not None
     assert sum(e["class"].endswith("Switch") for e in phone.observe().elements) == len(rows)
 
@@ -57,10 +61,10 @@ def test_a_timed_app_shows_time_rows_with_switches_a_count_header_and_a_search_f
 def test_every_timed_template_is_solved_cleanly_with_the_action_kind_it_exercises(template_id):
     task, path = solved_cleanly(template_id, 0)
     kinds = [a.type for a in path]
-    family = family_of(template_id)
-    if family in ("search_open", "add", "add_days", "add_dated", "change_time"):
+    name = family(template_id)
+    if name in ("search_open", "add", "add_days", "add_dated", "change_time"):
         assert ActionType.TYPE in kinds  # the search field, or the form's HH:MM / date / title fields
-    if family in ("delete", "duplicate"):
+    if name in ("delete", "duplicate"):
         assert ActionType.LONG_PRESS in kinds  # the row's menu is the only way
     if task.answer_spec is not None:
         assert ActionType.ANSWER in kinds
@@ -84,13 +88,13 @@ def test_a_repeating_entry_typed_into_the_form_keeps_its_time_title_and_days():
     act(phone, "click", "Save")
     [made] = [r for r in _entries(phone, "pillbox") if r["id"].startswith("n")]
     assert (made["time"], made["title"], made["days"], made["on"]) == ("07:05", "Sleep tea", ["Mon", "Wed"], True)
-    assert "Dose saved for 07:05" in texts(phone)  # the toast: the one sign the task is done
+    assert "Dose saved for 07:05" in _texts(phone)  # the toast: the one sign the task is done
     act(phone, "type", "Search doses", "Sleep")
-    assert "1 result" in texts(phone)
+    assert "1 result" in _texts(phone)
     act(phone, "click", "07:05\nSleep tea · Mon, Wed")
-    assert "Time\n07:05" in texts(phone) and "Repeats\nMon, Wed" in texts(phone)
+    assert "Time\n07:05" in _texts(phone) and "Repeats\nMon, Wed" in _texts(phone)
     act(phone, "click", "Edit")
-    assert {"07:05", "Sleep tea"} <= set(texts(phone))
+    assert {"07:05", "Sleep tea"} <= set(_texts(phone))
     chips = {e["text"]: e["checked"] for e in phone.observe().elements if e["text"] in ("Mon", "Tue", "Wed")}
     assert chips == {"Mon": True, "Tue": False, "Wed": True}
 
@@ -98,7 +102,7 @@ def test_a_repeating_entry_typed_into_the_form_keeps_its_time_title_and_days():
 def test_a_dated_entry_takes_a_typed_date_and_refuses_a_time_it_cannot_read():
     phone = launched("shiftboard")
     act(phone, "click", "New shift")
-    assert DATES[0] in texts(phone)  # the date field starts at the schedule's first day
+    assert DATES[0] in _texts(phone)  # the date field starts at the schedule's first day
     act(phone, "click", "Clear Date")
     act(phone, "type", "YYYY-MM-DD", "June 20, 2024")
     act(phone, "type", "Post", "Ice rink", starts=True)
@@ -111,9 +115,9 @@ def test_a_dated_entry_takes_a_typed_date_and_refuses_a_time_it_cannot_read():
     assert (made["date"], made["time"], made["title"]) == ("2024-06-20", "18:30", "Ice rink")
     act(phone, "type", "Search shifts", "Ice rink")
     act(phone, "click", "18:30\nIce rink", starts=True)
-    assert "Date\nThursday, June 20, 2024" in texts(phone) and "Starts at\n18:30" in texts(phone)
+    assert "Date\nThursday, June 20, 2024" in _texts(phone) and "Starts at\n18:30" in _texts(phone)
     act(phone, "click", "Edit")
-    assert {"2024-06-20", "18:30", "Ice rink"} <= set(texts(phone))
+    assert {"2024-06-20", "18:30", "Ice rink"} <= set(_texts(phone))
 
 
 def test_the_long_press_menu_duplicates_and_deletes_after_a_confirmation():
@@ -121,20 +125,20 @@ def test_the_long_press_menu_duplicates_and_deletes_after_a_confirmation():
     first = min(_entries(phone, "pillbox"), key=lambda r: r["time"])
     row = f"{first['time']}\n{first['title']} ·"
     act(phone, "long_press", row, starts=True)
-    assert {"Duplicate", "Delete"} <= set(texts(phone)) and first["title"] in texts(phone)
+    assert {"Duplicate", "Delete"} <= set(_texts(phone)) and first["title"] in _texts(phone)
     act(phone, "click", "Duplicate")
     copies = [r for r in _entries(phone, "pillbox") if r["title"] == first["title"]]
     assert len(copies) == 2 and {r["time"] for r in copies} == {first["time"]}
     act(phone, "long_press", row, starts=True)
     act(phone, "click", "Delete")
-    assert "Delete this dose?" in texts(phone)
+    assert "Delete this dose?" in _texts(phone)
     act(phone, "click", "Cancel")
     assert len([r for r in _entries(phone, "pillbox") if r["title"] == first["title"]]) == 2
     act(phone, "long_press", row, starts=True)
     act(phone, "click", "Delete")
     act(phone, "click", "Delete")
     assert len([r for r in _entries(phone, "pillbox") if r["title"] == first["title"]]) == 1
-    assert "Dose removed" in texts(phone)
+    assert "Dose removed" in _texts(phone)
     app = load_pretrain_apps()["pillbox"]
     assert app.transitions["ask_delete"].src == ("home",)  # nowhere but the long-press menu
 
@@ -145,10 +149,10 @@ def test_the_row_opens_the_entry_and_its_switch_toggles_it():
     switch = element(phone, f"{first['time']}\n{first['title']} ·", starts=True) + 1
     assert phone.step(Action("click", element=switch)).ok
     state = "active" if not first["on"] else "off"
-    assert f"Dose at {first['time']}: {state}" in texts(phone)
+    assert f"Dose at {first['time']}: {state}" in _texts(phone)
     assert phone.logical_state()["pillbox"]["items"][first["id"]]["on"] is not first["on"]
     act(phone, "click", f"{first['time']}\n{first['title']} ·", starts=True)
-    assert phone.top_page("pillbox")["screen"] == "entry" and f"Time\n{first['time']}" in texts(phone)
+    assert phone.top_page("pillbox")["screen"] == "entry" and f"Time\n{first['time']}" in _texts(phone)
 
 
 def test_instances_of_a_timed_template_vary_with_the_seed():

@@ -1,5 +1,4 @@
-"""Playing a pretraining app's screens by what they show, for the tests of each app kind
-(tests/phonesim/pretrain/test_*_apps.py): launch an app, find an element by its text, act on it."""
+"""Steps on a pretraining app's screens by what they show, shared by the app kinds' test modules."""
 
 from __future__ import annotations
 
@@ -8,12 +7,12 @@ from phonesim.actions import Action
 from phonesim.pretrain import load_pretrain_apps
 
 
-def family_of(template_id: str) -> str:
+def family(template_id: str) -> str:
     return template_id.split(".", 1)[1]
 
 
 def launched(app: str) -> Phone:
-    """A phone of world seed 0 holding every pretraining app, with `app` open."""
+    """A world-seed-0 phone holding every pretraining app, `app` in front."""
     phone = Phone(0, catalog=load_pretrain_apps())
     phone.launch(app)
     return phone
@@ -29,10 +28,5 @@ def element(phone: Phone, text: str, starts: bool = False) -> int:
 
 
 def act(phone: Phone, kind: str, text: str, typed: str | None = None, starts: bool = False) -> None:
-    """Do `kind` (click, long_press, type `typed`) on the element `element` finds; it must succeed."""
-    action = Action(kind, element=element(phone, text, starts), text=typed)
-    assert phone.step(action).ok, (kind, text)
-
-
-def texts(phone: Phone) -> list[str]:
-    return [e["text"] for e in phone.observe().elements]
+    """One action on the element showing `text`; it must be accepted."""
+    assert phone.step(Action(kind, element=element(phone, text, starts), text=typed)).ok, (kind, text)
