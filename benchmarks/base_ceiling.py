@@ -90,12 +90,13 @@ def measure(checkpoint: str, part: str, seeds: int, store: Path, start_in_app: b
     began, cpu = time.time(), time.process_time()
     apps = first_apps([t for t, _ in tasks])
     in_app = {task_id: app for task_id, (_, app) in apps.items()}
-    evaluation = evaluate_policy(checkpoint, agent, tasks,
-                                 (lambda: InAppStart(in_app)) if start_in_app else (lambda: SimEnvironment(size=(540, 1200))),
+    environment = (lambda: InAppStart(in_app)) if start_in_app else (lambda: SimEnvironment(size=(540, 1200)))
+    evaluation = evaluate_policy(checkpoint, agent, tasks, environment,
                                  ParquetAttemptStore(pafs.LocalFileSystem(), str(store / part)), k, apps)
     results = evaluation.results
     split_of = {t.id: t.split for t in all_templates().values()}
-    out = {"part": part, "checkpoint": checkpoint, "start_in_app": start_in_app, "tasks": len(tasks), "episodes": results.height, "k": k,
+    out = {"part": part, "checkpoint": checkpoint, "start_in_app": start_in_app, "tasks": len(tasks),
+           "episodes": results.height, "k": k,
            "temperature": temperature, "episode_success": round(float(results["success"].mean()), 4),
            "seconds": round(time.time() - began), "cpu_seconds": round(time.process_time() - cpu),
            "false_complete": round(float(results["false_complete"].mean()), 4),

@@ -133,7 +133,7 @@ class _Family(AppFamily):
                           evidence=lambda p, spec: [f"{p['name']}\n{spec.gold}",
                                                     f"{spec.gold}\n{p['name'].split()[0]} ·"],
                           instructions=(f"What was the last thing {{name}} wrote to me in {s.label}?",
-                                        f"Read me the latest line from {{name}}.")),
+                                        "Read me the latest line from {name}.")),
         ]
 
     @staticmethod

@@ -79,7 +79,7 @@ class _Family(AppFamily):
                           sample=extend(self.pick_where(), sample_dest), checks=field_is("folder", "dest"),
                           expected=lambda p: [self.path(p, "folder")],
                           instructions=(f'Shift "{{title}}" over to the {{dest}} {self.fw}.',
-                                        f'"{{title}}" belongs in {{dest}}: relocate it there.')),
+                                        '"{title}" belongs in {dest}: relocate it there.')),
             self.template("rename", objective="operate", difficulty=3, budget=16, composition="deep_dive",
                           sample=extend(self.pick_where(), sample_new), checks=field_is("title", "new"),
                           expected=lambda p: [self.path(p, "title")], hints=lambda p: [p["new"]],
@@ -162,7 +162,7 @@ class _Family(AppFamily):
                           answer=lambda phone, p: AnswerSpec(
                               "number", float(self.items.attr(phone, p["iid"], "size")), hint="a number"),
                           evidence=lambda p, spec: [f"Size\n{spec.gold:g} kB"],
-                          instructions=(f'How many kB does "{{title}}" take up?',
+                          instructions=('How many kB does "{title}" take up?',
                                         f'Tell me the size of the {s.noun} "{{title}}" in kB.')),
             self.template("query_date", objective="query", difficulty=2, budget=12, composition="deep_dive",
                           sample=self.pick_where(),
