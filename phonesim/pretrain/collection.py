@@ -29,6 +29,18 @@ GROUP_STYLES = ("screen", "tabs")  # groups on a screen of their own, or as tabs
 FLAG_WIDGETS = ("switch", "checkbox")
 
 
+def check_layout(app: str, *knobs: tuple[str, tuple[str, ...]]) -> None:
+    """Raises naming `app` when a layout knob's value (each knob: value, its choices) is none of its choices."""
+    if any(value not in choices for value, choices in knobs):
+        raise ValueError(f"app {app}: unknown layout {'/'.join(value for value, _ in knobs)}")
+
+
+def check_new_titles(app: str, titles: tuple[str, ...], new_titles: tuple[str, ...]) -> None:
+    """Raises naming `app` when titles repeat or a title a task creates is already in the world."""
+    if len(set(titles) | set(new_titles)) != len(titles) + len(new_titles):
+        raise ValueError(f"app {app}: titles repeat, or a new title is already in the world")
+
+
 @dataclass(frozen=True)
 class Attribute:
     """A record field shown on its page and editable in its form: text drawn from `values`, or a
@@ -85,10 +97,9 @@ class CollectionSpec:
     flag_widget: str = "switch"
 
     def __post_init__(self) -> None:
-        if self.detail not in DETAIL_STYLES or self.groups not in GROUP_STYLES or self.flag_widget not in FLAG_WIDGETS:
-            raise ValueError(f"app {self.name}: unknown layout {self.detail}/{self.groups}/{self.flag_widget}")
-        if len(set(self.titles) | set(self.new_titles)) != len(self.titles) + len(self.new_titles):
-            raise ValueError(f"app {self.name}: titles repeat, or a new title is already in the world")
+        check_layout(self.name, (self.detail, DETAIL_STYLES), (self.groups, GROUP_STYLES),
+                     (self.flag_widget, FLAG_WIDGETS))
+        check_new_titles(self.name, self.titles, self.new_titles)
 
 
 # --- world ---------------------------------------------------------------------------------------

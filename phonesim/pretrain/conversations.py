@@ -32,7 +32,7 @@ from phonesim import effects, records
 from phonesim.app import BACK, App, Screen, Transition
 from phonesim.context import Ctx
 from phonesim.dates import TODAY, counted, minutes
-from phonesim.pretrain.collection import Attribute, searched
+from phonesim.pretrain.collection import Attribute, check_layout, searched
 from phonesim.widgets import (Page, action_bar, button, fab, field_row, header, hero, icon_button, info, item,
                               paragraph, tabs, tap)
 
@@ -95,11 +95,9 @@ class ConvoSpec:
     badge: str = "count"
 
     def __post_init__(self) -> None:
-        knobs = ((self.people_at, PEOPLE_STYLES), (self.compose, COMPOSE_STYLES), (self.picker, PICKER_STYLES),
-                 (self.person_actions, PERSON_STYLES), (self.sub_line, SUB_LINES), (self.badge, BADGES),
-                 (self.handle_style, HANDLES))
-        if any(value not in allowed for value, allowed in knobs):
-            raise ValueError(f"app {self.name}: unknown layout {[value for value, _ in knobs]}")
+        check_layout(self.name, (self.people_at, PEOPLE_STYLES), (self.compose, COMPOSE_STYLES),
+                     (self.picker, PICKER_STYLES), (self.person_actions, PERSON_STYLES), (self.sub_line, SUB_LINES),
+                     (self.badge, BADGES), (self.handle_style, tuple(HANDLES)))
         if len(set(self.titles)) != len(self.titles) or any(len(t.split()) != 2 for t in self.titles):
             raise ValueError(f"app {self.name}: people need distinct two-word names")
         if len(self.titles) < SEARCH_FROM + 4:

@@ -30,6 +30,7 @@ from phonesim import records
 from phonesim.app import BACK, App, Screen, Transition
 from phonesim.context import Ctx
 from phonesim.dates import month_day_year
+from phonesim.pretrain.collection import check_layout, check_new_titles
 from phonesim.pretrain.timed import DATES
 from phonesim.widgets import (Page, action_bar, button, fab, field_row, header, icon_button, info, item, paragraph,
                               search_bar, tabs, tap)
@@ -72,8 +73,7 @@ class FolderSpec:
     bin_place: str = "icon"
 
     def __post_init__(self) -> None:
-        if self.nav not in NAV_STYLES or self.detail not in DETAIL_STYLES or self.bin_place not in BIN_PLACES:
-            raise ValueError(f"app {self.name}: unknown layout {self.nav}/{self.detail}/{self.bin_place}")
+        check_layout(self.name, (self.nav, NAV_STYLES), (self.detail, DETAIL_STYLES), (self.bin_place, BIN_PLACES))
         names = [p.rpartition("/")[2] for p in self.folders]
         if len(set(names) | set(self.new_folders)) != len(names) + len(self.new_folders):
             raise ValueError(f"app {self.name}: folder names repeat, or a new folder name is already one")
@@ -81,8 +81,7 @@ class FolderSpec:
             raise ValueError(f"app {self.name}: a subfolder comes before its parent")
         if not any("/" in p for p in self.folders):
             raise ValueError(f"app {self.name}: no subfolder (search is the shorter way only to items in one)")
-        if len(set(self.titles) | set(self.new_titles)) != len(self.titles) + len(self.new_titles):
-            raise ValueError(f"app {self.name}: titles repeat, or a new title is already in the world")
+        check_new_titles(self.name, self.titles, self.new_titles)
         if len(self.titles) < len(self.folders) + 6:
             raise ValueError(f"app {self.name}: {len(self.titles)} items for {len(self.folders)} folders")
 

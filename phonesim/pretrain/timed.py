@@ -31,7 +31,8 @@ from phonesim import effects, records
 from phonesim.app import BACK, App, Screen, Transition
 from phonesim.context import Ctx
 from phonesim.dates import hhmm, long_date, read_date, read_time, short_date
-from phonesim.pretrain.collection import FLAG_WIDGETS, Attribute, all_items, get_item, searched
+from phonesim.pretrain.collection import (FLAG_WIDGETS, Attribute, all_items, check_layout, check_new_titles,
+                                         get_item, searched)
 from phonesim.widgets import (Page, button, checkbox, fab, field_row, header, icon_button, info, item, paragraph,
                               switch, tabs, tap)
 
@@ -76,12 +77,9 @@ class TimedSpec:
     flag_widget: str = "switch"
 
     def __post_init__(self) -> None:
-        if (self.schedule not in SCHEDULES or self.edit not in EDIT_STYLES or self.sub_line not in SUB_LINES
-                or self.flag_widget not in FLAG_WIDGETS):
-            raise ValueError(f"app {self.name}: unknown layout {self.schedule}/{self.edit}/{self.sub_line}/"
-                             f"{self.flag_widget}")
-        if len(set(self.titles) | set(self.new_titles)) != len(self.titles) + len(self.new_titles):
-            raise ValueError(f"app {self.name}: titles repeat, or a new title is already in the world")
+        check_layout(self.name, (self.schedule, SCHEDULES), (self.edit, EDIT_STYLES), (self.sub_line, SUB_LINES),
+                     (self.flag_widget, FLAG_WIDGETS))
+        check_new_titles(self.name, self.titles, self.new_titles)
         if len(self.titles) < SEARCH_FROM + 2:
             raise ValueError(f"app {self.name}: {len(self.titles)} entries leave none to search for "
                              f"(give at least {SEARCH_FROM + 2})")
