@@ -1,8 +1,8 @@
 """What starting a training-stage step process costs: spawned, it imports the graph and the trainers
 (torch, transformers, datasets, TRL) itself; forked from a forkserver that preloaded them
-(`pipelines.definitions.TRAINING_PRELOAD`, the training job's start method), it imports nothing.
+(`pipelines.definitions.FORKSERVER_PRELOAD`, the training job's start method), it imports nothing.
 
-Each process imports `TRAINING_PRELOAD` (a no-op where preloaded) and reports its own user+system
+Each process imports `FORKSERVER_PRELOAD` (a no-op where preloaded) and reports its own user+system
 CPU seconds; processes run one at a time, so wall time is theirs alone. Printed, all measured in
 this run: CPU seconds per process each way, the forkserver's one-time import, the wall time of
 `--processes` starts each way, and what that saves at most for the training stage's step
@@ -60,9 +60,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--processes", type=int, default=4)
     args = parser.parse_args()
-    from pipelines.definitions import TRAINING_PRELOAD, defs
+    from pipelines.definitions import FORKSERVER_PRELOAD, defs
 
-    names = list(TRAINING_PRELOAD)
+    names = list(FORKSERVER_PRELOAD)
     steps = len(defs.resolve_job_def("training").graph.node_defs)  # its assets and schema checks
     spawn_cpu, spawn_wall = start_processes("spawn", names, args.processes)
     multiprocessing.get_context("forkserver").set_forkserver_preload(names)

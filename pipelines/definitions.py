@@ -15,6 +15,7 @@ from assets.placement import DEPLOYMENT
 from pipelines.checks import schema_check
 from pipelines.lost_work import WORK_COUNTS, lost_work_check
 from pipelines.resources import resources_for
+from pipelines.run_tags import FORKS_TAG
 from pipelines.sensors import app_updates
 from pipelines.ui_runs import experiment_tag_of_ui_runs
 from resources.deployment import Deployment
@@ -48,25 +49,29 @@ CHECKS = [
 ]
 
 
-# What every training step process would otherwise import afresh: the graph, and the trainers with
-# torch, transformers, datasets and TRL (benchmarks/import_cost.py), and the storage of the instance each
-# step process opens (Dagster's SQLite storage with SQLAlchemy and Alembic: ~0.6 CPU s a step; a module
-# of Dagster's own, not of its public API). Forking after these imports is safe: importing starts no torch
-# threads, and the server process itself never trains. A name that fails to import is skipped by
-# multiprocessing without a word (tests/layout keeps them importable).
+# What every process a run forks from its forkserver (a training step process; a rollout or benchmark worker,
+# assets/worker_pool.py) would otherwise import afresh: the graph, and the trainers with torch, transformers,
+# datasets and TRL (benchmarks/import_cost.py), and the storage of the instance each step process opens
+# (Dagster's SQLite storage with SQLAlchemy and Alembic: ~0.6 CPU s a step; a module of Dagster's own, not of
+# its public API). Forking after these imports is safe: importing starts no torch threads, and the server
+# process itself never trains. A name that fails to import is skipped by multiprocessing without a word
+# (tests/layout keeps them importable). Declared here, the name makes the runs of a `mobileforge run` share one
+# such server, started by their zygote (pipelines/run/shared_forkserver.py).
 INSTANCE_STORAGE_MODULE = "dagster._core.storage.sqlite_storage"
-TRAINING_PRELOAD = ["pipelines.definitions", INSTANCE_STORAGE_MODULE,
-                    *dict.fromkeys(module for method in METHODS for module in method.preload),
-                    "training.inference.local_policy", "pipelines.run.frozen_preload"]
+FORKSERVER_PRELOAD = ["pipelines.definitions", INSTANCE_STORAGE_MODULE,
+                      *dict.fromkeys(module for method in METHODS for module in method.preload),
+                      "training.inference.local_policy", "pipelines.run.frozen_preload"]
 
 
 def _stage_job(name: str, assets: list[dg.AssetsDefinition], description: str,
-               executor: dg.ExecutorDefinition = dg.in_process_executor):
+               executor: dg.ExecutorDefinition = dg.in_process_executor, forks: bool = False):
     """A job over `assets` and their checks. Locally in-process by default: their steps run one after the
     other anyway, and a process per step would re-import torch for each. In a cluster (the deployment's
-    `executor`), a pod or task per step."""
+    `executor`), a pod or task per step. `forks`: its steps start processes from a forkserver (worker pools,
+    the multiprocess executor), which the runs of a `mobileforge run` share (FORKSERVER_PRELOAD)."""
     return dg.define_asset_job(name, selection=dg.AssetSelection.assets(*assets), description=description,
-                               executor_def=cluster_executor(DEPLOYMENT) or executor)
+                               executor_def=cluster_executor(DEPLOYMENT) or executor,
+                               tags={FORKS_TAG: "true"} if forks else None)
 
 
 def cluster_executor(deployment: Deployment) -> dg.ExecutorDefinition | None:
@@ -96,19 +101,19 @@ STAGES = [
     _stage_job("discovery", [exploration_traces], "Explore the target apps: one run per app partition."),
     _stage_job("interaction", [curriculum_tasks, rollouts, critic_calibration],
                "Mine the curriculum, roll out K hint-guided attempts per task, judge them, calibrate the critic.",
-               SHARDED_STAGE_EXECUTOR),
+               SHARDED_STAGE_EXECUTOR, forks=True),
     # The training methods read the same upstream data and each trains on one torch thread,
     # so they run side by side, one process each, forked from a server that has imported the
-    # graph and the trainers once (TRAINING_PRELOAD).
+    # graph and the trainers once (FORKSERVER_PRELOAD).
     _stage_job("training", [*TRAINING_DATA, *METHOD_ASSETS],
                "Filter the step dataset, find fork pairs, repair failed attempts with a teacher (remedial "
                "trajectories), then train every enabled method of the registry side by side ("
                + ", ".join(method.title for method in METHODS if method.enabled) + "; AdaGRPO after RFT, from the RFT "
                "checkpoint: MobileRL §2.1's order).",
                dg.multiprocess_executor.configured({"max_concurrent": 2, "start_method": {
-                   "forkserver": {"preload_modules": TRAINING_PRELOAD}}})),
+                   "forkserver": {"preload_modules": FORKSERVER_PRELOAD}}}), forks=True),
     _stage_job("evaluation", [benchmark_results], "Benchmark the base and every trained policy: Pass@k.",
-               SHARDED_STAGE_EXECUTOR),
+               SHARDED_STAGE_EXECUTOR, forks=True),
 ]
 discovery_job = next(job for job in STAGES if job.name == "discovery")
 

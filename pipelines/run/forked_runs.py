@@ -61,9 +61,10 @@ class RunForker:
         return (getattr(repository.code_pointer, "module", None) == self.module
                 and repository.executable_path == self.executable)
 
-    def fork(self, run_id: str) -> int:
-        """Fork the worker of run `run_id` (a run of the instance this forker was opened for); its pid."""
-        request = json.dumps({"run_id": run_id, "instance_ref": self._instance_ref})
+    def fork(self, run_id: str, shares_forkserver: bool = False) -> int:
+        """Fork the worker of run `run_id` (a run of the instance this forker was opened for); its pid.
+        `shares_forkserver`: its steps start processes, from the zygote's forkserver (started for the first such run)."""
+        request = json.dumps({"run_id": run_id, "instance_ref": self._instance_ref, "forkserver": shares_forkserver})
         with self._lock:
             if not self._ready:
                 self._ready = bool(self._reply("ready"))

@@ -21,7 +21,7 @@ from dagster._core.launcher import CheckRunHealthResult, LaunchRunContext, Worke
 from dagster._core.storage.dagster_run import DagsterRun, DagsterRunStatus
 
 from pipelines.run.forked_runs import open_forker
-from pipelines.run_tags import FORKED_TAG, HOST_TAG
+from pipelines.run_tags import FORKED_TAG, FORKS_TAG, HOST_TAG
 
 
 
@@ -55,7 +55,7 @@ class MonitoredRunLauncher(dg.DefaultRunLauncher):
             super().launch_run(context)
             return
         self._instance.add_run_tags(run.run_id, {FORKED_TAG: "true", HOST_TAG: socket.gethostname()})
-        forker.fork(run.run_id)
+        forker.fork(run.run_id, shares_forkserver=run.tags.get(FORKS_TAG) == "true")
 
     def terminate(self, run_id: str) -> bool:
         run = self._instance.get_run_by_id(run_id)

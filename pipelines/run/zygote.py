@@ -8,9 +8,13 @@ per run on a 2-core machine; forked from here it starts in milliseconds (pipelin
 
     python -m pipelines.run.zygote COMMAND_FD REPLY_FD MODULE [MODULE ...]
 
-Reads one JSON request per line from COMMAND_FD ({"run_id", "instance_ref"}), answers on REPLY_FD: first
+Reads one JSON request per line from COMMAND_FD ({"run_id", "instance_ref", "forkserver"}), answers on REPLY_FD: first
 {"ready": true} once MODULEs are imported, then {"pid": N} per request. At the end of its input it waits
 for its workers, then exits.
+
+If the last MODULE (the code location) declares `FORKSERVER_PRELOAD`, the first request with "forkserver" true
+(a run whose steps start processes) also starts a multiprocessing forkserver that every later worker uses
+(pipelines.run.shared_forkserver).
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ import signal
 import sys
 import threading
 import traceback
+
+from pipelines.run import shared_forkserver
 
 
 def _reap(_signal: int | None = None, _frame: object = None) -> None:
@@ -40,6 +46,7 @@ def _execute(request: dict, inherited_fds: tuple[int, ...]) -> int:
     """In the forked worker: execute the run as `dagster api execute_run` does; its exit code."""
     for fd in inherited_fds:
         os.close(fd)
+    shared_forkserver.adopt()
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # its own subprocesses are waited for by their callers
     signal.signal(signal.SIGINT, signal.default_int_handler)
     devnull = os.open(os.devnull, os.O_RDONLY)
@@ -91,18 +98,25 @@ def main(argv: list[str]) -> None:
     # what is imported now is shared by every worker: frozen, the workers' garbage collections neither walk
     # it nor write to its pages (copy-on-write)
     gc.freeze()
-    signal.signal(signal.SIGCHLD, _reap)  # from now on its only children are workers
+    signal.signal(signal.SIGCHLD, _reap)  # from now on its children are workers (and the forkserver)
     replies.write(json.dumps({"ready": True}) + "\n")
+    preload = getattr(sys.modules[modules[-1]], shared_forkserver.PRELOAD_ATTRIBUTE, None)
+    server, workers = None, []
     with os.fdopen(command_fd) as commands:
         for line in commands:
-            replies.write(json.dumps({"pid": _fork_worker(json.loads(line), (command_fd, reply_fd))}) + "\n")
+            request = json.loads(line)
+            if request.get("forkserver") and preload and server is None:
+                server = shared_forkserver.start(list(preload))
+            workers.append(_fork_worker(request, (command_fd, reply_fd)))
+            replies.write(json.dumps({"pid": workers[-1]}) + "\n")
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    while True:
+    for pid in workers:
         try:
-            os.wait()
-        except ChildProcessError:
-            return
-
+            os.waitpid(pid, 0)
+        except ChildProcessError:  # reaped already
+            pass
+    if server is not None:
+        shared_forkserver.stop(server)
 
 if __name__ == "__main__":
     main(sys.argv[1:])

@@ -36,7 +36,7 @@ def test_training_preload_names_modules_that_exist():
     renamed trainer would silently bring back the per-step import cost."""
     import importlib.util
 
-    from pipelines.definitions import TRAINING_PRELOAD
+    from pipelines.definitions import FORKSERVER_PRELOAD
 
-    missing = [name for name in TRAINING_PRELOAD if importlib.util.find_spec(name) is None]
-    assert missing == [], f"TRAINING_PRELOAD names modules that do not exist: {missing}"
+    missing = [name for name in FORKSERVER_PRELOAD if importlib.util.find_spec(name) is None]
+    assert missing == [], f"FORKSERVER_PRELOAD names modules that do not exist: {missing}"

@@ -14,7 +14,7 @@ from assets.benchmark import BenchmarkConfig
 from assets.methods import CHECKPOINT_ASSETS, TrainerAssetConfig
 from ops.agent.policy_prompt import HINTS_FOOTER, HINTS_HEADER
 from ops.samples.step_samples import with_hint_free_copies
-from pipelines.definitions import TRAINING_PRELOAD, defs
+from pipelines.definitions import FORKSERVER_PRELOAD, defs
 from pipelines.resources import resources_for
 from resources.experiment import experiment_partitions, register_experiment
 from resources.stage_config import load_snapshot
@@ -66,7 +66,7 @@ def _config_class(name: str) -> type[TrainerAssetConfig]:
 
 def test_the_training_server_preloads_every_methods_trainer():
     for method in METHODS:
-        assert set(method.preload) <= set(TRAINING_PRELOAD), method.name
+        assert set(method.preload) <= set(FORKSERVER_PRELOAD), method.name
 
 
 def _hinted_prompt(task: str) -> str:
