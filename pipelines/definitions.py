@@ -27,10 +27,26 @@ from resources.experiment import (
 )
 from training.methods.registry import METHODS
 
+# What every process a run forks from its forkserver (a training step process; a rollout or benchmark worker,
+# assets/worker_pool.py) would otherwise import afresh: the graph, and the trainers with torch, transformers,
+# datasets and TRL (benchmarks/import_cost.py), and the storage of the instance each step process opens
+# (Dagster's SQLite storage with SQLAlchemy and Alembic: ~0.6 CPU s a step; a module of Dagster's own, not of
+# its public API). Forking after these imports is safe: importing starts no torch threads, and the server
+# process itself never trains. A name that fails to import is skipped by multiprocessing without a word
+# (tests/layout keeps them importable). Declared here, the name makes the runs of a `mobileforge run` share one
+# such server, started by their zygote (pipelines/run/shared_forkserver.py).
+INSTANCE_STORAGE_MODULE = "dagster._core.storage.sqlite_storage"
+FORKSERVER_PRELOAD = ["pipelines.definitions", INSTANCE_STORAGE_MODULE,
+                      *dict.fromkeys(module for method in METHODS for module in method.preload),
+                      "training.inference.local_policy", "pipelines.run.frozen_preload"]
+# steps in processes forked from a server that has imported FORKSERVER_PRELOAD
+FORKED_STEPS = {"start_method": {"forkserver": {"preload_modules": FORKSERVER_PRELOAD}}}
+
 # One step each, or the deployment's `shards` steps side by side and a merge (assets.sharding)
 rollouts, benchmark_results = rollouts_for(DEPLOYMENT.shards), benchmark_for(DEPLOYMENT.shards)
-# sharded stages run their steps side by side, a process each, on one machine
-SHARDED_STAGE_EXECUTOR = dg.multiprocess_executor if DEPLOYMENT.shards > 1 else dg.in_process_executor
+# sharded stages run their steps side by side on one machine, a forked process each
+SHARDED_STAGE_EXECUTOR = (dg.multiprocess_executor.configured(FORKED_STEPS) if DEPLOYMENT.shards > 1
+                          else dg.in_process_executor)
 TRAINING_DATA = [step_datasets, fork_pairs, remedial_trajectories]
 ASSETS = [exploration_traces, curriculum_tasks, rollouts, critic_calibration, base_policy, *TRAINING_DATA,
           *METHOD_ASSETS, benchmark_results]
@@ -49,18 +65,6 @@ CHECKS = [
 ]
 
 
-# What every process a run forks from its forkserver (a training step process; a rollout or benchmark worker,
-# assets/worker_pool.py) would otherwise import afresh: the graph, and the trainers with torch, transformers,
-# datasets and TRL (benchmarks/import_cost.py), and the storage of the instance each step process opens
-# (Dagster's SQLite storage with SQLAlchemy and Alembic: ~0.6 CPU s a step; a module of Dagster's own, not of
-# its public API). Forking after these imports is safe: importing starts no torch threads, and the server
-# process itself never trains. A name that fails to import is skipped by multiprocessing without a word
-# (tests/layout keeps them importable). Declared here, the name makes the runs of a `mobileforge run` share one
-# such server, started by their zygote (pipelines/run/shared_forkserver.py).
-INSTANCE_STORAGE_MODULE = "dagster._core.storage.sqlite_storage"
-FORKSERVER_PRELOAD = ["pipelines.definitions", INSTANCE_STORAGE_MODULE,
-                      *dict.fromkeys(module for method in METHODS for module in method.preload),
-                      "training.inference.local_policy", "pipelines.run.frozen_preload"]
 
 
 def _stage_job(name: str, assets: list[dg.AssetsDefinition], description: str,
@@ -110,8 +114,7 @@ STAGES = [
                "trajectories), then train every enabled method of the registry side by side ("
                + ", ".join(method.title for method in METHODS if method.enabled) + "; AdaGRPO after RFT, from the RFT "
                "checkpoint: MobileRL §2.1's order).",
-               dg.multiprocess_executor.configured({"max_concurrent": 2, "start_method": {
-                   "forkserver": {"preload_modules": FORKSERVER_PRELOAD}}}), forks=True),
+               dg.multiprocess_executor.configured({"max_concurrent": 2, **FORKED_STEPS}), forks=True),
     _stage_job("evaluation", [benchmark_results], "Benchmark the base and every trained policy: Pass@k.",
                SHARDED_STAGE_EXECUTOR, forks=True),
 ]

@@ -4,6 +4,7 @@ are the single step's; a failed shard re-executed resumes only its own unfinishe
 reads a sharded asset's config as the single step's."""
 
 import os
+from multiprocessing import forkserver
 from typing import NamedTuple
 
 import dagster as dg
@@ -20,6 +21,7 @@ from assets.rollouts import RolloutAssetConfig, rollouts
 from assets.sharding import shard_of
 from ops.curriculum import task_specs
 from ops.data.attempt_store import ParquetAttemptStore
+from pipelines.definitions import FORKED_STEPS
 from pipelines.resources import resources_for
 from pipelines.run.config_check import check_config, config_classes
 from pipelines.start_point import ConfigError
@@ -54,7 +56,7 @@ def _job(stage: dg.AssetsDefinition, name: str, executor: dg.ExecutorDefinition)
 # module-level job factories: the multiprocess executor rebuilds the job in each step's process. Each serves
 # one test: a process loads a reconstructable job once, with the storage root set then
 def sharded_rollouts() -> dg.JobDefinition:
-    return _job(rollouts_for(2), "sharded_rollouts", dg.multiprocess_executor)
+    return _job(rollouts_for(2), "sharded_rollouts", dg.multiprocess_executor.configured(FORKED_STEPS))
 
 
 def sharded_rollouts_in_process() -> dg.JobDefinition:
@@ -156,7 +158,17 @@ def _single_then_sharded(storage_root, single_step: dg.AssetsDefinition, sharded
                  for key in single_step.keys}, steps, shards)
 
 
-def test_rollouts_run_as_two_shard_steps_side_by_side_and_merge_into_the_single_steps_tables(storage_root):
+@pytest.fixture
+def own_forkserver():
+    """The shard steps fork from this process's forkserver (as a sharded stage's run worker does), which keeps the
+    environment it started with: one that starts in this test, after the storage root is set, and ends with it."""
+    forkserver._forkserver._stop()  # the stdlib's own hook for its tests
+    yield
+    forkserver._forkserver._stop()
+
+
+def test_rollouts_run_as_two_shard_steps_side_by_side_and_merge_into_the_single_steps_tables(storage_root,
+                                                                                             own_forkserver):
     runs = _single_then_sharded(storage_root, rollouts, sharded_rollouts, ROLLOUTS)
     _ran_side_by_side(runs.steps, runs.shards)
     for table in ROLLOUT_TABLES:
