@@ -29,16 +29,17 @@ from training.methods.registry import METHODS
 
 # What every process a run forks from its forkserver (a training step process; a rollout or benchmark worker,
 # assets/worker_pool.py) would otherwise import afresh: the graph, and the trainers with torch, transformers,
-# datasets and TRL (benchmarks/import_cost.py), and the storage of the instance each step process opens
-# (Dagster's SQLite storage with SQLAlchemy and Alembic: ~0.6 CPU s a step; a module of Dagster's own, not of
-# its public API). Forking after these imports is safe: importing starts no torch threads, and the server
+# datasets and TRL (benchmarks/import_cost.py), litellm (~1.5 CPU s, wherever a critic or an endpoint is asked;
+# after `ops.agent.llm`, which keeps it from fetching its cost map), and the storage of the instance each step
+# process opens (Dagster's SQLite storage with SQLAlchemy and Alembic: ~0.6 CPU s a step; a module of Dagster's
+# own, not of its public API). Forking after these imports is safe: importing starts no threads, and the server
 # process itself never trains. A name that fails to import is skipped by multiprocessing without a word
 # (tests/layout keeps them importable). Declared here, the name makes the runs of a `mobileforge run` share one
-# such server, started by their zygote (pipelines/run/shared_forkserver.py).
+# such server, started by their zygote (pipelines/run/shared_forkserver.py), which imports them too.
 INSTANCE_STORAGE_MODULE = "dagster._core.storage.sqlite_storage"
 FORKSERVER_PRELOAD = ["pipelines.definitions", INSTANCE_STORAGE_MODULE,
                       *dict.fromkeys(module for method in METHODS for module in method.preload),
-                      "training.inference.local_policy", "pipelines.run.frozen_preload"]
+                      "training.inference.local_policy", "ops.agent.llm", "litellm", "pipelines.run.frozen_preload"]
 # steps in processes forked from a server that has imported FORKSERVER_PRELOAD
 FORKED_STEPS = {"start_method": {"forkserver": {"preload_modules": FORKSERVER_PRELOAD}}}
 

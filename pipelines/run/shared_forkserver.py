@@ -4,11 +4,11 @@ A stage that starts processes (the training stage's multiprocess executor, the r
 starts them from a forkserver that has imported the graph, torch, transformers and the trainers once. multiprocessing
 starts that server per process on first use, so each run worker would start its own and import all of it again:
 7-11 CPU s per stage, on the experiment's critical path (benchmarks/step_process_start.py). The zygote starts one
-server, when it is sent its first run, and the workers it forks inherit the server's socket and alive pipe: the
-stages that need it find it preloaded, its imports having overlapped the stages before them.
+server when it is sent the first run of a stage that starts processes, and the workers it forks inherit the server's
+socket and alive pipe.
 
-A code location opts in by declaring `FORKSERVER_PRELOAD` (the modules its step processes import); the zygote
-preloads those. multiprocessing offers no way for a process to use a server it did not start: it checks its server
+A code location opts in by declaring `FORKSERVER_PRELOAD` (the modules its step processes import); the server
+preloads those, and so does the zygote itself then (those stages' run workers use most of them in-process too). multiprocessing offers no way for a process to use a server it did not start: it checks its server
 with `waitpid`, which only the server's parent may call. `adopt` replaces that check in a forked worker.
 """
 

@@ -78,26 +78,31 @@ def _fork_worker(request: dict, inherited_fds: tuple[int, ...]) -> int:
         os._exit(code)
 
 
+def _imported(modules: list[str]) -> str | None:
+    """Import `modules`, then freeze what they built; what stops this process from forking, if anything."""
+    try:
+        for module in modules:
+            importlib.import_module(module)
+    except Exception as error:  # noqa: BLE001 - said to the launcher, which reports it on the run it launches
+        return f"importing {module}: {type(error).__name__}: {error}"
+    # fork copies only the calling thread: a lock another thread held would stay held in every worker
+    if threading.active_count() != 1:
+        return f"importing {modules} started threads ({[t.name for t in threading.enumerate()]}): cannot fork safely"
+    # what is imported now is shared by every worker: frozen, the workers' garbage collections neither walk
+    # it nor write to its pages (copy-on-write)
+    gc.freeze()
+    return None
+
+
 def main(argv: list[str]) -> None:
     command_fd, reply_fd, *modules = argv
     command_fd, reply_fd = int(command_fd), int(reply_fd)
     # Ctrl-C reaches the whole process group: the workers stop their runs; the zygote stays to collect them
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     replies = os.fdopen(reply_fd, "w", buffering=1)
-    try:
-        for module in modules:
-            importlib.import_module(module)
-    except Exception as error:  # noqa: BLE001 - said to the launcher, which reports it on the run it launches
-        replies.write(json.dumps({"error": f"importing {module}: {type(error).__name__}: {error}"}) + "\n")
+    if error := _imported(modules):
+        replies.write(json.dumps({"error": error}) + "\n")
         return
-    # fork copies only the calling thread: a lock another thread held would stay held in every worker
-    if threading.active_count() != 1:
-        replies.write(json.dumps({"error": f"importing {modules} started threads "
-                                           f"({[t.name for t in threading.enumerate()]}): cannot fork safely"}) + "\n")
-        return
-    # what is imported now is shared by every worker: frozen, the workers' garbage collections neither walk
-    # it nor write to its pages (copy-on-write)
-    gc.freeze()
     signal.signal(signal.SIGCHLD, _reap)  # from now on its children are workers (and the forkserver)
     replies.write(json.dumps({"ready": True}) + "\n")
     preload = getattr(sys.modules[modules[-1]], shared_forkserver.PRELOAD_ATTRIBUTE, None)
@@ -107,6 +112,10 @@ def main(argv: list[str]) -> None:
             request = json.loads(line)
             if request.get("forkserver") and preload and server is None:
                 server = shared_forkserver.start(list(preload))
+                # the run workers of such stages import most of it too (their policies, critics): once, here
+                if error := _imported(list(preload)):
+                    replies.write(json.dumps({"error": error}) + "\n")
+                    break
             workers.append(_fork_worker(request, (command_fd, reply_fd)))
             replies.write(json.dumps({"pid": workers[-1]}) + "\n")
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
@@ -117,6 +126,7 @@ def main(argv: list[str]) -> None:
             pass
     if server is not None:
         shared_forkserver.stop(server)
+
 
 if __name__ == "__main__":
     main(sys.argv[1:])
