@@ -35,7 +35,7 @@ from training.methods.registry import METHODS
 # own, not of its public API). Forking after these imports is safe: importing starts no threads, and the server
 # process itself never trains. A name that fails to import is skipped by multiprocessing without a word
 # (tests/layout keeps them importable). Declared here, the name makes the runs of a `mobileforge run` share one
-# such server, started by their zygote (pipelines/run/shared_forkserver.py), which imports them too.
+# such server, forked by their zygote once it has imported them (pipelines/run/shared_forkserver.py).
 INSTANCE_STORAGE_MODULE = "dagster._core.storage.sqlite_storage"
 FORKSERVER_PRELOAD = ["pipelines.definitions", INSTANCE_STORAGE_MODULE,
                       *dict.fromkeys(module for method in METHODS for module in method.preload),

@@ -2,31 +2,59 @@
 
 A stage that starts processes (the training stage's multiprocess executor, the rollout and benchmark worker pools)
 starts them from a forkserver that has imported the graph, torch, transformers and the trainers once. multiprocessing
-starts that server per process on first use, so each run worker would start its own and import all of it again:
-7-11 CPU s per stage, on the experiment's critical path (benchmarks/step_process_start.py). The zygote starts one
-server when it is sent the first run of a stage that starts processes, and the workers it forks inherit the server's
-socket and alive pipe.
+starts that server per process on first use, as a new interpreter, so each run worker would start its own and import
+all of it again: 7-11 CPU s per stage, on the experiment's critical path (benchmarks/step_process_start.py).
 
-A code location opts in by declaring `FORKSERVER_PRELOAD` (the modules its step processes import); the server
-preloads those, and so does the zygote itself then (those stages' run workers use most of them in-process too). multiprocessing offers no way for a process to use a server it did not start: it checks its server
-with `waitpid`, which only the server's parent may call. `adopt` replaces that check in a forked worker.
+A code location opts in by declaring `FORKSERVER_PRELOAD` (the modules its step processes import). When the zygote
+is sent the first run of a stage that starts processes, it imports those itself (that stage's run worker uses most
+of them in-process: policies, critics) and forks the server from itself, so the server imports nothing; the workers
+it forks from then on inherit the server's socket and alive pipe. multiprocessing offers no way for a process to use
+a server it did not start (it checks its server with `waitpid`, which only the server's parent may call), nor to
+start one by fork: `start` does what its `ensure_running` does, with a fork for the exec, and `adopt` replaces the
+check in a forked worker.
 """
 
 from __future__ import annotations
 
 import os
 import signal
-from multiprocessing import forkserver, get_context, resource_tracker
+import socket
+from multiprocessing import connection, forkserver, resource_tracker
 
 PRELOAD_ATTRIBUTE = "FORKSERVER_PRELOAD"
 
 
-def start(preload: list[str]) -> int:
-    """In the zygote: start this process's forkserver, importing `preload` (in its own process, while the
-    zygote goes on); its pid."""
-    get_context("forkserver").set_forkserver_preload(preload)
-    forkserver.ensure_running()
-    return forkserver._forkserver._forkserver_pid
+def start() -> int:
+    """In the zygote, single-threaded, after importing what the server is to have: fork the server and make it
+    this process's forkserver; its pid."""
+    resource_tracker.ensure_running()  # each process the server starts reports to it
+    with socket.socket(socket.AF_UNIX) as listener:
+        address = connection.arbitrary_address("AF_UNIX")
+        listener.bind(address)
+        os.chmod(address, 0o600)
+        listener.listen()
+        alive_r, alive_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            _serve(listener.fileno(), alive_r)
+        os.close(alive_r)
+    server = forkserver._forkserver
+    server._forkserver_address, server._forkserver_alive_fd, server._forkserver_pid = address, alive_w, pid
+    return pid
+
+
+def _serve(listener_fd: int, alive_r: int) -> None:
+    """In the forked server: what an exec'd one would have, the two descriptors and default signal handlers (its
+    own; the processes it starts get these back); then multiprocessing's server loop, never returning."""
+    try:
+        kept = sorted({0, 1, 2, listener_fd, alive_r})
+        for low, high in zip(kept, [*kept[1:], os.sysconf("SC_OPEN_MAX")]):
+            os.closerange(low + 1, high)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        forkserver.main(listener_fd, alive_r, [])
+    finally:
+        os._exit(0)
 
 
 def stop(pid: int) -> None:

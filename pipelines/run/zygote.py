@@ -13,8 +13,8 @@ Reads one JSON request per line from COMMAND_FD ({"run_id", "instance_ref", "for
 for its workers, then exits.
 
 If the last MODULE (the code location) declares `FORKSERVER_PRELOAD`, the first request with "forkserver" true
-(a run whose steps start processes) also starts a multiprocessing forkserver that every later worker uses
-(pipelines.run.shared_forkserver).
+(a run whose steps start processes) also imports those modules and forks a multiprocessing forkserver from this
+process, which every later worker uses (pipelines.run.shared_forkserver).
 """
 
 from __future__ import annotations
@@ -111,11 +111,10 @@ def main(argv: list[str]) -> None:
         for line in commands:
             request = json.loads(line)
             if request.get("forkserver") and preload and server is None:
-                server = shared_forkserver.start(list(preload))
-                # the run workers of such stages import most of it too (their policies, critics): once, here
                 if error := _imported(list(preload)):
                     replies.write(json.dumps({"error": error}) + "\n")
                     break
+                server = shared_forkserver.start()
             workers.append(_fork_worker(request, (command_fd, reply_fd)))
             replies.write(json.dumps({"pid": workers[-1]}) + "\n")
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)

@@ -81,28 +81,30 @@ def test_terminating_a_forked_run_cancels_it(forking):
     assert not instance.run_launcher.terminate(run_id)  # finished: nothing to terminate
 
 
-def _forkservers(zygote_pid: int) -> list[psutil.Process]:
-    return [child for child in psutil.Process(zygote_pid).children()
-            if "multiprocessing.forkserver" in " ".join(child.cmdline())]
+def _forked_servers(zygote_pid: int, workers: tuple[int, ...] = ()) -> list[psutil.Process]:
+    """The zygote's children forked from it (its command line) that are not run workers."""
+    zygote = psutil.Process(zygote_pid)
+    return [child for child in zygote.children() if child.pid not in workers and child.cmdline() == zygote.cmdline()]
 
 
 def test_runs_whose_steps_fork_share_one_forkserver_of_the_zygote(forking):
     instance, runner, report_file = forking
     zygote = open_forker(instance)._process.pid
-    assert _forkservers(zygote) == []  # the module's other runs start no processes: none started for them
+    assert _forked_servers(zygote) == []  # the module's other runs start no processes: none started for them
     for _ in range(2):
         run_id = runner.launch(_part("forking"), None, {})
         assert _wait(instance, run_id, FINISHED) == DagsterRunStatus.SUCCESS
     steps = [json.loads(line) for line in Path(f"{report_file}.steps").read_text().splitlines()]
     assert len(steps) == 2 and steps[0]["pid"] != steps[1]["pid"]
-    assert [server.pid for server in _forkservers(zygote)] == [steps[0]["parent"]] == [steps[1]["parent"]]
+    # the step processes' parent: a server forked from the zygote (it imported nothing of its own)
+    assert [server.pid for server in _forked_servers(zygote)] == [steps[0]["parent"]] == [steps[1]["parent"]]
 
 
 def test_a_closed_zygote_stops_its_forkserver(tmp_path):
     with project_instance(str(tmp_path)) as instance:
         forker = RunForker("tests.support.tiny_location", sys.executable, str(REPO), instance)
-        forker.fork("no-such-run", shares_forkserver=True)  # its worker fails at once; the server is started
-        servers = _forkservers(forker._process.pid)
+        worker = forker.fork("no-such-run", shares_forkserver=True)  # it fails at once; the server is started
+        servers = _forked_servers(forker._process.pid, (worker,))
         forker.close()
     assert len(servers) == 1 and not servers[0].is_running()
 
