@@ -89,15 +89,19 @@ def _forked_servers(zygote_pid: int, workers: tuple[int, ...] = ()) -> list[psut
 
 def test_runs_whose_steps_fork_share_one_forkserver_of_the_zygote(forking):
     instance, runner, report_file = forking
-    zygote = open_forker(instance)._process.pid
-    assert _forked_servers(zygote) == []  # the module's other runs start no processes: none started for them
+    zygote = psutil.Process(open_forker(instance)._process.pid)
+    first_launched, runs = time.time(), []
     for _ in range(2):
-        run_id = runner.launch(_part("forking"), None, {})
-        assert _wait(instance, run_id, FINISHED) == DagsterRunStatus.SUCCESS
+        runs.append(runner.launch(_part("forking"), None, {}))
+        assert _wait(instance, runs[-1], FINISHED) == DagsterRunStatus.SUCCESS
     steps = [json.loads(line) for line in Path(f"{report_file}.steps").read_text().splitlines()]
     assert len(steps) == 2 and steps[0]["pid"] != steps[1]["pid"]
-    # the step processes' parent: a server forked from the zygote (it imported nothing of its own)
-    assert [server.pid for server in _forked_servers(zygote)] == [steps[0]["parent"]] == [steps[1]["parent"]]
+    server = psutil.Process(steps[0]["parent"])
+    assert steps[1]["parent"] == server.pid  # one server for both runs' step processes
+    # forked from the zygote (it imported nothing of its own), not a run's worker, and only for the first such run
+    assert server.ppid() == zygote.pid and server.cmdline() == zygote.cmdline()
+    assert server.pid not in {run_worker(instance, run_id)[0] for run_id in runs}
+    assert server.create_time() >= first_launched - 0.5
 
 
 def test_a_closed_zygote_stops_its_forkserver(tmp_path):
