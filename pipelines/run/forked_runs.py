@@ -63,7 +63,7 @@ class RunForker:
 
     def fork(self, run_id: str, shares_forkserver: bool = False) -> int:
         """Fork the worker of run `run_id` (a run of the instance this forker was opened for); its pid.
-        `shares_forkserver`: its steps start processes, from the zygote's forkserver (started for the first such run)."""
+        `shares_forkserver`: its steps start processes, from the zygote's forkserver (made for the first such run)."""
         request = json.dumps({"run_id": run_id, "instance_ref": self._instance_ref, "forkserver": shares_forkserver})
         with self._lock:
             if not self._ready:

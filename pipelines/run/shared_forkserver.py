@@ -58,8 +58,8 @@ def _serve(listener_fd: int, alive_r: int) -> None:
 
 
 def stop(pid: int) -> None:
-    """In the zygote, once its workers have ended: stop the server now, even amid its imports (it would
-    otherwise finish them before it sees that no process holds its alive pipe), and collect it."""
+    """In the zygote, once its workers have ended: stop the server and collect it (it would otherwise wait for
+    the zygote's own end, which holds its alive pipe)."""
     try:
         os.kill(pid, signal.SIGTERM)
         os.waitpid(pid, 0)

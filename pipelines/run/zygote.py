@@ -8,8 +8,8 @@ per run on a 2-core machine; forked from here it starts in milliseconds (pipelin
 
     python -m pipelines.run.zygote COMMAND_FD REPLY_FD MODULE [MODULE ...]
 
-Reads one JSON request per line from COMMAND_FD ({"run_id", "instance_ref", "forkserver"}), answers on REPLY_FD: first
-{"ready": true} once MODULEs are imported, then {"pid": N} per request. At the end of its input it waits
+Reads one JSON request per line from COMMAND_FD ({"run_id", "instance_ref", "forkserver"}), answers on REPLY_FD:
+first {"ready": true} once MODULEs are imported, then {"pid": N} per request. At the end of its input it waits
 for its workers, then exits.
 
 If the last MODULE (the code location) declares `FORKSERVER_PRELOAD`, the first request with "forkserver" true
