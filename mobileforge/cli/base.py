@@ -1,6 +1,7 @@
 """`mobileforge base`: pretrain the embedded base policy, or check the bundled one."""
 
 import json
+import os
 from pathlib import Path
 
 import click
@@ -38,9 +39,11 @@ def base() -> None:
               help="Steps between saves; run the same command again to resume an interrupted run.")
 @click.option("--cache-dir", default=Path(".mobileforge/base_pretrain_cache"), show_default=True,
               type=click.Path(file_okay=False, path_type=Path), help="Where the world recipe keeps its solved episodes.")
+@click.option("--solve-workers", type=click.IntRange(min=1), default=os.cpu_count() or 1, show_default="CPU cores",
+              help="World recipe: processes solving its episodes before training (the same episodes for any number).")
 def pretrain(out: Path, max_steps: int, max_seconds: float, seed: int, context_share: float, page_share: float,
              threads: int, text_hidden: int, layers: int, heads: int, recipe: str, structured_every: int,
-             copy_share: float | None, checkpoint_every: int, cache_dir: Path) -> None:
+             copy_share: float | None, checkpoint_every: int, cache_dir: Path, solve_workers: int) -> None:
     """Pretrain the base policy into OUT and record its provenance (resumes an interrupted run in OUT)."""
     from pydantic import ValidationError
 
@@ -66,7 +69,7 @@ def pretrain(out: Path, max_steps: int, max_seconds: float, seed: int, context_s
                f"--text-hidden {text_hidden} --layers {layers} --heads {heads} --recipe {recipe} "
                f"--structured-every {structured_every} --copy-share {copy_share:g}")
     report = pretrain_embedded_base(out, config, context_share, page_share, command, progress, recipe=recipe,
-                                    cache=cache_dir)
+                                    cache=cache_dir, solve_workers=solve_workers)
     click.echo(json.dumps({"checkpoint": str(out), "steps": report.steps, "train_seconds": round(report.train_seconds),
                            "click_accuracy": round(report.click_accuracy, 3),
                            "click_chance": round(report.click_chance, 3),

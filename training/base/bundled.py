@@ -120,13 +120,15 @@ STRUCTURED_SEEDS = 2  # solver episodes per trained pretraining template in the 
 
 def pretrain_embedded_base(out_dir: str | Path, config: BasePretrainConfig, context_share: float, page_share: float,
                            command: str, progress: Callable[[int, float, float], None] | None = None,
-                           recipe: str = "sim", cache: Path | None = None) -> BasePretrainReport:
+                           recipe: str = "sim", cache: Path | None = None, solve_workers: int = 1
+                           ) -> BasePretrainReport:
     """Pretrain the embedded base into `out_dir` and record its provenance; returns the `BasePretrainReport`.
 
     Recipe "sim": grounding on the target apps' screens reached by random walks, with episode-context
     (`context_share`) and page-action (`page_share`) skills. Recipe "world": the pretraining world only
     (`training.base.world_recipe`: solver episodes and grounding on its trained apps, nothing of the
-    target apps), its report scored on the held-out pretraining apps; `cache` keeps its solved episodes.
+    target apps), its report scored on the held-out pretraining apps; `cache` keeps its solved episodes, which
+    `solve_workers` processes solve (the same episodes for any number).
     With `config.structured_every`, the world recipe also trains on its episodes in MobileWizard's
     structured style (`training.base.structured_pool`); with `config.copy_share`, on verbatim copies
     (`training.base.copy_samples`).
@@ -143,8 +145,8 @@ def pretrain_embedded_base(out_dir: str | Path, config: BasePretrainConfig, cont
         from training.base.world_recipe import held_out_sampler, world_sampler
 
         sample_fn = world_sampler(seed=config.seed, context_share=context_share, copy_share=config.copy_share,
-                                  cache=cache)
-        eval_fn = held_out_sampler(cache=cache)
+                                  cache=cache, solve_workers=solve_workers)
+        eval_fn = held_out_sampler(cache=cache, solve_workers=solve_workers)
         if config.structured_every:
             structured = structured_samples(pretrain_template_ids(held_out=False), STRUCTURED_SEEDS, cache)
             structured_eval = structured_samples(pretrain_template_ids(held_out=True), 1, cache)[::3]

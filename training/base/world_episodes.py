@@ -22,6 +22,7 @@ another step of the episode (on another screen: nothing here is marked), or "fin
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ops.actions import Action, ActionType
@@ -102,14 +103,25 @@ def _detour(rng: random.Random, task: TaskInstance, phone: Phone, at: int, right
     return Detour(at, wrong_step, world_step(probe, rest[0]))
 
 
+def solution(template_id: str, seed: int) -> list[Action] | None:
+    """The solver's fewest actions to a clean success of one pretraining instance (None if it finds none)."""
+    task = instantiate(template_id, seed)
+    return shortest_path(task.make_phone(), task)
+
+
 def solve_episode(template_id: str, seed: int, rng: random.Random, detour_rate: float = 0.5) -> WorldEpisode | None:
     """The solver's episode of one pretraining instance (None when it finds no clean solution); with
     probability `detour_rate`, one detour at a random step."""
-    task = instantiate(template_id, seed)
-    phone = task.make_phone()
-    path = shortest_path(phone, task)
+    return episode_along(template_id, seed, solution(template_id, seed), rng, detour_rate)
+
+
+def episode_along(template_id: str, seed: int, path: Sequence[Action] | None, rng: random.Random,
+                  detour_rate: float = 0.5) -> WorldEpisode | None:
+    """`solve_episode` along a `solution` found already (None for none, or for an unclean end)."""
     if not path:
         return None
+    task = instantiate(template_id, seed)
+    phone = task.make_phone()
     detour_at = rng.randrange(len(path)) if rng.random() < detour_rate else None
     steps, detours = [], []
     for t, action in enumerate(path):

@@ -28,6 +28,8 @@ import pickle
 import random
 from collections import Counter
 from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
 from pathlib import Path
 
 from phonesim.pretrain import PHONES, load_pretrain_apps, phone_catalog, pretrain_template_ids, trained_apps
@@ -39,29 +41,41 @@ from training.base.grounding_data import GroundingSample, SampleFn
 from training.base import world_episodes
 from training.base.sample_text import answer_text, prompt_text
 from training.base.sim_grounding import sim_sampler
-from training.base.world_episodes import WorldEpisode, solve_episode, world_step_sample
+from training.base.world_episodes import WorldEpisode, episode_along, solution, world_step_sample
 
 MAX_REDRAWS = 50  # draws of one sample before a recipe that keeps naming target entities is refused
 
 
 def collect_episodes(template_ids: Sequence[str], seeds: int, seed: int, detour_rate: float,
-                     cache: Path | None = None) -> list[WorldEpisode]:
-    """Solver episodes of `seeds` instances (seeds 0..n-1) of each template, from `cache` when it holds them."""
+                     cache: Path | None = None, workers: int = 1) -> list[WorldEpisode]:
+    """Solver episodes of `seeds` instances (seeds 0..n-1) of each template, from `cache` when it holds them;
+    the solver runs in `workers` processes (the same episodes for any number)."""
     code = hashlib.sha256(Path(world_episodes.__file__).read_bytes()).hexdigest()  # how episodes are made
     key = hashlib.sha256(repr((sorted(template_ids), seeds, seed, detour_rate, source_digest(), code)).encode()
                          ).hexdigest()
     path = cache / f"world_episodes_{key[:16]}.pkl" if cache is not None else None
     if path is not None and path.is_file():
         return pickle.loads(path.read_bytes())
-    rng = random.Random(seed)
-    episodes = [e for tid in sorted(template_ids) for s in range(seeds)
-                if (e := solve_episode(tid, s, rng, detour_rate)) is not None]
+    jobs = [(tid, s) for tid in sorted(template_ids) for s in range(seeds)]
+    rng = random.Random(seed)  # drawn in job order, after the solving: the same stream for any `workers`
+    episodes = [e for (tid, s), path in zip(jobs, _solutions(jobs, seeds, workers))
+                if (e := episode_along(tid, s, path, rng, detour_rate)) is not None]
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
         tmp.write_bytes(pickle.dumps(episodes))
         tmp.replace(path)
     return episodes
+
+
+def _solutions(jobs: list[tuple[str, int]], per_template: int, workers: int) -> list:
+    """`solution` of every (template, seed) job, in order; a template's jobs in one process (its searches share
+    the solver's memory, as in one process)."""
+    if workers == 1 or len(jobs) <= per_template:
+        return [solution(tid, s) for tid, s in jobs]
+    # spawned: the caller may have started torch's threads, which a fork would copy mid-state
+    with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+        return list(pool.map(solution, *zip(*jobs), chunksize=per_template))
 
 
 def episode_sampler(episodes: Sequence[WorldEpisode], hint_rate: float) -> SampleFn:
@@ -95,20 +109,22 @@ class TargetGuard:
 
 def world_sampler(seed: int = 0, handmade_seeds: int = 8, generated_seeds: int = 2, episode_share: float = 0.6,
                   detour_rate: float = 0.5, hint_rate: float = 0.3, context_share: float = 0.5,
-                  n_screens: int = 1500, copy_share: float = 0.0, cache: Path | None = None) -> SampleFn:
+                  n_screens: int = 1500, copy_share: float = 0.0, cache: Path | None = None,
+                  solve_workers: int = 1) -> SampleFn:
     """The world recipe's sample function (module docstring): `copy_share` of the samples are verbatim
     copies; of the others, `episode_share` are episode steps (`handmade_seeds` instances of each trained
     hand-written app's templates, `generated_seeds` of each generated app's), the rest grounding on the
     trained apps' screens with `context_share` of its clicks turned into episode-context skills.
-    `copy_share=0` draws exactly the stream of the recipe before copies existed."""
+    `copy_share=0` draws exactly the stream of the recipe before copies existed. `solve_workers`: processes
+    solving the episodes (`collect_episodes`)."""
     for name, share in (("episode_share", episode_share), ("copy_share", copy_share)):
         if not 0 <= share <= 1:
             raise ValueError(f"{name} must be within [0, 1], got {share}")
     trained = pretrain_template_ids(held_out=False)
     handmade = [t for t in trained if t.split(".")[0] in PHONES["handmade"]]
     generated = [t for t in trained if t.split(".")[0] not in PHONES["handmade"]]
-    episodes = (collect_episodes(handmade, handmade_seeds, seed, detour_rate, cache)
-                + collect_episodes(generated, generated_seeds, seed, detour_rate, cache))
+    episodes = (collect_episodes(handmade, handmade_seeds, seed, detour_rate, cache, solve_workers)
+                + collect_episodes(generated, generated_seeds, seed, detour_rate, cache, solve_workers))
     asked = len(handmade) * handmade_seeds + len(generated) * generated_seeds  # the solver misses a few
     steps = episode_sampler(episodes, hint_rate)
     grounding = with_episode_context(sim_sampler(n_screens, seed, synthetic_share=0.0, catalog=phone_catalog,
@@ -131,9 +147,10 @@ def world_sampler(seed: int = 0, handmade_seeds: int = 8, generated_seeds: int =
 
 
 def held_out_sampler(seeds_per_template: int = 1, seed: int = 1, hint_rate: float = 0.3,
-                     cache: Path | None = None) -> SampleFn:
+                     cache: Path | None = None, solve_workers: int = 1) -> SampleFn:
     """Episode steps of the held-out pretraining apps only (never trained on): the report's samples."""
-    episodes = collect_episodes(pretrain_template_ids(held_out=True), seeds_per_template, seed, 0.5, cache)
+    episodes = collect_episodes(pretrain_template_ids(held_out=True), seeds_per_template, seed, 0.5, cache,
+                                solve_workers)
     sample = episode_sampler(episodes, hint_rate)
     sample.__qualname__ = f"held_out_sampler(seeds_per_template={seeds_per_template}, seed={seed})"
     return sample
