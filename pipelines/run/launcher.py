@@ -32,8 +32,12 @@ WORKSPACE_FILE = REPO / "workspace.yaml"
 LOCATION = "mobileforge"  # the code location workspace.yaml names
 
 
-# a finished run is seen (and the next one launched) this much later at most; a poll reads two small records
+# a finished run is seen (and the next one launched) this much later at most; a poll reads the run's new events
 POLL_SECONDS = 0.2
+# its status (a query costing several times a poll of events on SQLite) is read once its events show the run ended,
+# and this often otherwise, in case the end came from elsewhere (a run marked failed after its worker died)
+STATUS_SECONDS = 2.0
+RUN_ENDED = {dg.DagsterEventType.RUN_SUCCESS, dg.DagsterEventType.RUN_FAILURE, dg.DagsterEventType.RUN_CANCELED}
 
 
 MAX_CAUSES = 5  # links of an error's cause chain reported
@@ -53,6 +57,8 @@ class _Launched:
     cursor: str | None = None
     failed_checks: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    ended: bool = False  # its events show the run's end
+    status_read: float = field(default_factory=time.monotonic)
 
 
 class CodeLocationRunner:
@@ -101,6 +107,9 @@ class CodeLocationRunner:
                 _read(record.event_log_entry, launched, observer)
             if not connection.has_more:
                 break
+        if not launched.ended and time.monotonic() - launched.status_read < STATUS_SECONDS:
+            return None
+        launched.status_read = time.monotonic()
         run = self.instance.get_run_by_id(launched.run_id)
         return run if run is not None and run.status in FINISHED else None
 
@@ -111,6 +120,7 @@ def _read(entry: Any, launched: _Launched, observer: Observer) -> None:
         if entry.user_message:
             observer.run_message(launched.stage, entry.user_message)
         return
+    launched.ended |= event.event_type in RUN_ENDED
     if event.event_type == dg.DagsterEventType.ASSET_CHECK_EVALUATION:
         evaluation = event.event_specific_data
         if not evaluation.passed:
