@@ -40,7 +40,8 @@ def base() -> None:
 @click.option("--cache-dir", default=Path(".mobileforge/base_pretrain_cache"), show_default=True,
               type=click.Path(file_okay=False, path_type=Path), help="Where the world recipe keeps its solved episodes.")
 @click.option("--solve-workers", type=click.IntRange(min=1), default=os.cpu_count() or 1, show_default="CPU cores",
-              help="World recipe: processes solving its episodes before training (the same episodes for any number).")
+              help="World recipe: processes searching the solutions its store lacks (`mobileforge base solve-world` "
+              "refreshes the store; the same episodes for any number).")
 def pretrain(out: Path, max_steps: int, max_seconds: float, seed: int, context_share: float, page_share: float,
              threads: int, text_hidden: int, layers: int, heads: int, recipe: str, structured_every: int,
              copy_share: float | None, checkpoint_every: int, cache_dir: Path, solve_workers: int) -> None:
@@ -74,6 +75,25 @@ def pretrain(out: Path, max_steps: int, max_seconds: float, seed: int, context_s
                            "click_accuracy": round(report.click_accuracy, 3),
                            "click_chance": round(report.click_chance, 3),
                            "per_skill_exact": {k: round(v.exact, 3) for k, v in report.per_skill.items()}}, indent=2))
+
+
+@base.command("solve-world")
+@click.option("--workers", type=click.IntRange(min=1), default=os.cpu_count() or 1, show_default="CPU cores",
+              help="Processes searching (a template's instances in one).")
+def solve_world(workers: int) -> None:
+    """Search every pretraining instance the world recipe uses and rewrite the repository's solutions store
+    (training/base/world_solutions.json.gz), after the pretraining world has changed."""
+    import time
+
+    from training.base.world_recipe import recipe_jobs
+    from training.base.world_solutions import STORE, write_store
+
+    jobs, started = recipe_jobs(), time.monotonic()
+    store = write_store(jobs, workers)
+    missed = sum(path is None for path in store.paths.values())
+    click.echo(f"{len(store.paths)} instances searched in {time.monotonic() - started:.0f} s ({workers} workers), "
+               f"{missed} without a solution within the solver's limits; wrote {STORE} "
+               f"({STORE.stat().st_size / 1e6:.2f} MB, simulator {store.digest})")
 
 
 @base.command()

@@ -1,17 +1,19 @@
-"""Shared fixtures: one A* solution per template, computed once per test session."""
+"""Shared fixtures: one A* solution per template instance, found once per test session."""
 
 from __future__ import annotations
 
 from functools import lru_cache
 
-from phonesim import instantiate, run_actions, shortest_path
+from phonesim import instantiate, run_actions
+from training.base.world_solutions import solution
 
 
 @lru_cache(maxsize=None)
 def solved(template_id: str, seed: int = 1):
-    """(task, solution actions) for a template instance; the solution is found by A*."""
+    """(task, solution actions) for a template instance; the solution is found by A* (a pretraining instance's is
+    the repository's stored one where it still solves: `training.base.world_solutions`)."""
     task = instantiate(template_id, seed)
-    path = shortest_path(task.make_phone(), task)
+    path = solution(template_id, seed)
     assert path is not None, f"{template_id}: A* found no solution"
     return task, tuple(path)
 

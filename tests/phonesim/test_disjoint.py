@@ -50,7 +50,7 @@ def _walk_screens(catalog, apps, n: int, seed: int) -> list[tuple[str, ...]]:
 
 
 def _solution_screens(template_id: str) -> list[tuple[str, ...]]:
-    task, path = solved(template_id)
+    task, path = solved(template_id, 0)  # seed 0: every template's is in the solutions store
     phone = task.make_phone()
     screens = [tuple(_texts(phone.observe().elements))]
     for action in path:
@@ -61,8 +61,8 @@ def _solution_screens(template_id: str) -> list[tuple[str, ...]]:
 
 @lru_cache(maxsize=1)
 def pretraining_screens() -> list[tuple[str, ...]]:
-    """Every 16th pretraining template's solution screens and 300 random walks' ends (all apps)."""
-    screens = [s for tid in sorted(pretrain_templates())[::16] for s in _solution_screens(tid)]
+    """Every 8th pretraining template's solution screens and 300 random walks' ends (all apps)."""
+    screens = [s for tid in sorted(pretrain_templates())[::8] for s in _solution_screens(tid)]
     return screens + _walk_screens(load_pretrain_apps(), load_pretrain_apps(), 300, 0)
 
 

@@ -20,17 +20,6 @@ def no_external_network() -> Iterator[None]:
     assert attempts == [], f"external network access attempted: {attempts}"
 
 
-@pytest.fixture(scope="module")
-def solver_keeps_every_task() -> Iterator[None]:
-    """The solver remembers every task it searches in this module, not its last `MAX_TASKS` (a module that runs
-    after another on its worker, tests/support/scheduling.SAME_WORKER, then reuses its predecessor's searches)."""
-    from phonesim import solver
-
-    kept, solver.MAX_TASKS = solver.MAX_TASKS, 1_000_000
-    yield
-    solver.MAX_TASKS = kept
-
-
 @pytest.fixture
 def serve() -> Iterator[Callable[[Behaviour], OpenAICompatibleServer]]:
     """`serve(behaviour)`: a local OpenAI-compatible server running `behaviour`, stopped after the test."""

@@ -11,28 +11,21 @@ from __future__ import annotations
 
 from xdist.scheduler import LoadScopeScheduling
 
-# module -> the module whose worker it joins, because they solve the same task instances: the recipe's episodes are
-# the pretraining world's seed-0 instances that test_pretrain_world solves (`solver_keeps_every_task` keeps the
-# solver's memory of them: 58 -> 38 s on one core), and test_timed_apps plays timed-entry templates of that world
-# at seed 0 too; the others read `tests.phonesim.conftest.solved`'s solutions (a process-wide cache) of the target
-# templates at seed 1, which test_templates solves all of (44 -> 30 s)
-PRETRAIN_WORLD = "tests/phonesim/pretrain/test_pretrain_world.py"
-SAME_WORKER = {**dict.fromkeys(("tests/training/base/test_world_recipe.py",
-                                "tests/phonesim/pretrain/test_timed_apps.py",
-                                "tests/phonesim/pretrain/test_folder_apps.py",
-                                "tests/phonesim/pretrain/test_conversation_apps.py"), PRETRAIN_WORLD),
-               **dict.fromkeys(("tests/phonesim/test_disjoint.py", "tests/phonesim/test_judge.py",
-                                "tests/phonesim/test_state.py"), "tests/phonesim/test_templates.py")}
+# module -> the module whose worker it joins, because they solve the same task instances: they read
+# `tests.phonesim.conftest.solved`'s solutions (a process-wide cache) of the target templates at seed 1, which
+# test_templates solves all of (44 -> 30 s)
+SAME_WORKER = dict.fromkeys(("tests/phonesim/test_disjoint.py", "tests/phonesim/test_judge.py",
+                             "tests/phonesim/test_state.py"), "tests/phonesim/test_templates.py")
 
 # wall seconds beside another worker on 2 cores, 2026-11-29 (`pytest -p` a timeline plugin): ≥ 7 s, longest first
 LONGEST_FIRST = (
     "tests/pipelines/test_end_to_end.py",  # 101
     "tests/pipelines/test_your_apps.py",  # 77
-    PRETRAIN_WORLD,  # 54, with the recipe's and the timed apps' tests
     "tests/assets/test_sharded_stages.py",  # 35
     "tests/phonesim/test_templates.py",  # 27, with test_disjoint's, test_judge's and test_state's tests
     "tests/training/methods/hifpo/test_hifpo.py",  # 29
     "tests/hardening/test_lost_work.py",  # 20
+    "tests/training/base/test_world_solutions.py",  # 20 (2026-11-29, on a slower moment of the host: 26)
     "tests/pipelines/test_wizard_experiment.py",  # 19
     "tests/reproducibility/test_reproducible_runs.py",  # 19
     "tests/hardening/test_config_before_work.py",  # 15
@@ -46,6 +39,7 @@ LONGEST_FIRST = (
     "tests/hardening/test_killed_run.py",  # 11
     "tests/deploy/test_ecs_moto.py",  # 10
     "tests/deploy/test_device_leases.py",  # 9
+    "tests/phonesim/pretrain/test_pretrain_world.py",  # 9 (its solutions stored; 54 when it searched them)
     "tests/mobileforge/viewer/test_viewer_browser.py",  # 8
     "tests/deploy/test_concurrency_pools.py",  # 8
     "tests/fuzz/test_reward_fuzz.py",  # 8

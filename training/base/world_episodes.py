@@ -34,6 +34,7 @@ from ops.rollout.engine import describe_action
 from phonesim.phone import Phone
 from phonesim.solver import shortest_path
 from phonesim.tasks import TaskInstance, instantiate
+from training.base.world_solutions import solution
 from training.base.grounding_data import GroundingSample, critic_view
 from training.base.sim_grounding import SimScreen, sim_screen
 
@@ -103,15 +104,10 @@ def _detour(rng: random.Random, task: TaskInstance, phone: Phone, at: int, right
     return Detour(at, wrong_step, world_step(probe, rest[0]))
 
 
-def solution(template_id: str, seed: int) -> list[Action] | None:
-    """The solver's fewest actions to a clean success of one pretraining instance (None if it finds none)."""
-    task = instantiate(template_id, seed)
-    return shortest_path(task.make_phone(), task)
-
-
 def solve_episode(template_id: str, seed: int, rng: random.Random, detour_rate: float = 0.5) -> WorldEpisode | None:
-    """The solver's episode of one pretraining instance (None when it finds no clean solution); with
-    probability `detour_rate`, one detour at a random step."""
+    """The solver's episode of one instance (None when it finds no clean solution; a pretraining instance's
+    solution is the store's where usable, `training.base.world_solutions`); with probability `detour_rate`,
+    one detour at a random step."""
     return episode_along(template_id, seed, solution(template_id, seed), rng, detour_rate)
 
 

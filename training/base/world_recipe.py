@@ -17,19 +17,19 @@ The generic skills draw names and values from open-ended pools, so a sample coul
 entity by chance (a person "Omar Garcia", a date of a target task): any sample whose text names one
 (`phonesim.disjoint.target_entities`) is drawn again, and counted.
 
-The episodes take minutes to solve; `world_sampler(cache=...)` keeps them in a file keyed by the
-recipe's parameters and the simulator's source digest, so a resumed run does not solve them again.
+The episodes' solutions come from the repository's store (`training.base.world_solutions`) where it holds them;
+building the episodes from them still takes minutes, so `world_sampler(cache=...)` keeps them in a file keyed by the
+recipe's parameters, the simulator's source digest and the store, and a resumed run does not build them again.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import pickle
 import random
 from collections import Counter
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
-from multiprocessing import get_context
 from pathlib import Path
 
 from phonesim.pretrain import PHONES, load_pretrain_apps, phone_catalog, pretrain_template_ids, trained_apps
@@ -38,44 +38,42 @@ from phonesim.source import source_digest
 from training.base.copy_samples import copy_sampler, forbidden_labels
 from training.base.episode_skills import with_episode_context
 from training.base.grounding_data import GroundingSample, SampleFn
-from training.base import world_episodes
+from training.base import world_episodes, world_solutions
 from training.base.sample_text import answer_text, prompt_text
 from training.base.sim_grounding import sim_sampler
-from training.base.world_episodes import WorldEpisode, episode_along, solution, world_step_sample
+from training.base.world_episodes import WorldEpisode, episode_along, world_step_sample
 
-MAX_REDRAWS = 50  # draws of one sample before a recipe that keeps naming target entities is refused
+LOG = logging.getLogger(__name__)
+MAX_REDRAWS = 50
+# instances per template the recipe trains on (hand-written apps' templates, generated apps') and measures on
+HANDMADE_SEEDS, GENERATED_SEEDS, HELD_OUT_SEEDS = 8, 2, 1  # draws of one sample before a recipe that keeps naming target entities is refused
 
 
 def collect_episodes(template_ids: Sequence[str], seeds: int, seed: int, detour_rate: float,
                      cache: Path | None = None, workers: int = 1) -> list[WorldEpisode]:
     """Solver episodes of `seeds` instances (seeds 0..n-1) of each template, from `cache` when it holds them;
-    the solver runs in `workers` processes (the same episodes for any number)."""
+    solutions the store lacks are searched in `workers` processes (the same episodes for any number)."""
     code = hashlib.sha256(Path(world_episodes.__file__).read_bytes()).hexdigest()  # how episodes are made
-    key = hashlib.sha256(repr((sorted(template_ids), seeds, seed, detour_rate, source_digest(), code)).encode()
+    stored = hashlib.sha256(world_solutions.STORE.read_bytes()).hexdigest() if world_solutions.STORE.is_file() else ""
+    key = hashlib.sha256(repr((sorted(template_ids), seeds, seed, detour_rate, source_digest(), code, stored)).encode()
                          ).hexdigest()
     path = cache / f"world_episodes_{key[:16]}.pkl" if cache is not None else None
     if path is not None and path.is_file():
         return pickle.loads(path.read_bytes())
     jobs = [(tid, s) for tid in sorted(template_ids) for s in range(seeds)]
-    rng = random.Random(seed)  # drawn in job order, after the solving: the same stream for any `workers`
-    episodes = [e for (tid, s), path in zip(jobs, _solutions(jobs, seeds, workers))
-                if (e := episode_along(tid, s, path, rng, detour_rate)) is not None]
+    solved = world_solutions.solutions(jobs, workers)
+    if solved.from_store < len(jobs):
+        LOG.warning("searched %d of %d pretraining instances the solutions store lacks or no longer solves "
+                    "(`mobileforge base solve-world` rewrites it)", len(jobs) - solved.from_store, len(jobs))
+    rng = random.Random(seed)  # drawn in job order, after the solving: the same stream wherever solutions came from
+    episodes = [e for (tid, s), found in zip(jobs, solved.paths)
+                if (e := episode_along(tid, s, found, rng, detour_rate)) is not None]
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
         tmp.write_bytes(pickle.dumps(episodes))
         tmp.replace(path)
     return episodes
-
-
-def _solutions(jobs: list[tuple[str, int]], per_template: int, workers: int) -> list:
-    """`solution` of every (template, seed) job, in order; a template's jobs in one process (its searches share
-    the solver's memory, as in one process)."""
-    if workers == 1 or len(jobs) <= per_template:
-        return [solution(tid, s) for tid, s in jobs]
-    # spawned: the caller may have started torch's threads, which a fork would copy mid-state
-    with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
-        return list(pool.map(solution, *zip(*jobs), chunksize=per_template))
 
 
 def episode_sampler(episodes: Sequence[WorldEpisode], hint_rate: float) -> SampleFn:
@@ -107,7 +105,24 @@ class TargetGuard:
                            "pools overlap the target world")
 
 
-def world_sampler(seed: int = 0, handmade_seeds: int = 8, generated_seeds: int = 2, episode_share: float = 0.6,
+def _trained_templates() -> tuple[list[str], list[str]]:
+    """The trained pretraining templates: (those of hand-written apps, those of generated apps)."""
+    trained = pretrain_template_ids(held_out=False)
+    return ([t for t in trained if t.split(".")[0] in PHONES["handmade"]],
+            [t for t in trained if t.split(".")[0] not in PHONES["handmade"]])
+
+
+def recipe_jobs() -> list[world_solutions.Job]:
+    """Every (template, seed) instance the recipe solves at its defaults: the trained templates' and the held-out
+    apps' (the report's samples); what `mobileforge base solve-world` keeps in the store."""
+    handmade, generated = _trained_templates()
+    return [(tid, s) for templates, seeds in ((handmade, HANDMADE_SEEDS), (generated, GENERATED_SEEDS),
+                                              (pretrain_template_ids(held_out=True), HELD_OUT_SEEDS))
+            for tid in templates for s in range(seeds)]
+
+
+def world_sampler(seed: int = 0, handmade_seeds: int = HANDMADE_SEEDS, generated_seeds: int = GENERATED_SEEDS,
+                  episode_share: float = 0.6,
                   detour_rate: float = 0.5, hint_rate: float = 0.3, context_share: float = 0.5,
                   n_screens: int = 1500, copy_share: float = 0.0, cache: Path | None = None,
                   solve_workers: int = 1) -> SampleFn:
@@ -120,9 +135,7 @@ def world_sampler(seed: int = 0, handmade_seeds: int = 8, generated_seeds: int =
     for name, share in (("episode_share", episode_share), ("copy_share", copy_share)):
         if not 0 <= share <= 1:
             raise ValueError(f"{name} must be within [0, 1], got {share}")
-    trained = pretrain_template_ids(held_out=False)
-    handmade = [t for t in trained if t.split(".")[0] in PHONES["handmade"]]
-    generated = [t for t in trained if t.split(".")[0] not in PHONES["handmade"]]
+    handmade, generated = _trained_templates()
     episodes = (collect_episodes(handmade, handmade_seeds, seed, detour_rate, cache, solve_workers)
                 + collect_episodes(generated, generated_seeds, seed, detour_rate, cache, solve_workers))
     asked = len(handmade) * handmade_seeds + len(generated) * generated_seeds  # the solver misses a few
@@ -146,7 +159,7 @@ def world_sampler(seed: int = 0, handmade_seeds: int = 8, generated_seeds: int =
     return guard
 
 
-def held_out_sampler(seeds_per_template: int = 1, seed: int = 1, hint_rate: float = 0.3,
+def held_out_sampler(seeds_per_template: int = HELD_OUT_SEEDS, seed: int = 1, hint_rate: float = 0.3,
                      cache: Path | None = None, solve_workers: int = 1) -> SampleFn:
     """Episode steps of the held-out pretraining apps only (never trained on): the report's samples."""
     episodes = collect_episodes(pretrain_template_ids(held_out=True), seeds_per_template, seed, 0.5, cache,

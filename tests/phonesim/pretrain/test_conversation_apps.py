@@ -13,9 +13,7 @@ from phonesim.pretrain import (HELD_OUT_APPS, PHONES, load_pretrain_apps, pretra
 from phonesim.pretrain.conversations import SEARCH_FROM, ConvoSpec, thread_list
 from tests.phonesim.conftest import solved, solved_cleanly
 from tests.phonesim.pretrain.screen_steps import act, element, family, launched
-from tests.support.fixtures import solver_keeps_every_task  # noqa: F401  (fixture)
 
-pytestmark = pytest.mark.usefixtures("solver_keeps_every_task")
 
 CONVO_APPS = [name for name, spec in pretrain_specs().items() if isinstance(spec, ConvoSpec)]
 HANDWRITTEN = [a for a in CONVO_APPS if a in PHONES["handmade"]]
@@ -23,10 +21,9 @@ FAMILIES = {"send", "send_new", "reply_topic", "count_unread", "mark_read", "del
             "open_person", "search_person", "query_handle", "query_group", "edit_handle", "star", "block"}
 TYPING = {"send", "send_new", "reply_topic", "search_person", "edit_handle"}
 LONG_PRESSING = {"mark_read", "delete_thread", "star", "block"}
-# every template of the hand-written conversations apps, every fifth of the generated ones (14 families an app,
-# so every family on several generated apps; the module stays within a few seconds on one core)
-CONVO_IDS = sorted(t for t in pretrain_templates() if t.split(".")[0] in HANDWRITTEN)
-CONVO_IDS += sorted(t for t in pretrain_templates() if t.split(".")[0] in set(CONVO_APPS) - set(HANDWRITTEN))[::5]
+# every template of every conversations app, played along its stored solution (tests/training/base/
+# test_world_solutions.py re-solves a sample)
+CONVO_IDS = sorted(t for t in pretrain_templates() if t.split(".")[0] in CONVO_APPS)
 
 
 def _texts(phone: Phone) -> list[str]:

@@ -16,18 +16,15 @@ from phonesim.pretrain import (HELD_OUT_APPS, PHONES, load_pretrain_apps, pretra
 from phonesim.pretrain.folders import BIN_PLACES, DETAIL_STYLES, NAV_STYLES, FolderSpec
 from tests.phonesim.conftest import solved, solved_cleanly
 from tests.phonesim.pretrain.screen_steps import act, element, family, launched
-from tests.support.fixtures import solver_keeps_every_task  # noqa: F401  (fixture)
 
-pytestmark = pytest.mark.usefixtures("solver_keeps_every_task")
 
 FOLDER_APPS = [name for name, spec in pretrain_specs().items() if isinstance(spec, FolderSpec)]
 HANDWRITTEN = [a for a in FOLDER_APPS if a in PHONES["handmade"]]
 FAMILIES = {"open_item", "search_open", "move", "rename", "star", "delete", "restore", "empty_bin", "new_folder",
             "new_item", "query_size", "query_date", "query_count", "sort", "play_stop"}
-# every template of the hand-written folders apps, every fifth of the generated ones (15 families an app, so
-# every family on several generated apps)
-FOLDER_IDS = sorted(t for t in pretrain_templates() if t.split(".")[0] in HANDWRITTEN)
-FOLDER_IDS += sorted(t for t in pretrain_templates() if t.split(".")[0] in FOLDER_APPS[2:])[::5]
+# every template of every folders app, played along its stored solution (tests/training/base/
+# test_world_solutions.py re-solves a sample)
+FOLDER_IDS = sorted(t for t in pretrain_templates() if t.split(".")[0] in FOLDER_APPS)
 
 
 def _texts(phone: Phone) -> list[str]:

@@ -10,18 +10,14 @@ from phonesim.pretrain import (HELD_OUT_APPS, PHONES, load_pretrain_apps, phone_
 from phonesim.pretrain.collection import CollectionSpec
 from phonesim.task_template import PRETRAIN_SPLIT, TARGET_SPLITS
 from tests.phonesim.conftest import solved_cleanly
-from tests.support.fixtures import solver_keeps_every_task  # noqa: F401  (fixture)
 
-pytestmark = pytest.mark.usefixtures("solver_keeps_every_task")  # tests/support/scheduling.SAME_WORKER
 
 TARGET_APPS = ["calendar", "clock", "contacts", "expenses", "files", "notes", "recipes", "recorder", "settings", "sms",
                "todo"]
-# every hand-written app's templates, every 10th of the generated collection apps' (all of them solve: the recipe's
-# episode collection solves them); each other kind's module plays its generated apps (test_timed_apps.py)
-GENERATED_COLLECTIONS = {name for name, spec in pretrain_specs().items()
-                         if isinstance(spec, CollectionSpec) and name not in PHONES["handmade"]}
-PRETRAIN_IDS = sorted(t for t in pretrain_templates() if t.split(".")[0] in PHONES["handmade"])
-PRETRAIN_IDS += sorted(t for t in pretrain_templates() if t.split(".")[0] in GENERATED_COLLECTIONS)[::10]
+# every collection app's templates (their solutions are the stored ones: tests/training/base/test_world_solutions.py
+# re-solves a sample); each other kind's module plays its own apps (test_timed_apps.py, ...)
+COLLECTIONS = {name for name, spec in pretrain_specs().items() if isinstance(spec, CollectionSpec)}
+PRETRAIN_IDS = sorted(t for t in pretrain_templates() if t.split(".")[0] in COLLECTIONS)
 
 
 def test_the_target_registry_is_untouched_by_the_pretraining_world():

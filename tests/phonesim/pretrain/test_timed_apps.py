@@ -13,18 +13,15 @@ from phonesim.pretrain import (HELD_OUT_APPS, PHONES, load_pretrain_apps, pretra
 from phonesim.pretrain.timed import DATES, SEARCH_FROM, TimedSpec
 from tests.phonesim.conftest import solved, solved_cleanly
 from tests.phonesim.pretrain.screen_steps import act, element, family, launched
-from tests.support.fixtures import solver_keeps_every_task  # noqa: F401  (fixture)
 
-pytestmark = pytest.mark.usefixtures("solver_keeps_every_task")
 
 TIMED_APPS = [name for name, spec in pretrain_specs().items() if isinstance(spec, TimedSpec)]
 HANDWRITTEN = [a for a in TIMED_APPS if a in PHONES["handmade"]]
 FAMILIES = {"switch_on", "switch_off", "open_entry", "search_open", "add", "change_time", "delete", "duplicate",
             "query_time", "query_count", "query_then_off"}
-# every template of the hand-written timed apps, every third of the generated ones (14 families a app,
-# so every family on several generated apps)
-TIMED_IDS = sorted(t for t in pretrain_templates() if t.split(".")[0] in HANDWRITTEN)
-TIMED_IDS += sorted(t for t in pretrain_templates() if t.split(".")[0] in TIMED_APPS[2:])[::3]
+# every template of every timed app, played along its stored solution (tests/training/base/
+# test_world_solutions.py re-solves a sample)
+TIMED_IDS = sorted(t for t in pretrain_templates() if t.split(".")[0] in TIMED_APPS)
 
 
 def _texts(phone: Phone) -> list[str]:

@@ -18,10 +18,7 @@ from training.base.grounding_data import synthetic_sample
 from training.base.pretrain import BasePretrainConfig, pretrain_base_policy
 from training.base.sample_text import answer_text, prompt_text
 from training.base.world_episodes import solve_episode, world_step_sample
-from training.base.world_recipe import collect_episodes, world_sampler
-from tests.support.fixtures import solver_keeps_every_task  # noqa: F401  (fixture)
-
-pytestmark = pytest.mark.usefixtures("solver_keeps_every_task")  # tests/support/scheduling.SAME_WORKER
+from training.base.world_recipe import world_sampler
 
 
 @lru_cache(maxsize=1)
@@ -170,12 +167,3 @@ def test_structured_samples_train_beside_the_element_list_ones(tmp_path):
     batch = chat_batch(processor, pool[:2])
     learned = batch["input_ids"][batch["labels"] != -100]
     assert processor.tokenizer.decode(learned).startswith("<think>")  # the prompt is not a target
-
-
-def test_episodes_solved_in_worker_processes_are_those_of_one_process():
-    # three quick templates of a generated app, two instances each: a process per template's instances, the
-    # detours drawn afterwards in job order
-    templates = ["gen00.delete", "gen00.flag_on", "gen00.open_group"]
-    alone = collect_episodes(templates, 2, seed=5, detour_rate=1.0)
-    assert len(alone) == 6 and any(episode.detours for episode in alone)
-    assert collect_episodes(templates, 2, seed=5, detour_rate=1.0, workers=2) == alone
