@@ -34,9 +34,9 @@ from ops.rollout.engine import describe_action
 from phonesim.phone import Phone
 from phonesim.solver import shortest_path
 from phonesim.tasks import TaskInstance, instantiate
-from training.base.world_solutions import solution
 from training.base.grounding_data import GroundingSample, critic_view
 from training.base.sim_grounding import SimScreen, sim_screen
+from training.base.world_solutions import solution
 
 FINISH = Action(ActionType.TERMINATE, status="success")
 _VOICE = ScriptedPolicy("elements", version="solver:elements")

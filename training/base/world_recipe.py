@@ -44,9 +44,9 @@ from training.base.sim_grounding import sim_sampler
 from training.base.world_episodes import WorldEpisode, episode_along, world_step_sample
 
 LOG = logging.getLogger(__name__)
-MAX_REDRAWS = 50
+MAX_REDRAWS = 50  # draws of one sample before a recipe that keeps naming target entities is refused
 # instances per template the recipe trains on (hand-written apps' templates, generated apps') and measures on
-HANDMADE_SEEDS, GENERATED_SEEDS, HELD_OUT_SEEDS = 8, 2, 1  # draws of one sample before a recipe that keeps naming target entities is refused
+HANDMADE_SEEDS, GENERATED_SEEDS, HELD_OUT_SEEDS = 8, 2, 1
 
 
 def collect_episodes(template_ids: Sequence[str], seeds: int, seed: int, detour_rate: float,
