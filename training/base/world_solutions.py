@@ -33,7 +33,7 @@ STORE = Path(__file__).resolve().with_name("world_solutions.json.gz")
 FORMAT = 1
 
 Job = tuple[str, int]  # (template id, instance seed)
-Path_ = list[Action] | None  # a solution, or None: the solver found none
+Solution = list[Action] | None  # the actions, or None: the solver found none
 
 
 @dataclass(frozen=True)
@@ -60,13 +60,13 @@ def load_store(path: Path = STORE) -> SolutionStore:
     return SolutionStore(data["digest"], paths)
 
 
-def searched(template_id: str, seed: int) -> Path_:
+def searched(template_id: str, seed: int) -> Solution:
     """The solver's fewest actions to a clean success of one pretraining instance (None if it finds none)."""
     task = instantiate(template_id, seed)
     return shortest_path(task.make_phone(), task)
 
 
-def solution(template_id: str, seed: int) -> Path_:
+def solution(template_id: str, seed: int) -> Solution:
     """One instance's solution: the store's where usable (`stored`), else searched."""
     usable, path = stored((template_id, seed), load_store())
     return path if usable else searched(template_id, seed)
@@ -82,7 +82,7 @@ def replays_cleanly(template_id: str, seed: int, path: Sequence[Action]) -> bool
     return done.success and not done.side_effects and done.invalid_steps == 0
 
 
-def stored(job: Job, store: SolutionStore) -> tuple[bool, Path_]:
+def stored(job: Job, store: SolutionStore) -> tuple[bool, Solution]:
     """(usable, solution) of `job` in `store`: usable when a stored path replays cleanly, or a stored "none
     found" was found on today's simulator."""
     if job not in store.paths:
@@ -97,7 +97,7 @@ def stored(job: Job, store: SolutionStore) -> tuple[bool, Path_]:
 class Solved:
     """Solutions of jobs in order, and how many came from the store rather than a search."""
 
-    paths: list[Path_]
+    paths: list[Solution]
     from_store: int
 
 
@@ -110,7 +110,7 @@ def solutions(jobs: Sequence[Job], workers: int = 1, store: SolutionStore | None
     return Solved([path if usable else next(found) for usable, path in known], len(jobs) - len(missing))
 
 
-def search_all(jobs: Sequence[Job], workers: int = 1) -> list[Path_]:
+def search_all(jobs: Sequence[Job], workers: int = 1) -> list[Solution]:
     """`searched` for every job, in order; a template's jobs go to one process (its searches share the
     solver's memory) in spawned workers (the caller may have started torch's threads, which a fork copies
     mid-state)."""
@@ -125,7 +125,7 @@ def search_all(jobs: Sequence[Job], workers: int = 1) -> list[Path_]:
     return [next(position[tid]) for tid, _ in jobs]
 
 
-def _search_template(jobs: list[Job]) -> list[Path_]:
+def _search_template(jobs: list[Job]) -> list[Solution]:
     return [searched(*job) for job in jobs]
 
 
