@@ -127,8 +127,9 @@ def pretrain_embedded_base(out_dir: str | Path, config: BasePretrainConfig, cont
     Recipe "sim": grounding on the target apps' screens reached by random walks, with episode-context
     (`context_share`) and page-action (`page_share`) skills. Recipe "world": the pretraining world only
     (`training.base.world_recipe`: solver episodes and grounding on its trained apps, nothing of the
-    target apps), its report scored on the held-out pretraining apps; `cache` keeps its solved episodes, which
-    `solve_workers` processes solve (the same episodes for any number).
+    target apps), its report scored on the held-out pretraining apps; `cache` keeps its episodes, built along
+    the repository's stored solutions (`training.base.world_solutions`); `solve_workers` processes search those
+    it lacks (the same episodes for any number).
     With `config.structured_every`, the world recipe also trains on its episodes in MobileWizard's
     structured style (`training.base.structured_pool`); with `config.copy_share`, on verbatim copies
     (`training.base.copy_samples`).

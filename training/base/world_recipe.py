@@ -131,7 +131,7 @@ def world_sampler(seed: int = 0, handmade_seeds: int = HANDMADE_SEEDS, generated
     hand-written app's templates, `generated_seeds` of each generated app's), the rest grounding on the
     trained apps' screens with `context_share` of its clicks turned into episode-context skills.
     `copy_share=0` draws exactly the stream of the recipe before copies existed. `solve_workers`: processes
-    solving the episodes (`collect_episodes`)."""
+    searching the solutions the store lacks (`collect_episodes`)."""
     for name, share in (("episode_share", episode_share), ("copy_share", copy_share)):
         if not 0 <= share <= 1:
             raise ValueError(f"{name} must be within [0, 1], got {share}")

@@ -82,14 +82,14 @@ def replays_cleanly(template_id: str, seed: int, path: Sequence[Action]) -> bool
     return done.success and not done.side_effects and done.invalid_steps == 0
 
 
-def stored(job: Job, store: SolutionStore) -> tuple[bool, Solution]:
+def stored(job: Job, store: SolutionStore, today: str | None = None) -> tuple[bool, Solution]:
     """(usable, solution) of `job` in `store`: usable when a stored path replays cleanly, or a stored "none
-    found" was found on today's simulator."""
+    found" was found on today's simulator (`today`: its source digest, if the caller has it)."""
     if job not in store.paths:
         return False, None
     path = store.paths[job]
     if path is None:
-        return store.digest == source_digest(), None
+        return store.digest == (today or source_digest()), None
     return (True, list(path)) if replays_cleanly(*job, path) else (False, None)
 
 
@@ -104,7 +104,8 @@ class Solved:
 def solutions(jobs: Sequence[Job], workers: int = 1, store: SolutionStore | None = None) -> Solved:
     """Every job's solution: the store's where usable (`stored`), the rest searched in `workers` processes."""
     store = load_store() if store is None else store
-    known = [stored(job, store) for job in jobs]
+    today = source_digest()  # a hash of the simulator's every file: once, not per stored "none found"
+    known = [stored(job, store, today) for job in jobs]
     missing = [job for job, (usable, _) in zip(jobs, known) if not usable]
     found = iter(search_all(missing, workers))
     return Solved([path if usable else next(found) for usable, path in known], len(jobs) - len(missing))
