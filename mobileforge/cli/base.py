@@ -35,6 +35,8 @@ def base() -> None:
               help="World recipe: share of samples that are verbatim copies (clicks on launchers of invented apps "
               "drawn per sample, episode clicks on rows the instruction or a hint line names). Default: 0.3 with "
               "--recipe world (docs/base-ceiling.md, R3; 0 gives R2's recipe), 0 with --recipe sim.")
+@click.option("--prompt-loss/--no-prompt-loss", default=True, show_default=True,
+              help="Also train next-token prediction on the prompt's text, not only on the answer.")
 @click.option("--checkpoint-every", default=250, show_default=True,
               help="Steps between saves; run the same command again to resume an interrupted run.")
 @click.option("--cache-dir", default=Path(".mobileforge/base_pretrain_cache"), show_default=True,
@@ -44,7 +46,7 @@ def base() -> None:
               "refreshes the store; the same episodes for any number).")
 def pretrain(out: Path, max_steps: int, max_seconds: float, seed: int, context_share: float, page_share: float,
              threads: int, text_hidden: int, layers: int, heads: int, recipe: str, structured_every: int,
-             copy_share: float | None, checkpoint_every: int, cache_dir: Path, solve_workers: int) -> None:
+             copy_share: float | None, prompt_loss: bool, checkpoint_every: int, cache_dir: Path, solve_workers: int) -> None:
     """Pretrain the base policy into OUT and record its provenance (resumes an interrupted run in OUT)."""
     from pydantic import ValidationError
 
@@ -57,7 +59,7 @@ def pretrain(out: Path, max_steps: int, max_seconds: float, seed: int, context_s
     try:
         config = BasePretrainConfig(max_steps=max_steps, max_seconds=max_seconds, seed=seed, threads=threads,
                                     text_hidden=text_hidden, layers=layers, heads=heads,
-                                    structured_every=structured_every, copy_share=copy_share,
+                                    structured_every=structured_every, copy_share=copy_share, prompt_loss=prompt_loss,
                                     checkpoint_every=checkpoint_every)
     except ValidationError as exc:
         raise click.BadParameter(str(exc)) from None
@@ -68,7 +70,8 @@ def pretrain(out: Path, max_steps: int, max_seconds: float, seed: int, context_s
     command = (f"mobileforge base pretrain --out {out} --max-steps {max_steps} --max-seconds {max_seconds:g} "
                f"--seed {seed} --context-share {context_share:g} --page-share {page_share:g} --threads {threads} "
                f"--text-hidden {text_hidden} --layers {layers} --heads {heads} --recipe {recipe} "
-               f"--structured-every {structured_every} --copy-share {copy_share:g}")
+               f"--structured-every {structured_every} --copy-share {copy_share:g}"
+               + ("" if prompt_loss else " --no-prompt-loss"))
     report = pretrain_embedded_base(out, config, context_share, page_share, command, progress, recipe=recipe,
                                     cache=cache_dir, solve_workers=solve_workers)
     click.echo(json.dumps({"checkpoint": str(out), "steps": report.steps, "train_seconds": round(report.train_seconds),

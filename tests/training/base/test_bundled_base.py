@@ -88,12 +88,13 @@ def test_base_pretrain_command_sizes_the_model_and_records_the_command(tmp_path)
 
     out = tmp_path / "small"
     result = CliRunner().invoke(base, ["pretrain", "--out", str(out), "--max-steps", "2", "--text-hidden", "32",
-                                       "--layers", "1"])
+                                       "--layers", "1", "--no-prompt-loss"])
     assert result.exit_code == 0, result.output
     config = json.loads((out / "config.json").read_text())["text_config"]
     assert (config["hidden_size"], config["num_hidden_layers"]) == (32, 1)
     provenance, report = load_bundled(out)
     assert "--text-hidden 32 --layers 1" in provenance["command"] and report["steps"] == 2
+    assert provenance["command"].endswith("--no-prompt-loss") and report["config"]["prompt_loss"] is False
     for flag, value, says in (("--layers", "0", "layers"), ("--text-hidden", "66", "heads of even size")):
         bad = CliRunner().invoke(base, ["pretrain", "--out", str(tmp_path / "bad"), flag, value])
         assert bad.exit_code == 2 and says in bad.output, bad.output  # a usage error, before any work
