@@ -2,15 +2,18 @@
 world's solver episodes.
 
     python benchmarks/target_steps.py CKPT [CKPT ...] [--split train|test|ood|held-out-pretrain] [--seeds N]
-        [--cache-dir DIR] [--samples-out FILE]
+        [--constrained] [--cache-dir DIR] [--samples-out FILE]
 
 Every instance (seeds 0..N-1) of the split's target templates is played by the simulator's solver and turned
 into samples the way the pretraining recipe turns its episodes into samples (`training.base.world_episodes`):
 each step on the solver's path is what an unaided rollout of the element-list policy shows there (rows, the
 "Done:" lines of the steps before, the instruction; no hints, no detours), then the stop on the screen where the
-goal holds. `--split held-out-pretrain` measures the same on the held-out pretraining apps' templates instead:
-the baseline of screens the base was built to read but never saw. The base answers each greedily, decoded freely,
-as the pretraining report scores its held-out samples (`evaluate_policy`). Nothing is trained.
+goal holds. `--constrained` decodes as an unaided rollout does (the default run's row-echo and typing
+constraints), so an echo always names a row and the click figures are those rollouts meet.
+`--split held-out-pretrain` measures the same on the held-out pretraining apps' templates instead:
+the baseline of screens the base was built to read but never saw. The base answers each greedily, decoded freely
+unless `--constrained`, as the pretraining report scores its held-out samples (`evaluate_policy`). Nothing is
+trained.
 
 Prints one JSON line per checkpoint: exact match overall, per skill (the report's `per_skill`), per step
 position (`first`: step 0, on the launcher, nearly always opening the app; `middle`; `stop`) and per app; click
@@ -29,6 +32,7 @@ import json
 import math
 import sys
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.checkpoints_cli import checkpoint_parser, loaded_checkpoints  # noqa: E402
 from benchmarks.held_out_clicks import echo_kinds  # noqa: E402
 from ops.actions import Action, ActionType  # noqa: E402
-from ops.actions.formats.label_echo import parse_output  # noqa: E402
+from ops.actions.formats.label_echo import parse_output, render_row  # noqa: E402
 from phonesim.pretrain import pretrain_template_ids  # noqa: E402
 from phonesim.task_template import TARGET_SPLITS  # noqa: E402
 from phonesim.tasks import templates  # noqa: E402
@@ -46,6 +50,8 @@ from training.base.pretrain import evaluate_policy  # noqa: E402
 from training.base.sample_text import answer_text, prompt_text  # noqa: E402
 from training.base.world_episodes import episode_move, move_sample  # noqa: E402
 from training.base.world_recipe import collect_episodes  # noqa: E402
+from training.inference.decoding_constraints import DecodingConstraints  # noqa: E402
+from training.inference.typing_constraint import typable_texts  # noqa: E402
 
 POSITIONS = ("first", "middle", "stop")
 HELD_OUT_PRETRAIN = "held-out-pretrain"
@@ -188,9 +194,22 @@ def failing_samples(cases: list[StepCase], answers: list[str], limit: int = FAIL
              "target": answer_text(cases[i].sample), "answer": answers[i]} for i in order[:limit]]
 
 
-def measure(model, encoder, cases: list[StepCase]) -> tuple[dict, list[str]]:
-    """The base's greedy answers on `cases`, scored: the pretraining report's figures and `step_report`'s."""
-    scores = evaluate_policy(model, encoder, [c.sample for c in cases], with_images=False)
+def rollout_constraints(tokenizer) -> Callable[[list[GroundingSample], int], list]:
+    """A generation batch's logits processors as an unaided rollout decodes (the default run's row-echo
+    and typing constraints): echoes along the sample's rows, typed text from its instruction."""
+    constraints = DecodingConstraints(tokenizer, echo=True, typing=True)
+
+    def processors(chunk: list[GroundingSample], prompt_length: int) -> list:
+        rows = [[render_row(k, e.label) for k, e in enumerate(s.elements)] for s in chunk]
+        return constraints.processors(prompt_length, rows, [typable_texts(s.instruction, ()) for s in chunk])
+    return processors
+
+
+def measure(model, encoder, cases: list[StepCase], constrained: bool = False) -> tuple[dict, list[str]]:
+    """The base's greedy answers on `cases` (with `constrained`, decoded as rollouts decode), scored: the
+    pretraining report's figures and `step_report`'s."""
+    scores = evaluate_policy(model, encoder, [c.sample for c in cases], with_images=False,
+                             constraints=rollout_constraints(encoder.tokenizer) if constrained else None)
     report = step_report(cases, scores["answers"])
     per_skill = {k: {"n": v.n, "valid": round(v.format_valid, 3), "type_right": round(v.type_match, 3),
                      "exact": round(v.exact, 3)}
@@ -205,15 +224,17 @@ def main() -> None:
     parser.add_argument("--split", choices=(*TARGET_SPLITS, HELD_OUT_PRETRAIN), default="train")
     parser.add_argument("--seeds", type=int, default=1, help="instances (seeds 0..N-1) of each template")
     parser.add_argument("--samples-out", type=Path, help="write failing samples of every checkpoint here (JSONL)")
+    parser.add_argument("--constrained", action="store_true",
+                        help="decode as rollouts do (row-echo and typing constraints), not freely")
     args = parser.parse_args()
     if args.seeds < 1:
         parser.error("--seeds must be at least 1")
     cases, unsolved = target_cases(split_template_ids(args.split), args.seeds, args.cache_dir)
     dump = []
     for checkpoint, model, encoder in loaded_checkpoints(args.checkpoints):
-        report, answers = measure(model, encoder, cases)
+        report, answers = measure(model, encoder, cases, args.constrained)
         print(json.dumps({"checkpoint": checkpoint, "split": args.split, "seeds": args.seeds, "unsolved": unsolved,
-                          **report}), flush=True)
+                          "constrained": args.constrained, **report}), flush=True)
         dump += [{"checkpoint": checkpoint, **row} for row in failing_samples(cases, answers)]
     if args.samples_out is not None:
         args.samples_out.parent.mkdir(parents=True, exist_ok=True)

@@ -12,10 +12,12 @@ from benchmarks.checkpoints_cli import loaded_checkpoints
 from benchmarks.target_steps import (HELD_OUT_PRETRAIN, failing_samples, measure, split_template_ids, step_report,
                                      target_cases)
 from ops.actions import Action, ActionType
-from ops.actions.formats.label_echo import render_target
+from ops.actions.formats.label_echo import parse_output, render_row, render_target, split_echo
 from phonesim.pretrain import HELD_OUT_APPS
 from phonesim.tasks import all_templates
+from training.base.bundled import BUNDLED_DIR
 from training.base.sample_text import answer_text
+from training.inference.typing_constraint import typable_texts
 from training.models.tiny import build_tiny_model
 
 # a two-click task (launcher, then a switch), a query with a search field, and a slider (a click at a point, on no
@@ -126,3 +128,22 @@ def test_the_splits_are_the_targets_or_the_held_out_pretraining_apps():
     held_out = split_template_ids(HELD_OUT_PRETRAIN)
     assert held_out and not set(held_out) & set(all_templates())
     assert {tid.split(".")[0] for tid in held_out} >= set(HELD_OUT_APPS)
+
+
+def test_constrained_answers_echo_only_the_screens_rows_and_type_only_the_instructions_text():
+    """`--constrained` decodes as an unaided rollout does: the bundled base, which echoes rows of no screen when
+    free, echoes only rows the step's screen shows and types only a string of the instruction."""
+    steps = cases()[0]
+    (_, model, encoder), = loaded_checkpoints([str(BUNDLED_DIR)])
+    free, _ = measure(model, encoder, steps)
+    report, answers = measure(model, encoder, steps, constrained=True)
+    echoes = [(case, split_echo(answer)[0]) for case, answer in zip(steps, answers)]
+    echoes = [(case, echo.strip()) for case, echo in echoes if echo]
+    assert len(echoes) >= 5 and free["echo_no_row"] > 0
+    for case, echo in echoes:
+        assert echo in [render_row(k, e.label) for k, e in enumerate(case.sample.elements)], echo
+    assert report["echo_no_row"] < free["echo_no_row"]  # what is left of it: clicks answered without an echo
+    for case, answer in zip(steps, answers):
+        action = parse_output(answer, [e.label for e in case.sample.elements])
+        if isinstance(action, Action) and action.type == ActionType.TYPE:
+            assert action.text in typable_texts(case.sample.instruction, ())["type"]

@@ -195,9 +195,11 @@ def _with_prompt_loss(inputs: dict[str, torch.Tensor], image_token_id: int) -> N
 
 
 def evaluate_policy(model, encoder: PolicyTextEncoder, samples: list[GroundingSample], *, with_images: bool,
-                    batch_size: int = 50, max_new_tokens: int = 32) -> dict:
+                    batch_size: int = 50, max_new_tokens: int = 32,
+                    constraints: Callable[[list[GroundingSample], int], list] | None = None) -> dict:
     """Greedy answers on `samples`: per-skill format validity / exact match, click accuracy vs chance,
-    and the decoded answers themselves (`answers`, in the order of `samples`)."""
+    and the decoded answers themselves (`answers`, in the order of `samples`). `constraints(chunk,
+    prompt_length)`: logits processors for a generation batch (free decoding without)."""
     model.eval()
     rows: dict[str, list[tuple[bool, bool, bool]]] = {}
     clicks_right, chance, answers = [], [], []
@@ -206,7 +208,9 @@ def evaluate_policy(model, encoder: PolicyTextEncoder, samples: list[GroundingSa
             chunk = samples[start:start + batch_size]
             inputs = encoder.batch(chunk, with_images=with_images, answers=False)
             inputs.pop("position_ids", None)  # generate() derives positions itself
-            out = model.generate(**inputs, max_new_tokens=max_new_tokens, do_sample=False)
+            processors = constraints(chunk, inputs["input_ids"].shape[1]) if constraints is not None else []
+            out = model.generate(**inputs, max_new_tokens=max_new_tokens, do_sample=False,
+                                 **({"logits_processor": processors} if processors else {}))
             texts = encoder.tokenizer.batch_decode(out[:, inputs["input_ids"].shape[1]:], skip_special_tokens=True)
             answers += texts
             for s, text in zip(chunk, texts):

@@ -62,9 +62,11 @@ def collect_episodes(template_ids: Sequence[str], seeds: int, seed: int, detour_
         return pickle.loads(path.read_bytes())
     jobs = [(tid, s) for tid in sorted(template_ids) for s in range(seeds)]
     solved = world_solutions.solutions(jobs, workers)
-    if solved.from_store < len(jobs):
+    pretraining = set(pretrain_template_ids())
+    kept = sum(tid in pretraining for tid, _ in jobs)  # the store holds pretraining instances only
+    if solved.from_store < kept:
         LOG.warning("searched %d of %d pretraining instances the solutions store lacks or no longer solves "
-                    "(`mobileforge base solve-world` rewrites it)", len(jobs) - solved.from_store, len(jobs))
+                    "(`mobileforge base solve-world` rewrites it)", kept - solved.from_store, kept)
     rng = random.Random(seed)  # drawn in job order, after the solving: the same stream wherever solutions came from
     episodes = [e for (tid, s), found in zip(jobs, solved.paths)
                 if (e := episode_along(tid, s, found, rng, detour_rate)) is not None]

@@ -23,8 +23,8 @@ from ops.agent.policy import PromptedPolicy
 from ops.agent.messages import messages_to_json
 from ops.agent.policy_prompt import PromptStyle, element_label
 from ops.agent.messages import count_image_placeholders
-from training.inference.echo_constraint import RowEchoConstraint, dash_tokens, row_token_sequences
-from training.inference.typing_constraint import TypedTextConstraint, token_pieces, typable_texts
+from training.inference.decoding_constraints import DecodingConstraints
+from training.inference.typing_constraint import typable_texts
 from training.models.tiny import TinyQwen2VLProcessor
 from training.models.weight_files import verify_weights
 from training.threads import torch_threads
@@ -133,8 +133,8 @@ class LocalPolicy(PromptedPolicy):
         verify_weights(path)  # a damaged weight file is refused by name, not loaded as other weights
         self.processor = load_processor(path)
         self.model = AutoModelForImageTextToText.from_pretrained(path).to(self.device).eval()
-        self._dashes = dash_tokens(self.processor.tokenizer) if generation.constrain_echo else frozenset()
-        self._pieces = token_pieces(self.processor.tokenizer) if generation.constrain_typing else []
+        self._constraints = DecodingConstraints(self.processor.tokenizer, echo=generation.constrain_echo,
+                                                typing=generation.constrain_typing)
 
     def generate(self, prompts: Sequence[list[dict]], images: Sequence[Image.Image],
                  rows: Sequence[Sequence[str]] | None = None,
@@ -145,13 +145,7 @@ class LocalPolicy(PromptedPolicy):
         action type), typed or answered text is one of those strings. `settings` overrides this
         policy's decoding settings for the call (its seed is not applied)."""
         def constraints(prompt_length: int) -> list:
-            processors = []
-            if rows is not None:
-                lines = [row_token_sequences(self.processor.tokenizer, r) for r in rows]
-                processors.append(RowEchoConstraint(lines, prompt_length, self._dashes))
-            if typable is not None:
-                processors.append(TypedTextConstraint(typable, prompt_length, self.processor.tokenizer, self._pieces))
-            return processors
+            return self._constraints.processors(prompt_length, rows, typable)
 
         with torch_threads(self.threads):
             return generate_texts(self.model, self.processor, prompts, images, settings or self.generation,

@@ -84,3 +84,14 @@ def test_episodes_are_the_same_whether_solutions_are_stored_or_searched_in_worke
     monkeypatch.setattr(world_solutions, "STORE", tmp_path / "absent.json.gz")
     monkeypatch.setattr(world_recipe.world_solutions, "load_store", lambda: SolutionStore("", {}))
     assert collect_episodes(templates, 2, seed=5, detour_rate=1.0, workers=2) == from_store
+
+
+def test_only_pretraining_instances_missing_from_the_store_are_warned_of(caplog, monkeypatch):
+    # the store keeps the pretraining world's solutions; a target template (benchmarks/target_steps.py) has none
+    with caplog.at_level("WARNING", logger=world_recipe.LOG.name):
+        assert len(collect_episodes(["clock.alarm_off", "gen00.delete"], 1, seed=0, detour_rate=0.0)) == 2
+    assert caplog.records == []
+    monkeypatch.setattr(world_recipe.world_solutions, "load_store", lambda: SolutionStore("", {}))
+    with caplog.at_level("WARNING", logger=world_recipe.LOG.name):
+        collect_episodes(["clock.alarm_off", "gen00.delete"], 1, seed=0, detour_rate=0.0)
+    assert [r.getMessage()[:36] for r in caplog.records] == ["searched 1 of 1 pretraining instance"]
