@@ -46,7 +46,8 @@ def base() -> None:
               "refreshes the store; the same episodes for any number).")
 def pretrain(out: Path, max_steps: int, max_seconds: float, seed: int, context_share: float, page_share: float,
              threads: int, text_hidden: int, layers: int, heads: int, recipe: str, structured_every: int,
-             copy_share: float | None, prompt_loss: bool, checkpoint_every: int, cache_dir: Path, solve_workers: int) -> None:
+             copy_share: float | None, prompt_loss: bool, checkpoint_every: int, cache_dir: Path,
+             solve_workers: int) -> None:
     """Pretrain the base policy into OUT and record its provenance (resumes an interrupted run in OUT)."""
     from pydantic import ValidationError
 
