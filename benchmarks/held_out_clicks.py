@@ -23,8 +23,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.checkpoints_cli import checkpoint_parser, loaded_checkpoints  # noqa: E402
 from ops.actions import ActionType  # noqa: E402
-from ops.actions.formats.label_echo import render_row, split_echo  # noqa: E402
+from ops.actions.formats.label_echo import split_echo  # noqa: E402
 from training.base.pretrain import BasePretrainConfig, evaluate_policy  # noqa: E402
+from training.base.sample_text import sample_rows  # noqa: E402
 from training.base.world_recipe import held_out_sampler  # noqa: E402
 
 
@@ -34,7 +35,7 @@ def echo_kinds(samples: list, answers: list[str]) -> Counter:
     for sample, answer in zip(samples, answers):
         if sample.target.type != ActionType.CLICK:
             continue
-        rows = [render_row(i, e.label) for i, e in enumerate(sample.elements)]
+        rows = sample_rows(sample)
         echo = (split_echo(answer)[0] or "").strip()
         kinds["right" if echo == rows[sample.target.element] else "other_row" if echo in rows else "no_row"] += 1
     return kinds

@@ -41,13 +41,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.checkpoints_cli import checkpoint_parser, loaded_checkpoints  # noqa: E402
 from benchmarks.held_out_clicks import echo_kinds  # noqa: E402
 from ops.actions import Action, ActionType  # noqa: E402
-from ops.actions.formats.label_echo import parse_output, render_row  # noqa: E402
+from ops.actions.formats.label_echo import parse_output  # noqa: E402
 from phonesim.pretrain import pretrain_template_ids  # noqa: E402
 from phonesim.task_template import TARGET_SPLITS  # noqa: E402
 from phonesim.tasks import templates  # noqa: E402
 from training.base.grounding_data import GroundingSample  # noqa: E402
 from training.base.pretrain import evaluate_policy  # noqa: E402
-from training.base.sample_text import answer_text, prompt_text  # noqa: E402
+from training.base.sample_text import answer_text, prompt_text, sample_rows  # noqa: E402
 from training.base.world_episodes import episode_move, move_sample  # noqa: E402
 from training.base.world_recipe import collect_episodes  # noqa: E402
 from training.inference.decoding_constraints import DecodingConstraints  # noqa: E402
@@ -200,7 +200,7 @@ def rollout_constraints(tokenizer) -> Callable[[list[GroundingSample], int], lis
     constraints = DecodingConstraints(tokenizer, echo=True, typing=True)
 
     def processors(chunk: list[GroundingSample], prompt_length: int) -> list:
-        rows = [[render_row(k, e.label) for k, e in enumerate(s.elements)] for s in chunk]
+        rows = [sample_rows(s) for s in chunk]
         return constraints.processors(prompt_length, rows, [typable_texts(s.instruction, ()) for s in chunk])
     return processors
 

@@ -12,11 +12,11 @@ from benchmarks.checkpoints_cli import loaded_checkpoints
 from benchmarks.target_steps import (HELD_OUT_PRETRAIN, failing_samples, measure, split_template_ids, step_report,
                                      target_cases)
 from ops.actions import Action, ActionType
-from ops.actions.formats.label_echo import parse_output, render_row, render_target, split_echo
+from ops.actions.formats.label_echo import parse_output, render_target, split_echo
 from phonesim.pretrain import HELD_OUT_APPS
 from phonesim.tasks import all_templates
 from training.base.bundled import BUNDLED_DIR
-from training.base.sample_text import answer_text
+from training.base.sample_text import answer_text, sample_rows
 from training.inference.typing_constraint import typable_texts
 from training.models.tiny import build_tiny_model
 
@@ -141,7 +141,7 @@ def test_constrained_answers_echo_only_the_screens_rows_and_type_only_the_instru
     echoes = [(case, echo.strip()) for case, echo in echoes if echo]
     assert len(echoes) >= 5 and free["echo_no_row"] > 0
     for case, echo in echoes:
-        assert echo in [render_row(k, e.label) for k, e in enumerate(case.sample.elements)], echo
+        assert echo in sample_rows(case.sample), echo
     assert report["echo_no_row"] < free["echo_no_row"]  # what is left of it: clicks answered without an echo
     for case, answer in zip(steps, answers):
         action = parse_output(answer, [e.label for e in case.sample.elements])

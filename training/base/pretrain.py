@@ -208,9 +208,8 @@ def evaluate_policy(model, encoder: PolicyTextEncoder, samples: list[GroundingSa
             chunk = samples[start:start + batch_size]
             inputs = encoder.batch(chunk, with_images=with_images, answers=False)
             inputs.pop("position_ids", None)  # generate() derives positions itself
-            processors = constraints(chunk, inputs["input_ids"].shape[1]) if constraints is not None else []
-            out = model.generate(**inputs, max_new_tokens=max_new_tokens, do_sample=False,
-                                 **({"logits_processor": processors} if processors else {}))
+            processors = constraints(chunk, inputs["input_ids"].shape[1]) if constraints is not None else None
+            out = model.generate(**inputs, max_new_tokens=max_new_tokens, do_sample=False, logits_processor=processors)
             texts = encoder.tokenizer.batch_decode(out[:, inputs["input_ids"].shape[1]:], skip_special_tokens=True)
             answers += texts
             for s, text in zip(chunk, texts):

@@ -23,6 +23,11 @@ def prompt_text(sample: GroundingSample) -> str:
                                   hinted_actions(sample.hints, sample.screen))
 
 
+def sample_rows(sample: GroundingSample) -> list[str]:
+    """The element rows of a sample's prompt as the policy echoes them (no hint marks)."""
+    return [label_echo.render_row(i, e.label) for i, e in enumerate(sample.elements)]
+
+
 def answer_text(sample: GroundingSample) -> str:
     """The label-echo answer the sample teaches."""
     return label_echo.render_target(sample.target, [e.label for e in sample.elements])

@@ -28,10 +28,6 @@ def samples():
     return [fn(rng, False) for _ in range(1500)]
 
 
-def _rows(sample):
-    return [label_echo.render_row(i, e.label) for i, e in enumerate(sample.elements)]
-
-
 def test_every_skill_is_drawn(samples):
     kinds = Counter(s.kind for s in samples)
     assert set(SKILLS) <= set(kinds), kinds
