@@ -14,7 +14,7 @@ from assets.rollout_shards import rollouts_for
 from assets.placement import DEPLOYMENT
 from pipelines.checks import schema_check
 from pipelines.lost_work import WORK_COUNTS, lost_work_check
-from pipelines.resources import resources_for
+from pipelines.resources import names_llm_endpoints, resources_for
 from pipelines.run_tags import FORKS_TAG
 from pipelines.sensors import app_updates
 from pipelines.ui_runs import experiment_tag_of_ui_runs
@@ -29,8 +29,9 @@ from training.methods.registry import METHODS
 
 # What every process a run forks from its forkserver (a training step process; a rollout or benchmark worker,
 # assets/worker_pool.py) would otherwise import afresh: the graph, and the trainers with torch, transformers,
-# datasets and TRL (benchmarks/import_cost.py), litellm (~1.5 CPU s, wherever a critic or an endpoint is asked;
-# after `ops.agent.llm`, which keeps it from fetching its cost map), and the storage of the instance each step
+# datasets and TRL (benchmarks/import_cost.py), matplotlib's pyplot (~0.9 CPU s in each step that draws a chart),
+# litellm (~3 CPU s with openai; after `ops.agent.llm`, which keeps it from fetching its cost map) where the
+# deployment names LLM endpoints (an embedded run never calls one), and the storage of the instance each step
 # process opens (Dagster's SQLite storage with SQLAlchemy and Alembic: ~0.6 CPU s a step; a module of Dagster's
 # own, not of its public API). Forking after these imports is safe: importing starts no threads, and the server
 # process itself never trains. A name that fails to import is skipped by multiprocessing without a word
@@ -39,7 +40,8 @@ from training.methods.registry import METHODS
 INSTANCE_STORAGE_MODULE = "dagster._core.storage.sqlite_storage"
 FORKSERVER_PRELOAD = ["pipelines.definitions", INSTANCE_STORAGE_MODULE,
                       *dict.fromkeys(module for method in METHODS for module in method.preload),
-                      "training.inference.local_policy", "ops.agent.llm", "litellm", "pipelines.run.frozen_preload"]
+                      "training.inference.local_policy", "ops.evaluation.agg_pyplot", "ops.agent.llm",
+                      *(["litellm"] if names_llm_endpoints() else []), "pipelines.run.frozen_preload"]
 # steps in processes forked from a server that has imported FORKSERVER_PRELOAD
 FORKED_STEPS = {"start_method": {"forkserver": {"preload_modules": FORKSERVER_PRELOAD}}}
 

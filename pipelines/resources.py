@@ -57,6 +57,7 @@ from resources.storage import ArtifactStore, ParquetIOManager, StorageLocation
 PROFILES = ("local", "production")
 LEASE_DATABASE = "MOBILEFORGE_LEASE_DATABASE_URL"
 ENVIRONMENTS = ("simulator", "adb", "adb-simulator")
+LLM_ENDPOINT_VARIABLES = ("MOBILEFORGE_CRITIC_MODEL", "MOBILEFORGE_CRITIC_API_BASE", "MOBILEFORGE_TEACHER_MODEL")
 
 
 def _required(name: str) -> str:
@@ -140,6 +141,13 @@ def environment_for(simulator: SimulatorResource) -> SimulatorResource | AdbDevi
                          "third-party packages)")
     return AdbDeviceResource(**devices, apps_file=apps_file, target_apps=_target_apps(apps) if apps else {},
                              package_patterns=patterns)
+
+
+def names_llm_endpoints() -> bool:
+    """Whether this deployment's steps call LLM endpoints through litellm: a critic or teacher model is named (the
+    production profile requires the critic's). A local run that selects the LLM critic without naming one (its
+    default endpoint) imports litellm in the steps that call it."""
+    return any(os.environ.get(name) for name in LLM_ENDPOINT_VARIABLES)
 
 
 def teacher_policy() -> PolicyResource:

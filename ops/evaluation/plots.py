@@ -6,7 +6,6 @@ shows it), with its legend beside the plot rather than over it."""
 
 from __future__ import annotations
 
-import functools
 import io
 from dataclasses import dataclass
 from types import ModuleType
@@ -41,16 +40,12 @@ class Chart:
     series: tuple[str, ...]
 
 
-@functools.cache
 def _pyplot() -> ModuleType:
     """matplotlib.pyplot on the Agg backend, imported on the first chart: a second of import that
     the asset graph and the processes that draw nothing do not pay."""
-    import matplotlib
+    from ops.evaluation.agg_pyplot import pyplot
 
-    matplotlib.use("Agg")  # file output only: no display, no GUI toolkit
-    import matplotlib.pyplot
-
-    return matplotlib.pyplot
+    return pyplot
 
 
 def _render(fig: Figure, title: str) -> Chart:

@@ -6,6 +6,7 @@ an adb device, a trainer), never with the graph. The module set is asserted, not
 would measure the machine's load. The time is printed for reference (`pytest -s`)."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -31,12 +32,36 @@ def test_importing_the_graph_loads_no_lazy_library():
     assert report["loaded"] == [], f"the graph import loaded {report['loaded']}; import them where they are used"
 
 
+# what the production profile requires (pipelines/resources.py)
+PRODUCTION = {"MOBILEFORGE_PROFILE": "production", "MOBILEFORGE_STORAGE_ROOT": "s3://bucket/runs",
+              "MOBILEFORGE_POLICY_MODEL": "openai/policy", "MOBILEFORGE_CRITIC_MODEL": "openai/critic"}
+
+
+def _preload(**variables: str) -> list[str]:
+    """FORKSERVER_PRELOAD as a process whose environment names no LLM endpoint but `variables` computes it."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MOBILEFORGE_")} | variables
+    code = "import json; from pipelines.definitions import FORKSERVER_PRELOAD as p; print(json.dumps(p))"
+    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
 def test_training_preload_names_modules_that_exist():
     """multiprocessing's forkserver skips a preload module that fails to import without a word, so a
     renamed trainer would silently bring back the per-step import cost."""
     import importlib.util
 
-    from pipelines.definitions import FORKSERVER_PRELOAD
-
-    missing = [name for name in FORKSERVER_PRELOAD if importlib.util.find_spec(name) is None]
+    preload = _preload(**PRODUCTION)  # the longest list: litellm too
+    missing = [name for name in preload if importlib.util.find_spec(name) is None]
     assert missing == [], f"FORKSERVER_PRELOAD names modules that do not exist: {missing}"
+
+
+def test_litellm_is_preloaded_only_where_the_deployment_names_an_llm_endpoint():
+    assert "litellm" not in _preload()  # embedded: no step calls an LLM
+    assert "litellm" not in _preload(MOBILEFORGE_PROFILE="local")
+    for variables in (PRODUCTION, {"MOBILEFORGE_CRITIC_MODEL": "openai/critic"},
+                      {"MOBILEFORGE_CRITIC_API_BASE": "http://127.0.0.1:8001/v1"},
+                      {"MOBILEFORGE_TEACHER_MODEL": "openai/teacher"}):
+        preload = _preload(**variables)
+        assert "litellm" in preload and preload.index("ops.agent.llm") < preload.index("litellm"), variables
