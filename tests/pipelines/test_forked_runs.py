@@ -6,6 +6,7 @@ with another launcher start as Dagster starts them."""
 from __future__ import annotations
 
 import json
+import signal
 import sys
 import time
 from pathlib import Path
@@ -104,13 +105,20 @@ def test_runs_whose_steps_fork_share_one_forkserver_of_the_zygote(forking):
     assert server.create_time() >= first_launched - 0.5
 
 
-def test_a_closed_zygote_stops_its_forkserver(tmp_path):
+# a launching process may ignore SIGTERM (an exec'd child keeps that): the zygote and its server must not
+@pytest.mark.parametrize("launcher_sigterm", [signal.SIG_DFL, signal.SIG_IGN], ids=["default", "ignored"])
+def test_a_closed_zygote_stops_its_forkserver(tmp_path, launcher_sigterm):
     with project_instance(str(tmp_path)) as instance:
-        forker = RunForker("tests.support.tiny_location", sys.executable, str(REPO), instance)
+        before = signal.signal(signal.SIGTERM, launcher_sigterm)
+        try:
+            forker = RunForker("tests.support.tiny_location", sys.executable, str(REPO), instance)
+        finally:
+            signal.signal(signal.SIGTERM, before)
         worker = forker.fork("no-such-run", shares_forkserver=True)  # it fails at once; the server is started
         servers = _forked_servers(forker._process.pid, (worker,))
         forker.close()
-    assert len(servers) == 1 and not servers[0].is_running()
+        zygote_ended = forker._process.poll() is not None
+    assert len(servers) == 1 and not servers[0].is_running() and zygote_ended
 
 
 def test_runs_on_an_instance_with_dagsters_launcher_start_from_the_code_server(workspace, tmp_path, monkeypatch):
