@@ -145,8 +145,8 @@ def environment_for(simulator: SimulatorResource) -> SimulatorResource | AdbDevi
 
 def names_llm_endpoints() -> bool:
     """Whether this deployment's steps call LLM endpoints through litellm: a critic or teacher model, or the critic's
-    endpoint, is named (the production profile requires the critic's model). A local run that selects the LLM critic without naming one (its
-    default endpoint) imports litellm in the steps that call it."""
+    endpoint, is named (the production profile requires the critic's model). A local run that selects the LLM
+    critic without naming one (its default endpoint) imports litellm in the steps that call it."""
     return any(os.environ.get(name) for name in LLM_ENDPOINT_VARIABLES)
 
 
