@@ -51,7 +51,6 @@ def _serve(listener_fd: int, alive_r: int) -> None:
         for low, high in zip(kept, [*kept[1:], os.sysconf("SC_OPEN_MAX")]):
             os.closerange(low + 1, high)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # how `stop` ends it, whatever the zygote inherited
         signal.signal(signal.SIGINT, signal.default_int_handler)
         forkserver.main(listener_fd, alive_r, [])
     finally:

@@ -99,7 +99,8 @@ def main(argv: list[str]) -> None:
     command_fd, reply_fd = int(command_fd), int(reply_fd)
     # Ctrl-C reaches the whole process group: the workers stop their runs; the zygote stays to collect them
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    # SIGTERM ends it, even where the launching process ignored it (an ignored signal stays ignored across exec)
+    # SIGTERM ends it and the forkserver it forks (how `shared_forkserver.stop` ends that), even where the launching
+    # process ignored it (an ignored signal stays ignored across exec)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     replies = os.fdopen(reply_fd, "w", buffering=1)
     if error := _imported(modules):
