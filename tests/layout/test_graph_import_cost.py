@@ -5,6 +5,7 @@ afresh, so these libraries load where they are used (the LLM client's call, a ch
 an adb device, a trainer), never with the graph. The module set is asserted, not a time: a time
 would measure the machine's load. The time is printed for reference (`pytest -s`)."""
 
+import functools
 import json
 import os
 import subprocess
@@ -37,14 +38,16 @@ PRODUCTION = {"MOBILEFORGE_PROFILE": "production", "MOBILEFORGE_STORAGE_ROOT": "
               "MOBILEFORGE_POLICY_MODEL": "openai/policy", "MOBILEFORGE_CRITIC_MODEL": "openai/critic"}
 
 
-def _preload(**variables: str) -> list[str]:
-    """FORKSERVER_PRELOAD as a process whose environment names no LLM endpoint but `variables` computes it."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MOBILEFORGE_")} | variables
+@functools.cache
+def _preload(variables: tuple[tuple[str, str], ...] = ()) -> tuple[str, ...]:
+    """FORKSERVER_PRELOAD as a process whose environment names no LLM endpoint but `variables` computes it (one
+    process per environment: the list is built when pipelines.definitions is imported)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MOBILEFORGE_")} | dict(variables)
     code = "import json; from pipelines.definitions import FORKSERVER_PRELOAD as p; print(json.dumps(p))"
     result = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True,
                             timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
-    return json.loads(result.stdout.strip().splitlines()[-1])
+    return tuple(json.loads(result.stdout.strip().splitlines()[-1]))
 
 
 def test_training_preload_names_modules_that_exist():
@@ -52,16 +55,25 @@ def test_training_preload_names_modules_that_exist():
     renamed trainer would silently bring back the per-step import cost."""
     import importlib.util
 
-    preload = _preload(**PRODUCTION)  # the longest list: litellm too
+    preload = _preload(tuple(PRODUCTION.items()))  # the longest list: litellm too
     missing = [name for name in preload if importlib.util.find_spec(name) is None]
     assert missing == [], f"FORKSERVER_PRELOAD names modules that do not exist: {missing}"
 
 
-def test_litellm_is_preloaded_only_where_the_deployment_names_an_llm_endpoint():
+def test_litellm_is_preloaded_only_where_the_deployment_names_an_llm_endpoint(monkeypatch):
+    from pipelines.resources import LLM_ENDPOINT_VARIABLES, names_llm_endpoints
+
     assert "litellm" not in _preload()  # embedded: no step calls an LLM
-    assert "litellm" not in _preload(MOBILEFORGE_PROFILE="local")
-    for variables in (PRODUCTION, {"MOBILEFORGE_CRITIC_MODEL": "openai/critic"},
-                      {"MOBILEFORGE_CRITIC_API_BASE": "http://127.0.0.1:8001/v1"},
-                      {"MOBILEFORGE_TEACHER_MODEL": "openai/teacher"}):
-        preload = _preload(**variables)
-        assert "litellm" in preload and preload.index("ops.agent.llm") < preload.index("litellm"), variables
+    preload = _preload(tuple(PRODUCTION.items()))
+    assert "litellm" in preload and preload.index("ops.agent.llm") < preload.index("litellm")
+    # the preload follows `names_llm_endpoints` (above); which variables name an endpoint:
+    for name in LLM_ENDPOINT_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("MOBILEFORGE_PROFILE", "local")
+    assert not names_llm_endpoints()
+    for name, value in {"MOBILEFORGE_CRITIC_MODEL": "openai/critic",
+                        "MOBILEFORGE_CRITIC_API_BASE": "http://127.0.0.1:8001/v1",
+                        "MOBILEFORGE_TEACHER_MODEL": "openai/teacher"}.items():
+        with monkeypatch.context() as each:
+            each.setenv(name, value)
+            assert names_llm_endpoints(), name
