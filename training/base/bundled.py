@@ -104,7 +104,7 @@ def load_bundled(directory: str | Path = BUNDLED_DIR) -> tuple[dict[str, Any], d
     return provenance, json.loads((directory / REPORT_FILE).read_text())
 
 
-def _git_commit() -> str | None:
+def git_commit() -> str | None:
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=BUNDLED_DIR.parent, capture_output=True, text=True,
                              timeout=10)
@@ -138,7 +138,7 @@ def pretrain_embedded_base(out_dir: str | Path, config: BasePretrainConfig, cont
 
     if recipe not in RECIPES:
         raise ValueError(f"recipe must be one of {RECIPES}, got {recipe!r}")
-    commit = _git_commit()  # the code that generates the data is the code at the start
+    commit = git_commit()  # the code that generates the data is the code at the start
     eval_fn, structured, structured_eval = None, [], []
     if recipe == "world":
         from phonesim.pretrain import pretrain_template_ids

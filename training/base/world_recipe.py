@@ -50,17 +50,19 @@ HANDMADE_SEEDS, GENERATED_SEEDS, HELD_OUT_SEEDS = 8, 2, 1
 
 
 def collect_episodes(template_ids: Sequence[str], seeds: int, seed: int, detour_rate: float,
-                     cache: Path | None = None, workers: int = 1) -> list[WorldEpisode]:
-    """Solver episodes of `seeds` instances (seeds 0..n-1) of each template, from `cache` when it holds them;
-    solutions the store lacks are searched in `workers` processes (the same episodes for any number)."""
+                     cache: Path | None = None, workers: int = 1, first_seed: int = 0) -> list[WorldEpisode]:
+    """Solver episodes of `seeds` instances (seeds first_seed.. first_seed + n - 1) of each template, from `cache`
+    when it holds them; solutions the store lacks are searched in `workers` processes (the same episodes for any
+    number)."""
     code = hashlib.sha256(Path(world_episodes.__file__).read_bytes()).hexdigest()  # how episodes are made
     stored = hashlib.sha256(world_solutions.STORE.read_bytes()).hexdigest() if world_solutions.STORE.is_file() else ""
-    key = hashlib.sha256(repr((sorted(template_ids), seeds, seed, detour_rate, source_digest(), code, stored)).encode()
-                         ).hexdigest()
+    first = (first_seed,) if first_seed else ()  # the keys of caches written before seeds could start elsewhere
+    key = hashlib.sha256(repr((sorted(template_ids), seeds, seed, detour_rate, source_digest(), code, stored)
+                              + first).encode()).hexdigest()
     path = cache / f"world_episodes_{key[:16]}.pkl" if cache is not None else None
     if path is not None and path.is_file():
         return pickle.loads(path.read_bytes())
-    jobs = [(tid, s) for tid in sorted(template_ids) for s in range(seeds)]
+    jobs = [(tid, s) for tid in sorted(template_ids) for s in range(first_seed, first_seed + seeds)]
     solved = world_solutions.solutions(jobs, workers)
     pretraining = set(pretrain_template_ids())
     kept = sum(tid in pretraining for tid, _ in jobs)  # the store holds pretraining instances only
