@@ -80,11 +80,16 @@ def _fork_worker(request: dict, inherited_fds: tuple[int, ...]) -> int:
 
 def _imported(modules: list[str]) -> str | None:
     """Import `modules`, then freeze what they built; what stops this process from forking, if anything."""
+    # what imports build lives as long as the process: automatic collections while importing would walk it in vain
+    # (a sixth of the training preload's CPU)
+    gc.disable()
     try:
         for module in modules:
             importlib.import_module(module)
     except Exception as error:  # noqa: BLE001 - said to the launcher, which reports it on the run it launches
         return f"importing {module}: {type(error).__name__}: {error}"
+    finally:
+        gc.enable()
     # fork copies only the calling thread: a lock another thread held would stay held in every worker
     if threading.active_count() != 1:
         return f"importing {modules} started threads ({[t.name for t in threading.enumerate()]}): cannot fork safely"

@@ -5,6 +5,7 @@ with another launcher start as Dagster starts them."""
 
 from __future__ import annotations
 
+import gc
 import json
 import signal
 import sys
@@ -152,3 +153,13 @@ def test_a_zygote_that_died_says_so_at_the_next_run(tmp_path):
                 forker.fork("a-run")
         finally:
             forker.close()
+
+
+@pytest.mark.parametrize("module", ["json", "tests.support.no_such_location"])
+def test_the_zygote_collects_garbage_again_after_importing(module):
+    from pipelines.run.zygote import _imported
+
+    assert gc.isenabled()
+    error = _imported([module])
+    assert (error is None) == (module == "json")
+    assert gc.isenabled()  # its workers would otherwise never collect
