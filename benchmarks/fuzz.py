@@ -41,14 +41,10 @@ import math
 import os
 import random
 import resource
-import signal
 import subprocess
 import sys
 import threading
-import time
-from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +53,7 @@ from click.testing import CliRunner
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # repo root, when run as a script
 
+from benchmarks.fuzz_runner import Case, Surface, Tally, arm_hang_alarm, run_surface  # noqa: E402
 from benchmarks.hostile_inputs import (  # noqa: E402
     HOSTILE_STEP_COUNTS,
     WRONG_TYPES,
@@ -78,7 +75,6 @@ from benchmarks.hostile_inputs import (  # noqa: E402
     random_action,
     reasoning_parts,
     structured_output,
-    sweep_texts,
     trainer_state,
 )
 from mobileforge.cli.actions import actions as actions_cli  # noqa: E402
@@ -102,8 +98,6 @@ from ops.judging.critic.prompts import CorrectiveHintOutput, FinalDecision, Step
 from ops.judging.reasoning_reward import reasoning_reward, structure_reward  # noqa: E402
 from ops.judging.reward_columns import make_trl_reward  # noqa: E402
 
-SLOW_S = 0.1  # issue #41: no input may cost more than 100 ms of CPU
-HANG_S = 30  # an input still running after this is abandoned (and counted as a crash)
 MAX_MESSAGE_CHARS = 1000  # a failure's reason quotes an excerpt of the input, never the input
 
 
@@ -141,7 +135,6 @@ def check_parsed(parsed: Any) -> None:
         check_message(action.reason)
 
 
-Case = Callable[[], None]
 
 
 def parse_case(fmt: str) -> Callable[[Any], Case]:
@@ -386,62 +379,6 @@ def score_stream_check(n: int, seed: int) -> bool:
     return answered and good_scored == good_at.count(True)
 
 
-# ---------------------------------------------------------------- runner
-
-
-@dataclass
-class Tally:
-    inputs: int = 0
-    crashes: int = 0
-    slow: int = 0
-    slowest_ms: float = 0.0
-    kinds: Counter[str] = field(default_factory=Counter)
-    examples: dict[str, str] = field(default_factory=dict)
-
-
-class Hang(Exception):
-    pass
-
-
-def _alarm(signum: int, frame: Any) -> None:
-    raise Hang(f"still running after {HANG_S} s")
-
-
-@dataclass(frozen=True)
-class Surface:
-    """A surface's random inputs and, when it reads text, its swept ones (`sweep_texts`), which come first."""
-
-    random_case: Callable[[random.Random], Case]
-    text_case: Callable[[Any], Case] | None = None
-    prefixes: tuple[str, ...] = ("",)  # what each swept flood follows
-    sweep_chars: int = 99_000  # just under the parsers' 100,000-character limit
-
-
-def run_surface(surface: Surface, n: int, seed: int) -> Tally:
-    rng = random.Random(seed)
-    tally = Tally()
-    swept = sweep_texts(surface.prefixes, surface.sweep_chars) if surface.text_case else iter(())
-    for _ in range(n):
-        text = next(swept, None)
-        call = surface.random_case(rng) if text is None or surface.text_case is None else surface.text_case(text)
-        signal.alarm(HANG_S)
-        start = time.process_time()  # CPU seconds: the work an input costs, not the machine's load
-        try:
-            call()
-        except Exception as exc:  # noqa: BLE001 — counting what escapes is the point
-            tally.crashes += 1
-            kind = type(exc).__name__
-            tally.kinds[kind] += 1
-            tally.examples.setdefault(kind, str(exc)[:160])
-        finally:
-            elapsed = time.process_time() - start
-            signal.alarm(0)
-        tally.inputs += 1
-        tally.slow += elapsed > SLOW_S
-        tally.slowest_ms = max(tally.slowest_ms, elapsed * 1000)
-    return tally
-
-
 WIZARD_OPEN = open_output("mobilewizard")
 SURFACES: dict[str, Surface] = {
     **{f"parse:{fmt}": Surface(parse_surface(fmt), parse_case(fmt), ("", open_output(fmt))) for fmt in FORMATS},
@@ -464,7 +401,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--surface", nargs="*", choices=sorted(SURFACES), help="default: all")
     args = parser.parse_args()
-    signal.signal(signal.SIGALRM, _alarm)
+    arm_hang_alarm()
     logging.getLogger("ops.judging.reward_columns").setLevel(logging.ERROR)  # its per-row warnings are the expected outcome
     print(f"{'surface':<30} {'inputs':>7} {'crashes':>8} {'>100 ms':>8} {'slowest ms':>11}  crash kinds")
     total = Tally()
