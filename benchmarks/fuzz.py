@@ -402,7 +402,8 @@ def main() -> None:
     parser.add_argument("--surface", nargs="*", choices=sorted(SURFACES), help="default: all")
     args = parser.parse_args()
     arm_hang_alarm()
-    logging.getLogger("ops.judging.reward_columns").setLevel(logging.ERROR)  # its per-row warnings are the expected outcome
+    # the reward columns' per-row warnings are the expected outcome here
+    logging.getLogger("ops.judging.reward_columns").setLevel(logging.ERROR)
     print(f"{'surface':<30} {'inputs':>7} {'crashes':>8} {'>100 ms':>8} {'slowest ms':>11}  crash kinds")
     total = Tally()
     for name in args.surface or SURFACES:

@@ -36,7 +36,8 @@ MEASURED_SEEDS = 10  # base_ceiling.py's final measure: ten instances per templa
 
 def target_episodes(split: str, seeds: int, first_seed: int, cache: Path | None, workers: int):
     """Solver episodes of `split`'s templates at seeds first_seed.., none an instance base_ceiling measures."""
-    measured = {task.instruction for part in ("train", "test", "ood") for task, _ in template_tasks(part, MEASURED_SEEDS)}
+    measured = {task.instruction for part in ("train", "test", "ood")
+                for task, _ in template_tasks(part, MEASURED_SEEDS)}
     episodes = collect_episodes([t.id for t in templates(split=split)], seeds, 0, 0.5, cache, workers, first_seed)
     return [e for e in episodes if e.instruction not in measured]
 

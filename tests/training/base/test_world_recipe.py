@@ -18,7 +18,7 @@ from training.base.grounding_data import synthetic_sample
 from training.base.pretrain import BasePretrainConfig, pretrain_base_policy
 from training.base.sample_text import answer_text, prompt_text
 from training.base.world_episodes import solve_episode, world_step_sample
-from training.base.world_recipe import world_sampler
+from training.base.world_recipe import collect_episodes, world_sampler
 
 
 @lru_cache(maxsize=1)
@@ -167,3 +167,11 @@ def test_structured_samples_train_beside_the_element_list_ones(tmp_path):
     batch = chat_batch(processor, pool[:2])
     learned = batch["input_ids"][batch["labels"] != -100]
     assert processor.tokenizer.decode(learned).startswith("<think>")  # the prompt is not a target
+
+
+def test_episodes_start_at_the_first_seed_asked_and_are_cached_apart(tmp_path):
+    template_id = sorted(pretrain_templates())[0]
+    later = collect_episodes([template_id], 2, 0, 0.0, tmp_path, first_seed=5)
+    assert [e.seed for e in later] == [5, 6]
+    assert [e.seed for e in collect_episodes([template_id], 2, 0, 0.0, tmp_path)] == [0, 1]
+    assert len(list(tmp_path.glob("world_episodes_*.pkl"))) == 2
