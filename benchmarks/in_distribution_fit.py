@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ops.evaluation.benchmark import template_tasks  # noqa: E402
+from benchmarks.base_ceiling import tasks_of  # noqa: E402
 from phonesim.tasks import templates  # noqa: E402
 from training.base.bundled import git_commit, write_provenance  # noqa: E402
 from training.base.pretrain import BasePretrainConfig, pretrain_base_policy  # noqa: E402
@@ -36,8 +36,7 @@ MEASURED_SEEDS = 10  # base_ceiling.py's final measure: ten instances per templa
 
 def target_episodes(split: str, seeds: int, first_seed: int, cache: Path | None, workers: int):
     """Solver episodes of `split`'s templates at seeds first_seed.., none an instance base_ceiling measures."""
-    measured = {task.instruction for part in ("train", "test", "ood")
-                for task, _ in template_tasks(part, MEASURED_SEEDS)}
+    measured = {task.instruction for part in ("train", "test") for task, _ in tasks_of(part, MEASURED_SEEDS)}
     episodes = collect_episodes([t.id for t in templates(split=split)], seeds, 0, 0.5, cache, workers, first_seed)
     return [e for e in episodes if e.instruction not in measured]
 
