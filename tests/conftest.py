@@ -34,7 +34,7 @@ def pytest_runtest_setup(item):
     # xdist's workers ignore SIGINT, and each in-process Dagster run ends by mapping SIGTERM to SIGINT's handler
     # (dagster._utils.interrupts.setup_interrupt_handlers): the worker then ignored SIGTERM, and so did every process
     # it started later (an ignored signal stays ignored across exec). The `mobileforge run` test_killed_run stops with
-    # SIGTERM ran its stages on for 60 s until SIGKILL: the whole suite 450 -> 359 s, 751 -> 622 CPU s.
+    # SIGTERM ran its stages on for 60 s until SIGKILL, beside the other worker's tests (that test 65-74 s -> 12 s).
     signal.signal(signal.SIGTERM, _SIGTERM_AT_START)
 
 
