@@ -31,7 +31,8 @@ _SIGTERM_AT_START = signal.getsignal(signal.SIGTERM)
 
 
 def pytest_runtest_setup(item):
-    # xdist's workers ignore SIGINT, and each in-process Dagster run ends by mapping SIGTERM to SIGINT's handler
+    # A suite started as a script's background job ignores SIGINT (bash ignores it there, and the workers inherit
+    # that), and each in-process Dagster run ends by mapping SIGTERM to SIGINT's handler
     # (dagster._utils.interrupts.setup_interrupt_handlers): the worker then ignored SIGTERM, and so did every process
     # it started later (an ignored signal stays ignored across exec). The `mobileforge run` test_killed_run stops with
     # SIGTERM ran its stages on for 60 s until SIGKILL, beside the other worker's tests (that test 65-74 s -> 12 s).

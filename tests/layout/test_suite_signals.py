@@ -15,8 +15,8 @@ def one() -> int:
     return 1
 
 
-def test_a_process_started_after_an_in_process_run_stops_on_sigterm_in_a_worker_ignoring_sigint():
-    sigint = signal.signal(signal.SIGINT, signal.SIG_IGN)  # as xdist's workers have it
+def test_a_process_started_after_an_in_process_run_stops_on_sigterm_where_sigint_is_ignored():
+    sigint = signal.signal(signal.SIGINT, signal.SIG_IGN)  # as in a suite started as a script's background job
     try:
         assert dg.materialize([one]).success
         assert signal.getsignal(signal.SIGTERM) == signal.SIG_IGN  # Dagster maps SIGTERM to SIGINT's handler
