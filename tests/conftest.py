@@ -8,7 +8,7 @@ import signal
 
 import pytest
 
-# One torch thread per process, as the pipeline's policy and trainers run (PolicyResource.torch_threads): two
+# One torch thread per process, as the pipeline's policy and trainers run (PolicyResource.torch_threads): the
 # xdist workers on two cores, each torch op on two threads, spin-wait for each other (a decoding step's
 # attention 7.6 ms with two threads beside a busy process, 0.02 ms with one). Subprocesses inherit it.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
