@@ -34,10 +34,10 @@ from training.base.world_recipe import collect_episodes, episode_sampler  # noqa
 MEASURED_SEEDS = 10  # base_ceiling.py's final measure: ten instances per template
 
 
-def target_episodes(split: str, seeds: int, first_seed: int, cache: Path | None, workers: int):
-    """Solver episodes of `split`'s templates at seeds first_seed.., none an instance base_ceiling measures."""
+def train_split_episodes(seeds: int, first_seed: int, cache: Path | None, workers: int):
+    """Solver episodes of the train split's templates at seeds first_seed.., none an instance base_ceiling measures."""
     measured = {task.instruction for part in ("train", "test") for task, _ in tasks_of(part, MEASURED_SEEDS)}
-    episodes = collect_episodes([t.id for t in templates(split=split)], seeds, 0, 0.5, cache, workers, first_seed)
+    episodes = collect_episodes([t.id for t in templates(split="train")], seeds, 0, 0.5, cache, workers, first_seed)
     return [e for e in episodes if e.instruction not in measured]
 
 
@@ -54,7 +54,7 @@ def main() -> None:
     parser.add_argument("--cache-dir", type=Path, default=None)
     args = parser.parse_args()
     commit = git_commit()
-    train = target_episodes("train", args.seeds, args.first_seed, args.cache_dir, args.solve_workers)
+    train = train_split_episodes(args.seeds, args.first_seed, args.cache_dir, args.solve_workers)
     test = collect_episodes([t.id for t in templates(split="test")], 1, 1, 0.0, args.cache_dir, args.solve_workers)
     config = BasePretrainConfig(max_steps=args.max_steps, max_seconds=1e6, threads=args.threads,
                                 text_hidden=args.text_hidden, layers=args.layers)
