@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import tempfile
-import time
 from pathlib import Path
 
 import dagster as dg
@@ -28,6 +26,7 @@ import polars as pl
 from assets.base_policy import base_policy
 from assets.rollout_shards import rollouts_for
 from ops.evaluation.benchmark import template_tasks
+from ops.evaluation.cpu_clock import CpuClock
 from pipelines.resources import resources_for
 from resources.experiment import experiment_partitions, register_experiment
 from tests.support.curriculum import template_task_rows
@@ -64,12 +63,6 @@ def two_shards() -> dg.JobDefinition:
     return _job(2, dg.multiprocess_executor)  # what the stage gets with shards > 1
 
 
-def _cpu_seconds() -> float:
-    """CPU time of this process and of its children that ended (step and worker processes)."""
-    return sum(resource.getrusage(who).ru_utime + resource.getrusage(who).ru_stime
-               for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
-
-
 def _timed(job, workers: int, attempts: int, workdir: Path, name: str) -> tuple[float, float, int]:
     """Wall and CPU seconds the rollouts run took, and the attempts it ran."""
     os.environ["MOBILEFORGE_STORAGE_ROOT"] = str(workdir / name)
@@ -78,10 +71,10 @@ def _timed(job, workers: int, attempts: int, workdir: Path, name: str) -> tuple[
     register_experiment(instance, EXPERIMENT)
     dg.materialize([curriculum, base_policy], instance=instance, resources=resources_for("local"),
                    partition_key=EXPERIMENT)
-    start, cpu = time.perf_counter(), _cpu_seconds()
+    clock = CpuClock()
     result = dg.execute_job(dg.reconstructable(job), instance=instance, tags={"dagster/partition": EXPERIMENT},
                             run_config={"ops": {"rollouts": {"config": {"attempts": attempts, "workers": workers}}}})
-    seconds, cpu = time.perf_counter() - start, _cpu_seconds() - cpu
+    seconds, cpu = clock.wall_seconds(), clock.cpu_seconds()
     assert result.success, name
     [event] = [e for e in instance.all_logs(result.run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION)
                if e.dagster_event.asset_key == dg.AssetKey("rollout_attempts")]

@@ -2,8 +2,8 @@
 command (`python -m pytest`, pyproject's addopts) run whole with each `-n` asked for, the counts interleaved
 round by round (a shared host's speed drifts by a fifth within half an hour; only runs side by side compare).
 
-Per run: wall seconds, the CPU seconds of every process the suite waited for (user + sys, from the children's
-rusage), the cores they kept busy on average (CPU / wall) and the peak memory it added (MemAvailable at the
+Per run: wall seconds, the CPU seconds of every process the suite waited for (user + sys, ops.evaluation.cpu_clock's
+clock), the cores they kept busy on average (CPU / wall) and the peak memory it added (MemAvailable at the
 start less its lowest value, sampled every second; other work starting meanwhile counts too). Prints each
 run, then per count the median wall and its ratio to the first count's. A run that fails is reported with its
 last line and left out of the medians.
@@ -14,16 +14,17 @@ Run: python benchmarks/suite_workers.py [--workers 2,3] [--rounds 2] [-- PYTEST 
 from __future__ import annotations
 
 import argparse
-import resource
 import statistics
 import subprocess
 import sys
 import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from ops.evaluation.cpu_clock import CpuClock  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -68,16 +69,13 @@ class PeakMemory:
 
 
 def run_suite(workers: int, pytest_args: list[str]) -> SuiteRun:
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
+    clock = CpuClock()  # this process and the suite's processes it waited for
     with PeakMemory() as memory:
         done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", str(workers), *pytest_args],
                               cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     lines = done.stdout.strip().splitlines()
-    return SuiteRun(workers, wall, cpu, memory.gb, done.returncode == 0, lines[-1] if lines else "(no output)")
+    return SuiteRun(workers, clock.wall_seconds(), clock.cpu_seconds(), memory.gb, done.returncode == 0,
+                    lines[-1] if lines else "(no output)")
 
 
 def main() -> None:
@@ -96,14 +94,16 @@ def main() -> None:
             print(f"round {round_ + 1} -n {workers}: {run.wall:.1f} s wall, {run.cpu:.0f} CPU s, "
                   f"{run.cores_busy:.2f} cores busy, memory +{run.peak_gb:.1f} GB at the peak"
                   + ("" if run.passed else f"  FAILED: {run.last_line}"), flush=True)
-    medians = {n: statistics.median(r.wall for r in runs if r.workers == n and r.passed) for n in counts
-               if any(r.workers == n and r.passed for r in runs)}
-    if counts[0] not in medians:
+    passed = {n: [r for r in runs if r.workers == n and r.passed] for n in counts}
+    if not passed[counts[0]]:
         sys.exit("no run of the baseline count passed")
-    for n, wall in medians.items():
-        busy = statistics.median(r.cores_busy for r in runs if r.workers == n and r.passed)
-        ratio = wall / medians[counts[0]]
-        print(f"-n {n}: median {wall:.1f} s wall, {busy:.2f} cores busy, {ratio:.2f}x the -n {counts[0]} median")
+    baseline = statistics.median(r.wall for r in passed[counts[0]])
+    for n, ok in passed.items():
+        if ok:
+            wall = statistics.median(r.wall for r in ok)
+            busy = statistics.median(r.cores_busy for r in ok)
+            print(f"-n {n}: median {wall:.1f} s wall, {busy:.2f} cores busy, {wall / baseline:.2f}x the -n {counts[0]} "
+                  "median")
 
 
 if __name__ == "__main__":
