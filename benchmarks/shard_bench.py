@@ -17,19 +17,22 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import tempfile
 from pathlib import Path
 
-import dagster as dg
-import polars as pl
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.support is not an installed package
 
-from assets.base_policy import base_policy
-from assets.rollout_shards import rollouts_for
-from ops.evaluation.benchmark import template_tasks
-from ops.evaluation.cpu_clock import CpuClock
-from pipelines.resources import resources_for
-from resources.experiment import experiment_partitions, register_experiment
-from tests.support.curriculum import template_task_rows
+import dagster as dg  # noqa: E402
+import polars as pl  # noqa: E402
+
+from assets.base_policy import base_policy  # noqa: E402
+from assets.rollout_shards import rollouts_for  # noqa: E402
+from ops.evaluation.benchmark import template_tasks  # noqa: E402
+from ops.evaluation.cpu_clock import CpuClock  # noqa: E402
+from pipelines.resources import resources_for  # noqa: E402
+from resources.experiment import experiment_partitions, register_experiment  # noqa: E402
+from tests.support.curriculum import template_task_rows  # noqa: E402
 
 EXPERIMENT = "bench"
 TEMPLATES_ENV = "SHARD_BENCH_TEMPLATES"  # how many train templates the curriculum holds (the step processes read it)
